@@ -1,0 +1,169 @@
+# GEMM Lab — one Makefile for students, TAs and instructors. `make help` lists what it does.
+#
+# Students:     make check | make bench | make sanitize STAGE=tiled | make report | make submit
+# Everyone:     make setup (once) | make test | make grade
+# Instructors:  make SUBMISSION=reference grade | make handout | make sweep
+#
+# Variables: SUBMISSION=<dir laid out like student/> (default student), STAGE=<stage or stage/variant>,
+# PREC=float|double, FULL=1, SEED=<n>, SHAPE=MxNxK, SHAPES=MxNxK,..., ARCH=sm_XX (default: the GPU's,
+# else sm_90), CONFIG=<course.toml>.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+
+# ---- what to work on ---------------------------------------------------------------------------
+SUBMISSION ?= student
+CONFIG ?= course.toml
+STAGE ?=
+PREC ?=
+SEED ?=
+FULL ?=
+SHAPE ?=
+SHAPES ?=
+
+# ---- toolchain ---------------------------------------------------------------------------------
+CUDA_HOME ?= $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda)
+NVCC := $(CUDA_HOME)/bin/nvcc
+# The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
+GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
+ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
+# Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
+PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
+
+# ---- where builds go: one directory per architecture and per submission, so builds never clash ---
+BUILD := build/$(ARCH)
+SUB_DIR := $(abspath $(SUBMISSION))
+SUB_NAME := $(notdir $(SUB_DIR))
+SUB_BUILD := $(BUILD)/sub-$(SUB_NAME)-$(firstword $(shell printf '%s' '$(SUB_DIR)' | cksum))
+GRADER := $(SUB_BUILD)/gemmlab
+RESULTS ?= results/$(SUB_NAME)
+
+# ---- flags ---------------------------------------------------------------------------------------
+INCLUDES := -Igrader/include -Igrader/src
+WARN := -Wall -Wextra
+NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
+CXX_WERROR := $(if $(WERROR),-Werror)
+CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
+NVCCFLAGS := -std=c++17 -O3 -lineinfo -arch=$(ARCH) $(INCLUDES) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
+LDLIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcurand -lcudart -ldl -lpthread
+
+# ---- the grader library: everything in grader/src except the per-side registry and main ----------
+GRADER_CPP := $(filter-out grader/src/main.cpp grader/src/registry.cpp,$(wildcard grader/src/*.cpp))
+GRADER_CU := $(wildcard grader/src/*.cu)
+GRADER_OBJ := $(GRADER_CPP:grader/src/%.cpp=$(BUILD)/grader/%.o) $(GRADER_CU:grader/src/%.cu=$(BUILD)/grader/%.cu.o)
+GRADER_LIB := $(BUILD)/grader/libgemmlab_grader.a
+
+$(BUILD)/grader/%.o: grader/src/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+$(BUILD)/grader/%.cu.o: grader/src/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+$(GRADER_LIB): $(GRADER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# ---- the reference side: built from reference/*.cu, or shipped compiled in a handout ------------
+REF_SOURCES := $(wildcard reference/*.cu)
+ifneq ($(REF_SOURCES),)
+REF_LIB := $(BUILD)/reference/libgemmlab_reference.a
+REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/reference/registry.o
+$(BUILD)/reference/%.o: reference/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+$(BUILD)/reference/registry.o: grader/src/registry.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+$(REF_LIB): $(REF_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+else
+REF_LIB := reference/lib/libgemmlab_reference.a
+endif
+
+# ---- the submission side: <SUBMISSION>/*.cu ------------------------------------------------------
+SUB_SOURCES := $(wildcard $(SUB_DIR)/*.cu)
+SUB_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o) $(SUB_BUILD)/registry.o
+$(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
+$(SUB_BUILD)/registry.o: grader/src/registry.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
+$(SUB_BUILD)/main.o: grader/src/main.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(GRADER): $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB)
+	$(NVCC) -arch=$(ARCH) -o $@ $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) $(LDLIBS)
+	@echo "built $@ (submission: $(SUBMISSION), arch: $(ARCH))"
+
+.PHONY: all grader
+all grader: $(GRADER)
+
+# ---- student and TA commands ---------------------------------------------------------------------
+STAGE_ARGS := $(if $(STAGE),--stage $(STAGE)) $(if $(PREC),--prec $(PREC)) $(if $(SEED),--seed $(SEED))
+
+.PHONY: check
+check: $(GRADER)  ## correctness of every stage (quick set; FULL=1 for the grading set)
+	@mkdir -p $(RESULTS)
+	$(GRADER) check $(STAGE_ARGS) $(if $(FULL),--full) --json $(RESULTS)/check.json
+
+.PHONY: sanitize
+sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and racecheck (STAGE= required)
+	@test -n "$(STAGE)" || { echo "make sanitize needs STAGE=<stage>, e.g. make sanitize STAGE=tiled/16 PREC=float"; exit 2; }
+	@command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer is not on PATH (it ships with the CUDA toolkit: $(CUDA_HOME)/bin)"; exit 2; }
+	compute-sanitizer --tool memcheck --error-exitcode 1 $(GRADER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
+	compute-sanitizer --tool racecheck --error-exitcode 1 $(GRADER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
+
+.PHONY: bench
+bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS measured in the same run
+	@mkdir -p $(RESULTS)
+	$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --json $(RESULTS)/bench.json
+
+.PHONY: grade
+grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
+	@mkdir -p $(RESULTS)
+	$(GRADER) grade --config $(CONFIG) --out $(RESULTS)
+
+.PHONY: list
+list: $(GRADER)  ## the stage registry
+	@$(GRADER) list
+
+# ---- tests ------------------------------------------------------------------------------------------
+HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
+HOST_TESTS := $(BUILD)/tests/host_tests
+GPU_TEST_SRC := $(wildcard tests/gpu/*.cu)
+GPU_TESTS := $(SUB_BUILD)/gpu_tests
+
+$(BUILD)/tests/host/%.o: tests/host/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB)
+	$(NVCC) -arch=$(ARCH) -o $@ $^ $(LDLIBS)
+$(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB)
+	$(NVCC) -arch=$(ARCH) -o $@ $^ $(LDLIBS)
+
+.PHONY: test-build test
+test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
+test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), scripts (pytest)
+	$(PYTHON) tests/run_tests.py --host $(HOST_TESTS) --gpu $(GPU_TESTS) --grader $(GRADER) --python $(PYTHON)
+
+# ---- set-up and housekeeping ---------------------------------------------------------------------
+.PHONY: setup
+setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs)
+	bash grader/scripts/setup.sh
+
+.PHONY: clean
+clean:  ## remove build/ (results/ are kept)
+	rm -rf build
+
+.PHONY: help
+help:  ## this list
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
+
+-include $(shell find build -name '*.d' 2>/dev/null)

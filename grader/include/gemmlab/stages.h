@@ -1,0 +1,108 @@
+// gemmlab/stages.h — THE stage registry: the one list of stages in GEMM Lab.
+//
+// The checker, the benchmark, the scoring, the report and the handout all read this table (the
+// scripts read it through `gemmlab list --json`). Adding a stage takes one file in student/ (and
+// its solution in reference/), one declaration and one row below. docs/ARCHITECTURE.md walks
+// through an example.
+//
+// Students include this header and never edit it.
+#pragma once
+
+#include <vector>
+
+#include "gemmlab/stage_api.h"
+
+namespace gemmlab {
+
+enum class Operands {
+    dense,    // A, B, C as the grader allocates them: any leading dimension, any alignment
+    pitched,  // A, B, C built with the stage's own pitched_alloc/pitched_upload: aligned rows
+};
+
+template <typename T>
+struct StageFns {
+    GemmFn<T> gemm = nullptr;
+    // Only for Operands::pitched: the student-written helpers the grader builds operands with.
+    PitchedAllocFn<T> alloc = nullptr;
+    PitchedUploadFn<T> upload = nullptr;
+    PitchedDownloadFn<T> download = nullptr;
+};
+
+// One runnable version of a stage, e.g. the tiled stage with a 16×16 tile.
+struct StageVariant {
+    const char* label;  // "" when the stage has a single version
+    StageFns<float> f32;
+    StageFns<double> f64;
+
+    template <typename T>
+    const StageFns<T>& fns() const;
+};
+template <>
+inline const StageFns<float>& StageVariant::fns<float>() const { return f32; }
+template <>
+inline const StageFns<double>& StageVariant::fns<double>() const { return f64; }
+
+struct StageInfo {
+    const char* name;        // used on command lines and in results: `make check STAGE=tiled`
+    const char* title;       // one line for tables, plots and the handout
+    const char* rubric_key;  // the [stages.<key>] table of course.toml that scores it
+    const char* technique;   // one sentence: what the stage teaches
+    Operands operands;
+    bool baseline;           // the stage every speed-up is measured against
+    std::vector<StageVariant> variants;
+};
+
+namespace GEMMLAB_NS {
+
+// ---- entry points, one block per stage (definitions live in <submission>/<stage>.cu) ----
+template <typename T> Status gemm_naive(const GemmProblem<T>& p);
+
+template <typename T, int TILE> Status gemm_tiled(const GemmProblem<T>& p);
+
+template <typename T> Status gemm_unrolled(const GemmProblem<T>& p);
+
+template <typename T> Status gemm_pitched(const GemmProblem<T>& p);
+template <typename T> Status pitched_alloc(PitchedMatrix<T>* out, int rows, int cols);
+template <typename T> Status pitched_upload(const PitchedMatrix<T>& dst, const T* src, int ld_src,
+                                            cudaStream_t stream);
+template <typename T> Status pitched_download(T* dst, int ld_dst, const PitchedMatrix<T>& src,
+                                              cudaStream_t stream);
+
+template <typename T> Status gemm_reuse(const GemmProblem<T>& p);
+
+// ---- the registry: one row per stage, in teaching order ----
+template <typename T>
+StageFns<T> stage_fns_dense(GemmFn<T> f) { return {f, nullptr, nullptr, nullptr}; }
+template <typename T>
+StageFns<T> stage_fns_pitched() {
+    return {&gemm_pitched<T>, &pitched_alloc<T>, &pitched_upload<T>, &pitched_download<T>};
+}
+
+inline std::vector<StageInfo> stage_table() {
+    return {
+        {"naive", "Naive (one thread per element of C)", "naive",
+         "global memory only, coalesced along rows of C", Operands::dense, true,
+         {{"", stage_fns_dense<float>(&gemm_naive<float>), stage_fns_dense<double>(&gemm_naive<double>)}}},
+        {"tiled", "Shared-memory tiling", "tiled",
+         "square tiles of A and B staged in shared memory; tile size is a template parameter",
+         Operands::dense, false,
+         {{"8", stage_fns_dense<float>(&gemm_tiled<float, 8>), stage_fns_dense<double>(&gemm_tiled<double, 8>)},
+          {"16", stage_fns_dense<float>(&gemm_tiled<float, 16>), stage_fns_dense<double>(&gemm_tiled<double, 16>)},
+          {"32", stage_fns_dense<float>(&gemm_tiled<float, 32>), stage_fns_dense<double>(&gemm_tiled<double, 32>)}}},
+        {"unrolled", "Register blocking with unrolled loops", "unrolled",
+         "each thread computes a small tile of C in registers with fully unrolled inner loops",
+         Operands::dense, false,
+         {{"", stage_fns_dense<float>(&gemm_unrolled<float>), stage_fns_dense<double>(&gemm_unrolled<double>)}}},
+        {"pitched", "Pitched memory with aligned rows", "pitched",
+         "cudaMallocPitch/cudaMemcpy2D operands whose aligned rows allow vector loads",
+         Operands::pitched, false,
+         {{"", stage_fns_pitched<float>(), stage_fns_pitched<double>()}}},
+        {"reuse", "Maximal shared-memory reuse", "reuse",
+         "2D block and warp tiling, transposed A in shared memory, double buffering",
+         Operands::dense, false,
+         {{"", stage_fns_dense<float>(&gemm_reuse<float>), stage_fns_dense<double>(&gemm_reuse<double>)}}},
+    };
+}
+
+}  // namespace GEMMLAB_NS
+}  // namespace gemmlab

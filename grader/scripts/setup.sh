@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# setup.sh — installs the Debian packages GEMM Lab needs, in one idempotent step (`make setup`).
+# Says what it installs; on a system without apt it prints the list and stops. The CUDA toolkit
+# with cuBLAS is assumed present (nvcc on PATH or in /usr/local/cuda): it says so when it is not.
+set -euo pipefail
+
+# What each package is for (keep this list the only one: README and docs point here).
+PACKAGES=(
+  doctest-dev            # C++ unit tests
+  nlohmann-json3-dev     # JSON results files
+  libcli11-dev           # the grader's command line
+  libtomlplusplus-dev    # course.toml in C++
+  python3                # scripts (3.11: tomllib reads course.toml)
+  python3-pytest         # script and integration tests
+  python3-matplotlib     # report figures
+  python3-munkres        # keeps apt from pulling scipy in with matplotlib
+  pandoc                 # lab report: Markdown -> PDF
+  texlive-xetex          # ... through xelatex
+  texlive-fonts-recommended
+  texlive-lang-chinese   # Chinese in reports
+  fonts-noto-cjk
+  poppler-utils          # pdftotext/pdftoppm: report tests
+  slurmctld slurmd slurm-client munge   # the test suite's real single-node Slurm cluster
+  make g++ git ca-certificates
+)
+
+names=()
+for p in "${PACKAGES[@]}"; do names+=("$p"); done
+
+if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
+  echo "setup: this system has no apt-get. Install these packages (or their equivalents) by hand:" >&2
+  printf '  %s\n' "${names[@]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${names[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#names[@]} packages are installed already."
+else
+  echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: installed."
+fi
+
+nvcc_path=$(command -v nvcc 2>/dev/null || true)
+[ -n "$nvcc_path" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc_path=/usr/local/cuda/bin/nvcc; }
+if [ -z "$nvcc_path" ]; then
+  echo "setup: the CUDA toolkit was not found (no nvcc on PATH or in /usr/local/cuda/bin)." >&2
+  echo "       Install the CUDA Toolkit (with cuBLAS) from NVIDIA, or load it (e.g. 'module load cuda')." >&2
+  exit 1
+fi
+cuda_home=$(dirname "$(dirname "$nvcc_path")")
+if ! ls "$cuda_home"/lib64/libcublas.so* >/dev/null 2>&1 && ! ls "$cuda_home"/targets/*/lib/libcublas.so* >/dev/null 2>&1; then
+  echo "setup: nvcc is at $nvcc_path but cuBLAS (libcublas.so) is not beside it in $cuda_home/lib64." >&2
+  exit 1
+fi
+echo "setup: CUDA toolkit: $("$nvcc_path" --version | tail -n 2 | head -n 1) at $cuda_home (cuBLAS found)."
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  echo "setup: GPU: $(nvidia-smi -L | head -n 1)"
+else
+  echo "setup: no GPU on this machine: tests that need one will be skipped (and counted)."
+fi

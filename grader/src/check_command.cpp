@@ -1,0 +1,269 @@
+// check_command.cpp — `gemmlab check` (parent), its child, and `gemmlab run` (see check_command.h).
+#include "check_command.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "check_result.h"
+#include "checker.h"
+#include "cuda_check.h"
+#include "gpu_context.h"
+#include "shapes.h"
+
+namespace gemmlab {
+
+using nlohmann::json;
+
+std::string StageRun::label() const {
+    return variant->label[0] ? std::string(stage->name) + "/" + variant->label : std::string(stage->name);
+}
+
+Selection parse_selection(Side side, const std::string& stage_arg, const std::string& prec_arg) {
+    Selection sel;
+    if (!prec_arg.empty() && prec_arg != "all" && prec_arg != "both") {
+        auto p = parse_precision(prec_arg);
+        if (!p) throw std::invalid_argument("unknown precision '" + prec_arg + "': use float, double or all");
+        sel.precisions = {*p};
+    }
+    if (stage_arg.empty() || stage_arg == "all") return sel;
+    const auto slash = stage_arg.find('/');
+    sel.stage = stage_arg.substr(0, slash);
+    if (slash != std::string::npos) sel.variant = stage_arg.substr(slash + 1);
+    const StageInfo* st = find_stage(side, sel.stage);
+    auto known = [&] {
+        std::string list;
+        for (const StageInfo& s : stages(side)) {
+            list += list.empty() ? "" : ", ";
+            list += s.name;
+            if (s.variants.size() > 1) {
+                list += " (";
+                for (size_t i = 0; i < s.variants.size(); ++i)
+                    list += (i ? "/" : "") + std::string(s.variants[i].label);
+                list += ")";
+            }
+        }
+        return list;
+    };
+    if (!st) throw std::invalid_argument("unknown stage '" + sel.stage + "'; the stages are: " + known());
+    if (!sel.variant.empty() && !find_variant(*st, sel.variant))
+        throw std::invalid_argument("stage '" + sel.stage + "' has no variant '" + sel.variant +
+                                    "'; the stages are: " + known());
+    return sel;
+}
+
+std::vector<StageRun> expand(Side side, const Selection& sel) {
+    std::vector<StageRun> runs;
+    for (const StageInfo& s : stages(side)) {
+        if (!sel.stage.empty() && sel.stage != s.name) continue;
+        for (const StageVariant& v : s.variants) {
+            if (!sel.variant.empty() && sel.variant != v.label) continue;
+            for (Precision p : sel.precisions) runs.push_back({&s, &v, p});
+        }
+    }
+    return runs;
+}
+
+namespace {
+
+const char* side_name(Side s) { return s == Side::submission ? "submission" : "reference"; }
+
+// Turns a child's reports into the result of one stage run.
+json collect(const StageRun& run, const ChildOutcome& out) {
+    json r{{"stage", run.stage->name},
+           {"variant", run.variant->label},
+           {"precision", precision_name(run.precision)},
+           {"seconds", out.seconds}};
+    json cases = json::array();
+    std::vector<Disposition> dispositions;
+    json in_progress;
+    std::string fatal;
+    for (const json& ev : out.events) {
+        const std::string kind = ev.value("event", "");
+        if (kind == "case_start") in_progress = ev.value("shape", json());
+        if (kind == "case") {
+            cases.push_back(ev["result"]);
+            dispositions.push_back(parse_disposition(ev["result"].value("disposition", "")).value_or(Disposition::crashed));
+            in_progress = json();
+        }
+        if (kind == "fatal") fatal = ev.value("error", "");
+    }
+    std::string problem;
+    if (!out.finished) {
+        Disposition d = out.timed_out ? Disposition::timed_out : Disposition::crashed;
+        std::ostringstream os;
+        if (!fatal.empty()) {
+            os << "a CUDA error stopped the process: " << fatal;
+        } else {
+            os << "the process " << describe_end(out);
+            if (!out.timed_out && out.exit_code >= 0 && !out.signal)
+                os << " in the middle of the check (a stage must return, not exit)";
+        }
+        if (!in_progress.is_null()) {
+            const Shape s = shape_from_json(in_progress);
+            os << " while running " << s.dims() << " (alpha=" << s.alpha << ", beta=" << s.beta << ")";
+            json c{{"shape", in_progress}, {"disposition", disposition_name(d)}, {"problem", os.str()}};
+            cases.push_back(c);
+        }
+        dispositions.push_back(d);
+        problem = os.str();
+    } else if (!fatal.empty()) {
+        dispositions.push_back(Disposition::crashed);
+        problem = "a CUDA error stopped the process: " + fatal;
+    }
+    const Disposition verdict = combine(dispositions);
+    if (problem.empty())
+        for (const json& c : cases)
+            if (c.value("disposition", "") != "passed") {
+                problem = c.value("problem", "");
+                break;
+            }
+    r["disposition"] = disposition_name(verdict);
+    r["problem"] = problem;
+    r["cases"] = cases;
+    r["process"] = {{"end", describe_end(out)}, {"output_tail", out.output_tail}};
+    return r;
+}
+
+std::string padded(const std::string& s, size_t width) {
+    return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+void print_verdict(const StageRun& run, const json& r, const CheckOptions& opt, uint64_t seed) {
+    const MessageStyle style{opt.color};
+    const Disposition d = parse_disposition(r["disposition"]).value_or(Disposition::crashed);
+    const json& cases = r["cases"];
+    int passed = 0;
+    for (const json& c : cases) passed += c.value("disposition", "") == "passed";
+    std::cout << "  " << padded(run.label(), 12) << padded(precision_name(run.precision), 8)
+              << padded(paint_disposition(d, style), opt.color ? 26 : 16);
+    if (d == Disposition::passed)
+        std::cout << passed << " cases, worst error "
+                  << [&] {
+                         double worst = 0;
+                         for (const json& c : cases)
+                             if (c.contains("max_error_ratio") && c["max_error_ratio"].is_number())
+                                 worst = std::max(worst, c["max_error_ratio"].get<double>());
+                         std::ostringstream os;
+                         os << std::setprecision(3) << worst;
+                         return os.str();
+                     }()
+                  << " u·G";
+    else if (d != Disposition::not_implemented)
+        std::cout << passed << " of " << cases.size() << " cases passed";
+    std::cout << "\n";
+    if (d == Disposition::passed || d == Disposition::not_implemented) return;
+    for (const json& c : cases) {
+        if (c.value("disposition", "") == "passed") continue;
+        CaseResult cr = case_from_json(c);
+        std::cout << "\n" << describe_failure(run.label(), run.precision, cr, style);
+        std::cout << "  reproduce: make check STAGE=" << run.label() << " PREC=" << precision_name(run.precision)
+                  << " SEED=" << seed << (opt.quick ? "" : " FULL=1") << "\n"
+                  << "  debug it:  make sanitize STAGE=" << run.label()
+                  << " PREC=" << precision_name(run.precision) << " SHAPE=" << cr.shape.dims() << "\n";
+        break;  // the first failing case says enough; the JSON holds them all
+    }
+    const std::string tail = r["process"].value("output_tail", "");
+    if (!tail.empty()) std::cout << "  the stage printed (last lines):\n" << tail << "\n";
+    std::cout << "\n";
+}
+
+}  // namespace
+
+json run_checks(const CheckOptions& opt) {
+    const std::string self = self_executable();
+    const std::vector<StageRun> runs = expand(Side::submission, opt.selection);
+    json results = json::array();
+    std::cout << "Checking " << runs.size() << " stage run(s) on the " << (opt.quick ? "quick" : "full")
+              << " shape set, seed " << opt.seed << "\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const StageRun& run = runs[i];
+        std::vector<std::string> args{"child-check", "--side", "submission", "--stage", run.stage->name,
+                                      "--variant", run.variant->label, "--prec", precision_name(run.precision),
+                                      "--seed", std::to_string(opt.seed)};
+        if (!opt.quick) args.push_back("--full");
+        int total = 0;
+        auto on_event = [&](const json& ev) {
+            if (!opt.progress) return;
+            if (ev.value("event", "") == "start") total = ev.value("cases", 0);
+            if (ev.value("event", "") == "case_start") {
+                const Shape s = shape_from_json(ev["shape"]);
+                std::cout << "\r\033[K  [" << i + 1 << "/" << runs.size() << "] " << run.label() << " "
+                          << precision_name(run.precision) << "  case " << ev.value("index", 0) + 1 << "/" << total
+                          << "  " << s.dims() << std::flush;
+            }
+        };
+        const ChildOutcome out = run_isolated(self, args, opt.limits, on_event);
+        if (opt.progress) std::cout << "\r\033[K" << std::flush;
+        json r = collect(run, out);
+        print_verdict(run, r, opt, opt.seed);
+        results.push_back(r);
+    }
+    return json{{"seed", opt.seed}, {"set", opt.quick ? "quick" : "full"}, {"results", results}};
+}
+
+int exit_status(const json& results) {
+    for (const json& r : results)
+        if (r.value("disposition", "") != "passed" && r.value("disposition", "") != "not_implemented") return 1;
+    return 0;
+}
+
+namespace {
+
+template <typename T>
+int child_check_t(const StageInfo& st, const StageVariant& v, bool quick, uint64_t seed, const ReportChannel& rep) {
+    const std::vector<Shape> shapes = check_shapes(quick, seed);
+    rep.send({{"event", "start"}, {"cases", shapes.size()}});
+    try {
+        GpuContext ctx(seed);
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            rep.send({{"event", "case_start"}, {"index", i}, {"shape", shape_to_json(shapes[i])}});
+            const CaseResult r = check_case<T>(ctx, st.operands, v.fns<T>(), shapes[i]);
+            rep.send({{"event", "case"}, {"index", i}, {"result", to_json(r)}});
+            if (r.disposition == Disposition::not_implemented || r.disposition == Disposition::crashed) break;
+        }
+    } catch (const CudaError& e) {
+        rep.send({{"event", "fatal"}, {"error", e.what()}});
+        rep.send({{"event", "done"}});
+        return 1;
+    }
+    rep.send({{"event", "done"}});
+    return 0;
+}
+
+}  // namespace
+
+int child_check(Side side, const std::string& stage, const std::string& variant, Precision prec, bool quick,
+                uint64_t seed, const ReportChannel& report) {
+    const StageInfo* st = find_stage(side, stage);
+    const StageVariant* v = st ? find_variant(*st, variant) : nullptr;
+    if (!v) {
+        report.send({{"event", "fatal"}, {"error", "no stage " + stage + "/" + variant + " on side " + side_name(side)}});
+        return 2;
+    }
+    return prec == Precision::f32 ? child_check_t<float>(*st, *v, quick, seed, report)
+                                  : child_check_t<double>(*st, *v, quick, seed, report);
+}
+
+int run_single(Side side, const std::string& stage, const std::string& variant, Precision prec, const Shape& shape,
+               uint64_t seed, bool color) {
+    const Selection sel = parse_selection(side, variant.empty() ? stage : stage + "/" + variant, precision_name(prec));
+    std::vector<StageRun> runs = expand(side, sel);
+    if (runs.empty()) throw std::invalid_argument("nothing to run");
+    const StageRun& run = runs.front();
+    GpuContext ctx(seed);
+    const CaseResult r = prec == Precision::f32
+                             ? check_case<float>(ctx, run.stage->operands, run.variant->fns<float>(), shape)
+                             : check_case<double>(ctx, run.stage->operands, run.variant->fns<double>(), shape);
+    if (r.disposition == Disposition::passed) {
+        std::cout << paint_disposition(r.disposition, MessageStyle{color}) << ": " << run.label() << " "
+                  << precision_name(prec) << " " << shape.label() << ", worst error " << r.max_ratio << " u·G\n";
+        return 0;
+    }
+    std::cout << describe_failure(run.label(), prec, r, MessageStyle{color});
+    return r.disposition == Disposition::not_implemented ? 0 : 1;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,45 @@
+// gpu_context.cu — per-process GPU set-up and the FP64 cuBLAS reference.
+#include "gpu_context.h"
+
+#include "cuda_check.h"
+
+namespace gemmlab {
+
+bool gpu_available(std::string* why) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        if (why) *why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err);
+        cudaGetLastError();
+        return false;
+    }
+    if (count == 0) {
+        if (why) *why = "no CUDA device is visible (CUDA_VISIBLE_DEVICES may be empty)";
+        return false;
+    }
+    return true;
+}
+
+GpuContext::GpuContext(uint64_t seed) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&cublas));
+    CUBLAS_CHECK(cublasSetStream(cublas, stream));
+    CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH));
+    CURAND_CHECK(curandCreateGenerator(&rng, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(rng, seed));
+}
+
+GpuContext::~GpuContext() {
+    if (rng) curandDestroyGenerator(rng);
+    if (cublas) cublasDestroy(cublas);
+    if (stream) cudaStreamDestroy(stream);
+}
+
+void reference_dgemm(GpuContext& ctx, int M, int N, int K, double alpha, const double* A, int lda,
+                     const double* B, int ldb, double beta, double* C, int ldc) {
+    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the storage.
+    CUBLAS_CHECK(cublasDgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
+                             &beta, C, ldc));
+}
+
+}  // namespace gemmlab

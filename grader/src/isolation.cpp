@@ -1,0 +1,197 @@
+// isolation.cpp — fork/exec of grader children with a report pipe, limits and a process group.
+#include "isolation.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gemmlab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string read_tail(const std::string& path, size_t max_bytes, size_t max_lines) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "";
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    const std::streamoff start = size > std::streamoff(max_bytes) ? size - std::streamoff(max_bytes) : 0;
+    in.seekg(start);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t lines = 0, pos = text.size();
+    while (pos > 0) {
+        const size_t nl = text.rfind('\n', pos - 1);
+        if (nl == std::string::npos) break;
+        if (nl + 1 < text.size() && ++lines > max_lines) {
+            text = text.substr(nl + 1);
+            break;
+        }
+        pos = nl;
+    }
+    return text;
+}
+
+void kill_group(pid_t pid) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+}
+
+}  // namespace
+
+std::string self_executable() {
+    char buf[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cannot find the grader executable (/proc/self/exe)");
+    buf[n] = '\0';
+    return buf;
+}
+
+void ReportChannel::send(const nlohmann::json& event) const {
+    const std::string line = event.dump() + "\n";
+    size_t done = 0;
+    while (done < line.size()) {
+        const ssize_t n = write(fd_, line.data() + done, line.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // the parent is gone: nothing to report to
+        done += static_cast<size_t>(n);
+    }
+}
+
+std::string describe_end(const ChildOutcome& o) {
+    std::ostringstream os;
+    if (o.timed_out) os << "killed after " << o.timeout_reason;
+    else if (o.signal) os << "killed by signal " << o.signal << " (" << strsignal(o.signal) << ")";
+    else os << "exited with code " << o.exit_code;
+    return os.str();
+}
+
+ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::string>& args,
+                          const ChildLimits& limits,
+                          const std::function<void(const nlohmann::json&)>& on_event) {
+    ChildOutcome out;
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string log_path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/gemmlab-child-XXXXXX";
+    std::vector<char> tmpl(log_path.begin(), log_path.end());
+    tmpl.push_back('\0');
+    const int log_fd = mkstemp(tmpl.data());
+    if (log_fd < 0) throw std::runtime_error(std::string("mkstemp: ") + strerror(errno));
+    log_path = tmpl.data();
+
+    constexpr int kReportFd = 3;
+    std::vector<std::string> argv_s{self_path};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    argv_s.push_back("--report-fd");
+    argv_s.push_back(std::to_string(kReportFd));
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const auto t0 = Clock::now();
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+    if (pid == 0) {
+        setpgid(0, 0);  // its own group: a timeout kills everything it started
+        dup2(log_fd, STDOUT_FILENO);
+        dup2(log_fd, STDERR_FILENO);
+        if (fds[1] != kReportFd) {
+            dup2(fds[1], kReportFd);
+            close(fds[1]);
+        }
+        close(fds[0]);
+        close(log_fd);
+        int in = open("/dev/null", O_RDONLY);
+        if (in >= 0) dup2(in, STDIN_FILENO);
+        struct rlimit fsize{limits.output_bytes, limits.output_bytes};
+        setrlimit(RLIMIT_FSIZE, &fsize);
+        signal(SIGXFSZ, SIG_IGN);  // past the cap, writes fail instead of killing the child
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    close(log_fd);
+
+    std::string pending;
+    auto last_report = Clock::now();
+    bool open_pipe = true, reaped = false;
+    int status = 0;
+    while (open_pipe && !out.finished) {
+        const double idle_left = limits.idle_seconds - since(last_report);
+        const double total_left = limits.total_seconds - since(t0);
+        if (idle_left <= 0 || total_left <= 0) {
+            out.timed_out = true;
+            std::ostringstream os;
+            if (total_left <= 0) os << "its time limit of " << limits.total_seconds << " s";
+            else os << limits.idle_seconds << " s without progress";
+            out.timeout_reason = os.str();
+            kill_group(pid);
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        const int wait_ms = static_cast<int>(std::min(idle_left, total_left) * 1000) + 1;
+        const int ready = poll(&p, 1, std::min(wait_ms, 1000));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) {
+            // A child that exited while something it started still holds the pipe open.
+            if (waitpid(pid, &status, WNOHANG) == pid) reaped = true, open_pipe = false;
+            continue;
+        }
+        char buf[65536];
+        const ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            open_pipe = false;
+            break;
+        }
+        pending.append(buf, static_cast<size_t>(n));
+        size_t nl;
+        while ((nl = pending.find('\n')) != std::string::npos) {
+            const std::string line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
+            if (ev.is_discarded() || !ev.is_object() || !ev.contains("event")) continue;
+            last_report = Clock::now();
+            if (ev["event"] == "done") out.finished = true;
+            out.events.push_back(ev);
+            if (on_event) on_event(ev);
+        }
+    }
+    close(fds[0]);
+
+    // The pipe closed or "done" arrived: the child is ending. Give it a moment, then make sure.
+    for (int i = 0; !reaped; ++i) {
+        const pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) break;
+        if (w < 0) break;
+        if (i == 100) kill_group(pid);  // ~5 s after it closed its report pipe
+        usleep(50000);
+    }
+    kill_group(pid);  // anything it left behind in its group
+    if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
+    if (out.timed_out) out.signal = 0;
+    out.output_tail = read_tail(log_path, 4096, 20);
+    unlink(log_path.c_str());
+    out.seconds = since(t0);
+    return out;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,195 @@
+// main.cpp — the `gemmlab` command line: one binary holding the submission and the reference.
+//
+//   gemmlab list [--json]                         the stage registry
+//   gemmlab check [--stage S] [--prec P] [--full] correctness, each stage in its own process
+//   gemmlab run --stage S --prec P --shape MxNxK  one case in-process (for compute-sanitizer)
+//
+// The Makefile wraps these (make check, make sanitize, ...); `gemmlab --help` lists everything.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "check_command.h"
+#include "environment.h"
+#include "gpu_context.h"
+#include "results_io.h"
+#include "shapes.h"
+#include "sides.h"
+
+using namespace gemmlab;
+using nlohmann::json;
+
+namespace {
+
+// Exit statuses: 0 fine, 1 a stage failed, 2 bad usage, 3 no GPU on this machine.
+constexpr int kExitNoGpu = 3;
+
+bool use_color(bool no_color_flag) {
+    if (no_color_flag || std::getenv("NO_COLOR")) return false;
+    return isatty(STDOUT_FILENO);
+}
+
+uint64_t fresh_seed() {
+    std::random_device rd;
+    return (uint64_t(rd()) << 32 | rd()) % 1000000000ull;  // short enough to type back
+}
+
+json stage_list_json(Side side) {
+    json stages = json::array();
+    for (const StageInfo& s : gemmlab::stages(side)) {
+        json variants = json::array();
+        for (const StageVariant& v : s.variants) variants.push_back(v.label);
+        stages.push_back({{"name", s.name},
+                          {"title", s.title},
+                          {"rubric_key", s.rubric_key},
+                          {"technique", s.technique},
+                          {"operands", s.operands == Operands::pitched ? "pitched" : "dense"},
+                          {"baseline", s.baseline},
+                          {"variants", variants}});
+    }
+    return stages;
+}
+
+int no_gpu_message(const std::string& what) {
+    std::string why;
+    if (gpu_available(&why)) return 0;
+    std::cerr << "gemmlab " << what << ": no usable NVIDIA GPU on this machine (" << why << ").\n"
+              << "  On the course cluster, run it on a GPU node:  srun --gres=gpu:1 make " << what << "\n"
+              << "  or submit for grading from the login node:     make submit\n";
+    return kExitNoGpu;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"GEMM Lab grader: checks, benchmarks and scores SGEMM/DGEMM stages"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "gemmlab results schema " + std::string(kResultsSchema));
+
+    // list
+    auto* list = app.add_subcommand("list", "print the stage registry");
+    bool list_json = false;
+    list->add_flag("--json", list_json, "as JSON (what scripts read)");
+
+    // check
+    auto* check = app.add_subcommand("check", "check stages for correctness against cuBLAS");
+    std::string stage_arg, prec_arg, json_out;
+    bool full = false, no_color = false;
+    uint64_t seed = 0;
+    double idle_timeout = 60;
+    check->add_option("--stage", stage_arg, "stage or stage/variant (default: all)");
+    check->add_option("--prec", prec_arg, "float, double or all (default: all)");
+    check->add_flag("--full", full, "the full grading shape set (default: the quick set)");
+    check->add_option("--seed", seed, "seed of the random data and shapes (default: fresh)");
+    check->add_option("--json", json_out, "write the results as JSON to this file");
+    check->add_option("--timeout", idle_timeout, "seconds a stage may run without finishing a case")
+        ->check(CLI::PositiveNumber);
+    check->add_flag("--no-color", no_color, "plain output");
+
+    // run (single case, in process)
+    auto* run = app.add_subcommand("run", "run one case in this process (for compute-sanitizer, debuggers)");
+    std::string run_stage, run_prec = "float", run_shape;
+    Shape single = sanitize_shape();
+    run->add_option("--stage", run_stage, "stage or stage/variant")->required();
+    run->add_option("--prec", run_prec, "float or double");
+    run->add_option("--shape", run_shape, "MxNxK[:lda,ldb,ldc] (default: a small odd shape)");
+    run->add_option("--alpha", single.alpha, "alpha");
+    run->add_option("--beta", single.beta, "beta (0: C starts as NaN)");
+    run->add_option("--seed", seed, "seed of the random data");
+    run->add_flag("--no-color", no_color, "plain output");
+
+    // child-check (internal: what `check` runs in each child process)
+    auto* child = app.add_subcommand("child-check", "internal: one stage run in a child process");
+    child->group("");
+    std::string side_arg = "submission", variant_arg;
+    int report_fd = -1;
+    child->add_option("--side", side_arg);
+    child->add_option("--stage", stage_arg)->required();
+    child->add_option("--variant", variant_arg);
+    child->add_option("--prec", prec_arg)->required();
+    child->add_option("--seed", seed);
+    child->add_flag("--full", full);
+    child->add_option("--report-fd", report_fd)->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+
+    try {
+        if (*list) {
+            if (list_json) {
+                std::cout << json{{"schema", kResultsSchema}, {"stages", stage_list_json(Side::submission)}}.dump(2)
+                          << "\n";
+            } else {
+                for (const StageInfo& s : stages(Side::submission)) {
+                    std::cout << s.name << "\t" << s.title;
+                    if (s.variants.size() > 1) {
+                        std::cout << "  [variants:";
+                        for (const StageVariant& v : s.variants) std::cout << " " << v.label;
+                        std::cout << "]";
+                    }
+                    std::cout << "\n";
+                }
+            }
+            return 0;
+        }
+        if (*check) {
+            if (int rc = no_gpu_message("check")) return rc;
+            CheckOptions opt;
+            opt.selection = parse_selection(Side::submission, stage_arg, prec_arg);
+            opt.quick = !full;
+            opt.seed = seed ? seed : fresh_seed();
+            opt.color = use_color(no_color);
+            opt.progress = isatty(STDOUT_FILENO);
+            opt.limits.idle_seconds = idle_timeout;
+            json out = run_checks(opt);
+            out["schema"] = kResultsSchema;
+            out["kind"] = "check";
+            out["environment"] = describe_environment();
+            if (!json_out.empty()) write_json_atomically(json_out, out);
+            return exit_status(out["results"]);
+        }
+        if (*run) {
+            if (int rc = no_gpu_message("sanitize")) return rc;
+            if (!run_shape.empty()) {
+                std::string err;
+                auto s = parse_shape(run_shape, &err);
+                if (!s) throw std::invalid_argument(err);
+                s->alpha = single.alpha, s->beta = single.beta;
+                single = *s;
+            }
+            auto prec = parse_precision(run_prec);
+            if (!prec) throw std::invalid_argument("unknown precision '" + run_prec + "': use float or double");
+            const auto slash = run_stage.find('/');
+            const std::string name = run_stage.substr(0, slash);
+            std::string variant = slash == std::string::npos ? "" : run_stage.substr(slash + 1);
+            if (variant.empty())
+                if (const StageInfo* st = find_stage(Side::submission, name); st && st->variants.size() > 1)
+                    variant = st->variants.front().label;
+            return run_single(Side::submission, name, variant, *prec, single, seed ? seed : fresh_seed(),
+                              use_color(no_color));
+        }
+        if (*child) {
+            const ReportChannel report(report_fd);
+            auto prec = parse_precision(prec_arg);
+            const Side side = side_arg == "reference" ? Side::reference : Side::submission;
+            return child_check(side, stage_arg, variant_arg, prec.value_or(Precision::f32), !full, seed, report);
+        }
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "gemmlab: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "gemmlab: error: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

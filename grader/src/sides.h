@@ -1,0 +1,42 @@
+// sides.h — one grader binary holds two implementations of every stage: the submission being
+// graded and the reference it is compared with (naive baseline, reference speed). Each side's
+// registry is gemmlab/stages.h compiled in its own namespace (see registry.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gemmlab/stages.h"
+
+namespace gemmlab {
+
+namespace submission { const std::vector<StageInfo>& registry(); }
+namespace reference { const std::vector<StageInfo>& registry(); }
+
+enum class Side { submission, reference };
+
+inline const std::vector<StageInfo>& stages(Side side) {
+    return side == Side::submission ? submission::registry() : reference::registry();
+}
+
+// The stage called `name` on `side`, or nullptr.
+inline const StageInfo* find_stage(Side side, const std::string& name) {
+    for (const StageInfo& s : stages(side))
+        if (name == s.name) return &s;
+    return nullptr;
+}
+
+inline const StageVariant* find_variant(const StageInfo& stage, const std::string& label) {
+    for (const StageVariant& v : stage.variants)
+        if (label == v.label) return &v;
+    return nullptr;
+}
+
+// The baseline stage (naive) of the reference side: every speed-up is measured against it.
+inline const StageInfo& baseline_stage() {
+    for (const StageInfo& s : stages(Side::reference))
+        if (s.baseline) return s;
+    return stages(Side::reference).front();
+}
+
+}  // namespace gemmlab

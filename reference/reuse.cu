@@ -1,0 +1,482 @@
+// reference/reuse.cu — stage "reuse", instructor solution: maximal shared-memory reuse.
+//
+// The fastest kernel of the ladder. It combines every technique of the earlier stages and adds
+// the ones that decide the last factor of two on a modern GPU:
+//
+//   1. 2D block tiling: a block computes a BM×BN tile of C and walks K in slabs of BK. Every
+//      element of A it stages in shared memory is used BN times, every element of B BM times.
+//   2. Warp tiling: the block tile is split into WM×WN warp tiles and each warp tile into a 2D
+//      grid of 32 threads, each computing TM×TN elements of C in registers. A thread's TM×TN tile
+//      is not contiguous: it is made of (TM/V)×(TN/V) fragments of V×V elements (V elements = 16
+//      bytes: 4 floats or 2 doubles), spaced so that the lanes of a warp read *adjacent* 16-byte
+//      vectors from shared memory. That makes every shared-memory read a conflict-free LDS.128,
+//      and lanes that need the same vector get it by broadcast.
+//   3. A stored transposed in shared memory (As[k][m]): the TM values of A that a thread needs at
+//      one k are then contiguous and load as vectors, exactly like B's. The transpose happens
+//      during the copy from global memory, element by element (cp.async of 4 or 8 bytes).
+//   4. A multi-stage pipeline with cp.async (sm_80+): global→shared copies of the next
+//      STAGES-1 slabs are in flight while the current one is computed; no registers are spent on
+//      staging and one __syncthreads per slab suffices.
+//   5. Register double-buffering: the fragments of step k+1 are loaded from shared memory while
+//      the FMAs of step k execute, so the FMA pipe never waits on shared-memory latency.
+//
+// Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
+// memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
+// values), which keeps shared memory under its limit; a 4×4 tile would need 4× the shared-memory
+// bandwidth and could never reach more than ~25% of the FMA peak.
+//
+// Edges: every stage works for any M, N, K >= 1 and any leading dimension. Copies that would read
+// outside A or B are predicated: cp.async with a source size of 0 writes zeros to shared memory,
+// so partial tiles compute with zeros and no special code runs in the inner loop. Interior tiles
+// take an unpredicated fast path. B is copied as 16-byte vectors when every row of B is 16-byte
+// aligned (ldb a multiple of V and B aligned), else element by element. C is written as vectors
+// when ldc allows it and element by element at the right edge, so nothing between N and ldc is
+// written; when beta == 0, C is never read.
+//
+// Run it:  make check STAGE=reuse      make bench STAGE=reuse
+// Tune it: reference/tuning/run.sh     (times the candidate configurations listed at the bottom)
+#include <cstdint>
+#include <type_traits>
+
+#include "gemmlab/stages.h"
+
+#ifdef GEMMLAB_TUNE
+#include "tuning/candidates.h"
+#endif
+
+namespace gemmlab::GEMMLAB_NS {
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// cp.async (asynchronous global→shared copy, sm_80+) and 16-byte shared-memory vectors
+// ------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Copies `src_bytes` (0..BYTES) bytes from global memory to shared memory and zero-fills the
+// rest of the BYTES-byte destination. src_bytes == 0 reads nothing: that is how out-of-range
+// elements become zeros. 16-byte copies bypass L1 (.cg); smaller ones must use .ca.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(uint32_t dst, const void* src, int src_bytes) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                     "r"(src_bytes)
+                     : "memory");
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                     "n"(BYTES), "r"(src_bytes)
+                     : "memory");
+    }
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// One 16-byte load from shared memory (LDS.128) into V consecutive registers.
+__device__ __forceinline__ void load_vec16(float* dst, const float* src) {
+    const float4 v = *reinterpret_cast<const float4*>(src);
+    dst[0] = v.x; dst[1] = v.y; dst[2] = v.z; dst[3] = v.w;
+}
+__device__ __forceinline__ void load_vec16(double* dst, const double* src) {
+    const double2 v = *reinterpret_cast<const double2*>(src);
+    dst[0] = v.x; dst[1] = v.y;
+}
+// 16-byte global load/store of C (only used when the address is known to be aligned).
+__device__ __forceinline__ void load_vec16_global(float* dst, const float* src) { load_vec16(dst, src); }
+__device__ __forceinline__ void load_vec16_global(double* dst, const double* src) { load_vec16(dst, src); }
+__device__ __forceinline__ void store_vec16(float* dst, const float* v) {
+    *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __forceinline__ void store_vec16(double* dst, const double* v) {
+    *reinterpret_cast<double2*>(dst) = make_double2(v[0], v[1]);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The tile configuration: every size of the kernel, and the constraints between them
+// ------------------------------------------------------------------------------------------------
+
+template <typename T, int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_,
+          int MIN_BLOCKS_>
+struct ReuseConfig {
+    using Elem = T;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
+    static constexpr int WM = WM_, WN = WN_;            // warp tile of C
+    static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
+    static constexpr int STAGES = STAGES_;              // shared-memory pipeline depth
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
+
+    static constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte vector
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
+    static constexpr int THREADS = 32 * WARPS;
+    static constexpr int WTM = WM / TM, WTN = WN / TN;  // the 32 lanes of a warp as a WTM×WTN grid
+    static constexpr int FM = TM / V, FN = TN / V;      // V×V fragments per thread
+
+    // Transposed A: As[k][m], each row padded so that the copy-in (8 k × 4 rows per warp
+    // instruction, see below) is conflict-free while rows stay 16-byte aligned for LDS.128.
+    // float: A_LD ≡ 4 (mod 32) words; double: A_LD ≡ 2 (mod 16) elements.
+    static constexpr int A_LD = BM + (sizeof(T) == 4 ? 4 : 2);
+    static constexpr int B_LD = BN;  // B rows are copied and read as whole vectors: no conflicts
+    static constexpr int A_STAGE = BK * A_LD, B_STAGE = BK * B_LD, STAGE = A_STAGE + B_STAGE;
+    static constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(T);
+
+    // Copy of A: the BM×BK slab is cut in chunks of 4 rows × 8 k (one per warp instruction:
+    // lane → row lane/8, k lane%8, i.e. 32 contiguous bytes of four rows of A).
+    static constexpr int ROW_GROUPS = BM / 4;
+    static constexpr int A_ITERS = BM * BK / 32 / WARPS;  // chunks per warp
+    // Copy of B: 16-byte vectors, consecutive threads take consecutive vectors of a row.
+    static constexpr int B_VECS_PER_ROW = BN / V;
+    static constexpr int B_ROWS_PER_ITER = THREADS / B_VECS_PER_ROW;
+    static constexpr int B_VEC_ITERS = BK / B_ROWS_PER_ITER;
+    static constexpr int B_SCALAR_ITERS = BK * BN / THREADS;  // fallback: one element at a time
+
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
+    static_assert(WM % TM == 0 && WN % TN == 0, "thread tiles must cover the warp tile");
+    static_assert(WTM * WTN == 32, "a warp tile is computed by exactly 32 lanes");
+    static_assert(TM % V == 0 && TN % V == 0, "thread tiles are made of whole 16-byte vectors");
+    static_assert(BK % 8 == 0, "A is copied in chunks of 8 k");
+    static_assert(BM % 32 == 0, "A_LD padding assumes BM is a multiple of 32");
+    static_assert(ROW_GROUPS % WARPS == 0 && (BM * BK / 32) % WARPS == 0,
+                  "the chunks of the A slab must be shared evenly between the warps");
+    static_assert(THREADS % B_VECS_PER_ROW == 0 && BK % B_ROWS_PER_ITER == 0,
+                  "the vectors of the B slab must be shared evenly between the threads");
+    static_assert((BK * BN) % THREADS == 0, "the elements of the B slab (fallback copy) too");
+    static_assert((A_LD * sizeof(T)) % 16 == 0 && (A_STAGE * sizeof(T)) % 16 == 0,
+                  "shared-memory rows must stay 16-byte aligned for LDS.128 and cp.async");
+    static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+    static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
+};
+
+// Block swizzle: consecutive blocks walk down GROUP_M block-rows before moving right, so the
+// blocks resident at one time share slabs of A and B in L2 (matters for 8192² and up).
+constexpr int kGroupM = 8;
+
+__device__ __forceinline__ void swizzled_tile(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int per_group = kGroupM * tiles_n;
+    const int first_m = (id / per_group) * kGroupM;
+    const int group_m = min(tiles_m - first_m, kGroupM);
+    const int in_group = id % per_group;
+    tm = first_m + in_group % group_m;
+    tn = in_group / group_m;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The kernel
+// ------------------------------------------------------------------------------------------------
+
+template <class Cfg, bool kVecB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::Elem* __restrict__ A,
+             int lda, const typename Cfg::Elem* __restrict__ B, int ldb,
+             typename Cfg::Elem beta, typename Cfg::Elem* __restrict__ C, int ldc, bool vec_c) {
+    using T = typename Cfg::Elem;
+    constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
+    constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
+    constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
+    static_assert(BK % 2 == 0, "register double-buffering alternates fragments over k");
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* const smem = reinterpret_cast<T*>(smem_raw);  // STAGES × { As[BK][A_LD], Bs[BK][B_LD] }
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tile_m, tile_n;
+    swizzled_tile(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+    // K is walked in num_slabs slabs of BK. The partial slab (when BK does not divide K) is the
+    // FIRST one: it starts at k_first = K - num_slabs*BK <= 0 and its elements k < 0 are zeros.
+    // Every later slab is full, so the copies in the main loop need no test on k.
+    const int num_slabs = (K + BK - 1) / BK;
+    const int k_first = K - num_slabs * BK;
+
+    // ---- global→shared copy of one K slab into one pipeline stage --------------------------
+    // A: chunk c = i*WARPS + warp covers rows 4*(c % ROW_GROUPS) + lane/8, k 8*(c / ROW_GROUPS) + lane%8.
+    const int a_row = warp * 4 + lane / 8, a_k = lane % 8;
+    const T* const a_src = A + static_cast<size_t>(m0) * lda;  // row m0 of A
+    // B: vector v = i*THREADS + tid covers row v / B_VECS_PER_ROW, columns V*(v % B_VECS_PER_ROW).
+    const int b_row = tid / Cfg::B_VECS_PER_ROW, b_col = (tid % Cfg::B_VECS_PER_ROW) * V;
+    const T* const b_src = B + n0;  // column n0 of B
+
+    // kGuardMN: the block overlaps the bottom or right edge (rows >= M / columns >= N read as
+    // zeros). kGuardK: the slab is the partial first one (k < 0 reads as zeros). Interior blocks
+    // in the main loop take the version with neither test: a copy is then one address
+    // computation and one LDGSTS.
+    auto copy_slab = [&](int slab, int stage, auto guard_mn, auto guard_k) {
+        constexpr bool kGuardMN = decltype(guard_mn)::value, kGuardK = decltype(guard_k)::value;
+        T* const As = smem + stage * Cfg::STAGE;
+        T* const Bs = As + Cfg::A_STAGE;
+        const int k0 = k_first + slab * BK;
+#pragma unroll
+        for (int i = 0; i < Cfg::A_ITERS; ++i) {
+            const int c = i * Cfg::WARPS;  // + warp, folded into a_row (ROW_GROUPS % WARPS == 0)
+            const int r = a_row + 4 * (c % Cfg::ROW_GROUPS), k = a_k + 8 * (c / Cfg::ROW_GROUPS);
+            const uint32_t dst = shared_address(As + k * A_LD + r);  // transposed: As[k][m]
+            const T* src = a_src + static_cast<size_t>(r) * lda + (k0 + k);
+            if constexpr (kGuardMN || kGuardK) {
+                const bool ok = (!kGuardMN || m0 + r < M) && (!kGuardK || k0 + k >= 0);
+                cp_async<sizeof(T)>(dst, ok ? src : A, ok ? int(sizeof(T)) : 0);
+            } else {
+                cp_async<sizeof(T)>(dst, src, sizeof(T));
+            }
+        }
+        if constexpr (kVecB) {
+#pragma unroll
+            for (int i = 0; i < Cfg::B_VEC_ITERS; ++i) {
+                const int k = b_row + i * Cfg::B_ROWS_PER_ITER;
+                const uint32_t dst = shared_address(Bs + k * B_LD + b_col);
+                const T* src = b_src + static_cast<size_t>(k0 + k) * ldb + b_col;
+                if constexpr (kGuardMN || kGuardK) {
+                    // A partial vector at the right edge copies only its valid elements.
+                    const int cols = kGuardMN ? min(max(N - (n0 + b_col), 0), V) : V;
+                    const int valid = (!kGuardK || k0 + k >= 0) ? cols : 0;
+                    cp_async<16>(dst, valid > 0 ? src : B, valid * int(sizeof(T)));
+                } else {
+                    cp_async<16>(dst, src, 16);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < Cfg::B_SCALAR_ITERS; ++i) {
+                const int e = i * Cfg::THREADS + tid;
+                const int k = e / BN, n = e % BN;
+                const uint32_t dst = shared_address(Bs + k * B_LD + n);
+                const T* src = b_src + static_cast<size_t>(k0 + k) * ldb + n;
+                if constexpr (kGuardMN || kGuardK) {
+                    const bool ok = (!kGuardMN || n0 + n < N) && (!kGuardK || k0 + k >= 0);
+                    cp_async<sizeof(T)>(dst, ok ? src : B, ok ? int(sizeof(T)) : 0);
+                } else {
+                    cp_async<sizeof(T)>(dst, src, sizeof(T));
+                }
+            }
+        }
+    };
+
+    // ---- fragments: where this thread reads As and Bs -------------------------------------
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    const int lane_m = lane / Cfg::WTN, lane_n = lane % Cfg::WTN;
+    const int a_frag = warp_m * Cfg::WM + lane_m * V;  // + f * WTM * V for fragment f
+    const int b_frag = warp_n * Cfg::WN + lane_n * V;  // + f * WTN * V
+
+    T frag_a[2][TM], frag_b[2][TN];  // double-buffered over k
+    auto load_fragments = [&](T* fa, T* fb, int stage, int k) {
+        const T* As = smem + stage * Cfg::STAGE + k * A_LD + a_frag;
+        const T* Bs = smem + stage * Cfg::STAGE + Cfg::A_STAGE + k * B_LD + b_frag;
+#pragma unroll
+        for (int f = 0; f < Cfg::FM; ++f) load_vec16(fa + f * V, As + f * Cfg::WTM * V);
+#pragma unroll
+        for (int f = 0; f < Cfg::FN; ++f) load_vec16(fb + f * V, Bs + f * Cfg::WTN * V);
+    };
+
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+    // The whole pipeline, instantiated twice below: for interior blocks (no bounds tests at all)
+    // and for edge blocks. The branch between the two is uniform per block and taken once.
+    auto pipeline = [&](auto guard_mn) {
+        using GuardK = std::true_type;
+        using NoGuardK = std::false_type;
+
+        // ---- prologue: fill every stage (slab 0 is the partial one), wait for slab 0 --------
+        copy_slab(0, 0, guard_mn, GuardK{});
+        cp_async_commit();
+#pragma unroll
+        for (int s = 1; s < STAGES; ++s) {
+            if (s < num_slabs) copy_slab(s, s, guard_mn, NoGuardK{});
+            cp_async_commit();  // one group per slab, empty or not, keeps the counting uniform
+        }
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        load_fragments(frag_a[0], frag_b[0], 0, 0);
+
+        // ---- main loop: one slab per iteration, one barrier per slab ------------------------
+        int stage = 0;
+        for (int slab = 0; slab < num_slabs; ++slab) {
+#pragma unroll
+            for (int k = 0; k < BK; ++k) {
+                const int cur = k % 2, nxt = cur ^ 1;
+                if (k < BK - 1) {
+                    load_fragments(frag_a[nxt], frag_b[nxt], stage, k + 1);
+                } else if (slab + 1 < num_slabs) {
+                    // Last step of the slab: every fragment of this stage is in registers. Wait
+                    // for the next slab (STAGES-2 newer groups may stay in flight), make it
+                    // visible to all threads, then refill the stage just consumed.
+                    cp_async_wait<STAGES - 2>();
+                    __syncthreads();
+                    if (slab + STAGES < num_slabs) copy_slab(slab + STAGES, stage, guard_mn, NoGuardK{});
+                    cp_async_commit();
+                    load_fragments(frag_a[nxt], frag_b[nxt], stage + 1 == STAGES ? 0 : stage + 1, 0);
+                }
+                // The outer product: TM×TN independent FMAs.
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j)
+                        acc[i][j] = fma(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+            }
+            stage = (stage + 1 == STAGES) ? 0 : stage + 1;
+        }
+    };
+    const bool interior = (m0 + BM <= M) && (n0 + BN <= N);
+    if (interior) {
+        pipeline(std::false_type{});
+    } else {
+        pipeline(std::true_type{});
+    }
+
+    // ---- epilogue: C = alpha·acc + beta·C, vectors inside, elements at the right edge ---------
+#pragma unroll
+    for (int fi = 0; fi < Cfg::FM; ++fi) {
+#pragma unroll
+        for (int vi = 0; vi < V; ++vi) {
+            const int i = fi * V + vi;
+            const int row = m0 + a_frag + fi * Cfg::WTM * V + vi;
+            if (row >= M) continue;
+            T* const c_row = C + static_cast<size_t>(row) * ldc;
+#pragma unroll
+            for (int fj = 0; fj < Cfg::FN; ++fj) {
+                const int col = n0 + b_frag + fj * Cfg::WTN * V;
+                T out[V];
+#pragma unroll
+                for (int v = 0; v < V; ++v) out[v] = alpha * acc[i][fj * V + v];
+                if (vec_c && col + V <= N) {
+                    if (beta != T(0)) {
+                        T old[V];
+                        load_vec16_global(old, c_row + col);
+#pragma unroll
+                        for (int v = 0; v < V; ++v) out[v] = fma(beta, old[v], out[v]);
+                    }
+                    store_vec16(c_row + col, out);
+                } else {
+#pragma unroll
+                    for (int v = 0; v < V; ++v) {
+                        if (col + v < N) {
+                            T* c = c_row + col + v;
+                            *c = (beta != T(0)) ? fma(beta, *c, out[v]) : out[v];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Host side
+// ------------------------------------------------------------------------------------------------
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) == 0; }
+
+// Launches one configuration. The dynamic shared-memory limit is raised once per kernel (the
+// first call; a function-local static is initialised exactly once, thread-safely).
+template <class Cfg, bool kVecB>
+Status launch_config(const GemmProblem<typename Cfg::Elem>& p) {
+    auto kernel = reuse_kernel<Cfg, kVecB>;
+    static const cudaError_t attribute = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM_BYTES));
+    GEMMLAB_TRY(attribute);
+    const long long tiles = static_cast<long long>((p.M + Cfg::BM - 1) / Cfg::BM) *
+                            ((p.N + Cfg::BN - 1) / Cfg::BN);
+    if (tiles > 0x7fffffffLL) return Status::unsupported;
+    const bool vec_c = (p.ldc % Cfg::V == 0) && aligned16(p.C);
+    kernel<<<static_cast<unsigned>(tiles), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
+        p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c);
+    GEMMLAB_CHECK_LAUNCH();
+    return Status::ok;
+}
+
+// Picks the 16-byte or the element-wise copy of B at run time: vectors need every row of B to
+// start on a 16-byte boundary.
+template <class Cfg>
+Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
+    if (p.M <= 0 || p.N <= 0) return Status::ok;
+    const bool vec_b = (p.ldb % Cfg::V == 0) && aligned16(p.B);
+    return vec_b ? launch_config<Cfg, true>(p) : launch_config<Cfg, false>(p);
+}
+
+// The configurations the stage uses (chosen with reference/tuning/run.sh on an H100):
+//                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
+// float: 128×128 block, 4 warps of 64×64, 16×8 per thread (128 FMAs per 6 LDS.128), 2 blocks/SM.
+using FloatLarge  = ReuseConfig<float,  128, 128, 8, 64, 64, 16,  8, 4, 2>;
+// float, for problems with too few 128×128 tiles to fill the GPU: 64×64 block, 4 warps of 32×32,
+// 8×4 per thread.
+using FloatSmall  = ReuseConfig<float,   64,  64, 8, 32, 32,  8,  4, 3, 4>;
+// double: FP64 FMAs run at half the FP32 rate, so the shared-memory limit is looser; 8×8 per
+// thread keeps the register file in budget (64 accumulators = 128 registers).
+using DoubleLarge = ReuseConfig<double, 128, 128, 8, 64, 32,  8,  8, 3, 1>;
+using DoubleSmall = ReuseConfig<double,  64,  64, 8, 32, 32,  8,  4, 3, 3>;
+
+// Large tiles reuse more but leave SMs idle when there are few of them.
+inline int sm_count() {
+    static const int count = [] {
+        int device = 0, sms = 0;
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+            return 132;
+        return sms;
+    }();
+    return count;
+}
+
+template <class Large, class Small, typename T>
+Status run_by_size(const GemmProblem<T>& p) {
+    const long long large_tiles = static_cast<long long>((p.M + Large::BM - 1) / Large::BM) *
+                                  ((p.N + Large::BN - 1) / Large::BN);
+    return (large_tiles >= sm_count()) ? run_config<Large>(p) : run_config<Small>(p);
+}
+
+}  // namespace
+
+template <typename T>
+Status gemm_reuse(const GemmProblem<T>& p) {
+    if constexpr (sizeof(T) == 4) {
+        return run_by_size<FloatLarge, FloatSmall>(p);
+    } else {
+        return run_by_size<DoubleLarge, DoubleSmall>(p);
+    }
+}
+
+template Status gemm_reuse<float>(const GemmProblem<float>&);
+template Status gemm_reuse<double>(const GemmProblem<double>&);
+
+#ifdef GEMMLAB_TUNE
+// ---- tuning candidates (only with -DGEMMLAB_TUNE): timed side by side by reference/tuning ----
+namespace {
+template <class Cfg>
+tuning::Candidate<typename Cfg::Elem> candidate(const char* label) {
+    return {"reuse", label, &run_config<Cfg>};
+}
+}  // namespace
+
+void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
+                      std::vector<tuning::Candidate<double>>& f64) {
+    //                                           BM   BN  BK  WM  WN  TM  TN  ST  MINB
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 16, 8, 4, 2>>("128x128x8 w64x64 t16x8 s4"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 8, 16, 4, 2>>("128x128x8 w64x64 t8x16 s4"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 16, 8, 3, 2>>("128x128x8 w64x64 t16x8 s3"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 16, 64, 64, 16, 8, 3, 2>>("128x128x16 w64x64 t16x8 s3"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 32, 8, 8, 4, 2>>("128x128x8 w64x32 t8x8 s4"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
+    f32.push_back(candidate<ReuseConfig<float, 256, 128, 8, 64, 64, 16, 8, 3, 1>>("256x128x8 w64x64 t16x8 s3"));
+    f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 64, 32, 8, 8, 3, 1>>("128x128x8 w64x32 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 32, 64, 8, 8, 3, 1>>("128x128x8 w32x64 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 64, 32, 8, 8, 3, 2>>("128x64x8 w64x32 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 64, 32, 8, 8, 2, 1>>("128x128x16 w64x32 t8x8 s2"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 64, 8, 32, 32, 8, 4, 3, 3>>("64x64x8 w32x32 t8x4 s3"));
+}
+#endif
+
+}  // namespace gemmlab::GEMMLAB_NS

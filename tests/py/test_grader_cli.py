@@ -1,0 +1,44 @@
+"""The grader's command line as students meet it: the registry listing and clear errors."""
+import json
+import subprocess
+
+from conftest import HAS_GPU, gpu
+
+
+def run(grader, *args):
+    return subprocess.run([str(grader), *args], capture_output=True, text=True)
+
+
+def test_list_json_is_the_registry(grader):
+    out = run(grader, "list", "--json")
+    assert out.returncode == 0, out.stderr
+    stages = json.loads(out.stdout)["stages"]
+    names = [s["name"] for s in stages]
+    assert names == ["naive", "tiled", "unrolled", "pitched", "reuse"]
+    tiled = stages[1]
+    assert tiled["variants"] == ["8", "16", "32"]
+    assert [s["name"] for s in stages if s["baseline"]] == ["naive"]
+    assert stages[3]["operands"] == "pitched"
+
+
+def test_check_without_gpu_says_what_to_do(grader):
+    if HAS_GPU:
+        return
+    out = run(grader, "check")
+    assert out.returncode == 3
+    assert "no usable NVIDIA GPU" in out.stderr
+    assert "srun --gres=gpu:1" in out.stderr
+
+
+@gpu
+def test_check_quick_on_student_stubs(grader, tmp_path):
+    report = tmp_path / "check.json"
+    out = run(grader, "check", "--json", str(report), "--no-color")
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = json.loads(report.read_text())["results"]
+    by_stage = {(r["stage"], r["variant"], r["precision"]): r["disposition"] for r in results}
+    assert by_stage[("naive", "", "float")] == "passed"
+    assert by_stage[("naive", "", "double")] == "passed"
+    for key, disposition in by_stage.items():
+        if key[0] != "naive":
+            assert disposition == "not_implemented", key

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Runs every GEMM Lab test suite and ends with one line: `N passed, N failed, N skipped`.
+
+Suites: the host unit tests (doctest), the GPU unit tests (doctest; each test is skipped, and
+counted, when there is no GPU), and the script and integration tests (pytest, under tests/py).
+Called by `make test`, which builds the binaries first.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCTEST_SUMMARY = re.compile(
+    r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed\s*\|\s*(\d+) skipped")
+
+
+def run_doctest(name, binary):
+    """Runs a doctest binary; returns (passed, failed, skipped)."""
+    print(f"== {name}: {binary}", flush=True)
+    proc = subprocess.run([binary, "--no-intro=true"], cwd=ROOT, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print(proc.stdout, end="", flush=True)
+    match = DOCTEST_SUMMARY.search(proc.stdout)
+    if not match:
+        print(f"{name}: no doctest summary (exit code {proc.returncode}): counted as one failure")
+        return 0, 1, 0
+    _, passed, failed, skipped = map(int, match.groups())
+    if proc.returncode != 0 and failed == 0:
+        failed = 1  # it crashed after its last test
+    return passed, failed, skipped
+
+
+def run_pytest(python, env_extra):
+    print("== script and integration tests: pytest tests/py", flush=True)
+    junit = ROOT / "build" / "pytest-junit.xml"
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, **env_extra)
+    proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "tests/py", f"--junitxml={junit}"],
+                          cwd=ROOT, env=env)
+    if not junit.exists():
+        print(f"pytest wrote no report (exit code {proc.returncode}): counted as one failure")
+        return 0, 1, 0
+    root = ET.parse(junit).getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    tests = failed = skipped = 0
+    for s in suites:
+        tests += int(s.get("tests", 0))
+        failed += int(s.get("failures", 0)) + int(s.get("errors", 0))
+        skipped += int(s.get("skipped", 0))
+    if proc.returncode not in (0, 1, 5) and failed == 0:
+        failed = 1  # interrupted, internal error or usage error
+    return tests - failed - skipped, failed, skipped
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--host", required=True, help="host doctest binary")
+    ap.add_argument("--gpu", required=True, help="GPU doctest binary")
+    ap.add_argument("--grader", required=True, help="the grader binary, for integration tests")
+    ap.add_argument("--python", default=sys.executable)
+    args = ap.parse_args()
+
+    totals = [0, 0, 0]
+    for result in (run_doctest("host unit tests", args.host),
+                   run_doctest("GPU unit tests", args.gpu),
+                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve())})):
+        totals = [a + b for a, b in zip(totals, result)]
+    passed, failed, skipped = totals
+    if skipped:
+        print(f"note: {skipped} test(s) skipped; see the reasons above (GPU tests skip without a GPU)")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
