@@ -32,7 +32,7 @@ ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
 
 # ---- where builds go: one directory per architecture and per submission, so builds never clash ---
-BUILD := build/$(ARCH)
+BUILD ?= build/$(ARCH)
 SUB_DIR := $(abspath $(SUBMISSION))
 SUB_NAME := $(notdir $(SUB_DIR))
 SUB_BUILD := $(BUILD)/sub-$(SUB_NAME)-$(firstword $(shell printf '%s' '$(SUB_DIR)' | cksum))
@@ -131,6 +131,33 @@ grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/resu
 list: $(GRADER)  ## the stage registry
 	@$(GRADER) list
 
+# ---- lab report (report/) ----------------------------------------------------------------------
+RERUN ?= 1
+.PHONY: report
+report: $(GRADER)  ## the lab report PDF, report/report.pdf, from your own measurements (RERUN=0 reuses fresh ones)
+	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) $(if $(filter 0,$(RERUN)),--reuse)
+
+# ---- cluster (cluster/) -------------------------------------------------------------------------
+CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
+.PHONY: submit status results sweep sweep-status
+submit:  ## hand in student/ (and report/report.pdf) and queue its grading
+	$(CLUSTER) submit --student-dir $(SUBMISSION)
+status:  ## your attempts and their grading jobs
+	$(CLUSTER) status
+results:  ## the results of your latest graded attempt
+	$(CLUSTER) results
+sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook
+	$(CLUSTER) sweep
+sweep-status:  ## (instructors) progress of the current sweep
+	$(CLUSTER) sweep-status
+
+# ---- handout (grader/scripts/handout.py) -------------------------------------------------------
+.PHONY: handout handout-check
+handout:  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
+	$(PYTHON) grader/scripts/handout.py build --config $(CONFIG)
+handout-check: handout  ## (instructors) unpack the handout afresh and prove it builds, tests and hides solutions
+	$(PYTHON) grader/scripts/handout.py check --config $(CONFIG)
+
 # ---- tests ------------------------------------------------------------------------------------------
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
 HOST_TESTS := $(BUILD)/tests/host_tests
@@ -166,4 +193,4 @@ clean:  ## remove build/ (results/ are kept)
 help:  ## this list
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name "*.d" 2>/dev/null)
