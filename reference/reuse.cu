@@ -35,6 +35,7 @@
 //
 // Run it:  make check STAGE=reuse      make bench STAGE=reuse
 // Tune it: reference/tuning/run.sh     (times the candidate configurations listed at the bottom)
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -404,19 +405,26 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
     return vec_b ? launch_config<Cfg, true>(p) : launch_config<Cfg, false>(p);
 }
 
-// The configurations the stage uses (chosen with reference/tuning/run.sh on an H100):
+// ---- the configurations the stage uses, and how it picks one per problem ---------------------
+//
+// Chosen with reference/tuning/run.sh --tune on an H100 (docs/reference-kernels.md has the table).
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
-// float: 128×128 block, 4 warps of 64×64, 16×8 per thread (128 FMAs per 6 LDS.128), 2 blocks/SM.
-using FloatLarge  = ReuseConfig<float,  128, 128, 8, 64, 64, 16,  8, 4, 2>;
-// float, for problems with too few 128×128 tiles to fill the GPU: 64×64 block, 4 warps of 32×32,
-// 8×4 per thread.
+// float, large problems: 128×256 block, 8 warps of 64×64, 16×8 per thread (128 FMAs per 6
+// LDS.128), 3 stages (37 KB), one block of 255 registers × 256 threads per SM.
+using FloatHuge   = ReuseConfig<float,  128, 256, 8, 64, 64, 16,  8, 3, 1>;
+// float, mid-sized problems or short K: 128×128 block, 8 warps of 32×64, 8×8 per thread, two
+// blocks per SM (one block's prologue and epilogue overlap the other's main loop).
+using FloatLarge  = ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2>;
+// float, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread: 4× more
+// blocks to spread over the SMs.
 using FloatSmall  = ReuseConfig<float,   64,  64, 8, 32, 32,  8,  4, 3, 4>;
-// double: FP64 FMAs run at half the FP32 rate, so the shared-memory limit is looser; 8×8 per
-// thread keeps the register file in budget (64 accumulators = 128 registers).
-using DoubleLarge = ReuseConfig<double, 128, 128, 8, 64, 32,  8,  8, 3, 1>;
+// double: 8×8 per thread is the most the register file holds (64 accumulators = 128 registers,
+// ~240 in all). 64×128 blocks of 4 warps (32×64 each) let two blocks share an SM, which measured
+// better than one 128×128 block of 8 warps (one block's barrier stalls hide behind the other).
+using DoubleLarge = ReuseConfig<double,  64, 128, 8, 32, 64,  8,  8, 3, 2>;
+// double, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread.
 using DoubleSmall = ReuseConfig<double,  64,  64, 8, 32, 32,  8,  4, 3, 3>;
 
-// Large tiles reuse more but leave SMs idle when there are few of them.
 inline int sm_count() {
     static const int count = [] {
         int device = 0, sms = 0;
@@ -428,21 +436,37 @@ inline int sm_count() {
     return count;
 }
 
-template <class Large, class Small, typename T>
-Status run_by_size(const GemmProblem<T>& p) {
-    const long long large_tiles = static_cast<long long>((p.M + Large::BM - 1) / Large::BM) *
-                                  ((p.N + Large::BN - 1) / Large::BN);
-    return (large_tiles >= sm_count()) ? run_config<Large>(p) : run_config<Small>(p);
+// Estimated throughput of a configuration on a problem: its speed on large problems (relative,
+// measured), times the share of its tiles' area that lies inside C, times the share of the
+// block slots of the last wave that have work. Large tiles reuse more but waste more at the
+// edges and leave SMs idle when there are few of them.
+template <class Cfg, typename T>
+double estimated_speed(const GemmProblem<T>& p, double relative_speed) {
+    const double tiles = double((p.M + Cfg::BM - 1) / Cfg::BM) * double((p.N + Cfg::BN - 1) / Cfg::BN);
+    const double inside = double(p.M) * double(p.N) / (tiles * Cfg::BM * Cfg::BN);
+    const double slots = double(sm_count()) * Cfg::MIN_BLOCKS;
+    const double waves = std::ceil(tiles / slots);
+    return relative_speed * inside * (tiles / (waves * slots));
 }
 
 }  // namespace
 
 template <typename T>
 Status gemm_reuse(const GemmProblem<T>& p) {
+    if (p.M <= 0 || p.N <= 0) return Status::ok;
     if constexpr (sizeof(T) == 4) {
-        return run_by_size<FloatLarge, FloatSmall>(p);
+        // Relative speeds at 8192³ on an H100: 47.6, 45.5 and 40.5 TFLOPS. The one-block-per-SM
+        // configuration only pays when K is long enough to hide its prologue and epilogue.
+        const double huge = (p.K >= 1024) ? estimated_speed<FloatHuge>(p, 1.0) : 0.0;
+        const double large = estimated_speed<FloatLarge>(p, 0.956);
+        const double small = estimated_speed<FloatSmall>(p, 0.852);
+        if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
+        return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
-        return run_by_size<DoubleLarge, DoubleSmall>(p);
+        // Relative speeds at 8192³ on an H100: 21.6 and 19.4 TFLOPS.
+        const double large = estimated_speed<DoubleLarge>(p, 1.0);
+        const double small = estimated_speed<DoubleSmall>(p, 0.9);
+        return (large >= small) ? run_config<DoubleLarge>(p) : run_config<DoubleSmall>(p);
     }
 }
 
@@ -461,20 +485,17 @@ tuning::Candidate<typename Cfg::Elem> candidate(const char* label) {
 void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
                       std::vector<tuning::Candidate<double>>& f64) {
     //                                           BM   BN  BK  WM  WN  TM  TN  ST  MINB
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 16, 8, 4, 2>>("128x128x8 w64x64 t16x8 s4"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 8, 16, 4, 2>>("128x128x8 w64x64 t8x16 s4"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 16, 8, 3, 2>>("128x128x8 w64x64 t16x8 s3"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 16, 64, 64, 16, 8, 3, 2>>("128x128x16 w64x64 t16x8 s3"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 32, 8, 8, 4, 2>>("128x128x8 w64x32 t8x8 s4"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
-    f32.push_back(candidate<ReuseConfig<float, 256, 128, 8, 64, 64, 16, 8, 3, 1>>("256x128x8 w64x64 t16x8 s3"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 2, 1>>("128x256x8 w64x64 t16x8 s2"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
+    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 16, 8, 4, 2>>("128x128x8 w64x64 t16x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 64, 32, 8, 8, 3, 1>>("128x128x8 w64x32 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 32, 64, 8, 8, 3, 1>>("128x128x8 w32x64 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 64, 32, 8, 8, 3, 2>>("128x64x8 w64x32 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 64, 32, 8, 8, 2, 1>>("128x128x16 w64x32 t8x8 s2"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 128, 16, 8, 8, 3, 2>>("128x64x8 w128x16 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 64, 32, 8, 8, 3, 2>>("128x64x8 w64x32 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 64, 32, 8, 8, 3, 1>>("128x128x8 w64x32 t8x8 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2>>("64x128x8 w32x64 t8x8 s4"));
     f64.push_back(candidate<ReuseConfig<double, 64, 64, 8, 32, 32, 8, 4, 3, 3>>("64x64x8 w32x32 t8x4 s3"));
 }
 #endif
