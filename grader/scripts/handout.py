@@ -1,0 +1,702 @@
+#!/usr/bin/env python3
+"""Builds and checks the student handout of a GEMM Lab course (instructors only).
+
+    handout.py build --config course.toml    dist/<course>-handout/ and dist/<course>-handout.tar.gz
+    handout.py check --config course.toml    unpack that tarball afresh and prove it is fit to hand out
+
+`make handout` and `make handout-check` call these. What ships, what never ships and how the
+reference solutions are compiled into reference/lib/libgemmlab_reference.a is explained in
+docs/handout.md; course.toml [handout] holds the course's choices (GPU archs, docs, exclusions).
+Standard library only (Python 3.11+: tomllib), plus the toolchain: nvcc, g++, ld, objcopy, ar, nm,
+c++filt, strings, readelf, make.
+"""
+import argparse
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from string import Template
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = Path(__file__).resolve().parent / "handout"
+
+TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
+INSTRUCTOR_ONLY_TAG = "gemmlab: instructor-only"  # a file carrying this text never ships
+REF_LIB = "reference/lib/libgemmlab_reference.a"
+REGISTRY_SYMBOL = "gemmlab::reference::registry()"  # the one global symbol the library keeps
+MANIFEST = "HANDOUT.json"
+MANIFEST_SCHEMA = "gemmlab.handout/1"
+
+# What ships, relative to the repository root (directories recursively), before exclusions.
+SHIP = ["Makefile", "course.toml", ".gitignore", "grader/include", "grader/src", "grader/scripts",
+        "student", "cluster", "report", "tests"]
+
+# What never ships, whatever the config says: solutions, instructor tools and tests that need
+# them, build outputs. A pattern matches a path or any directory above it.
+NEVER = [
+    "reference",                    # solution sources and the tuning tool (the library is built)
+    "grader/scripts/handout.py",    # this script and its templates: instructor tools
+    "grader/scripts/handout",
+    "tests/py/test_handout*.py",    # needs reference/*.cu
+    "tests/broken",                 # deliberately broken stages: nearly solutions
+    "tests/gallery",                # adversarial probes of the grader's sandbox
+    "docs/instructor-guide.md",
+    "docs/handout.md",
+    "build", "results", "dist", ".deps",
+    "report/build", "report/report.pdf",
+]
+# Names that never ship wherever they are.
+NEVER_NAMED = ["__pycache__", "*.pyc", ".pytest_cache", ".git", ".DS_Store", "*~"]
+
+# A test file that names instructor-only material cannot run in a handout: it stays out (logged).
+INSTRUCTOR_ONLY_TEXT = re.compile(
+    r"tests/broken|tests/gallery|reference/tuning|reference/\w+\.cu\b|SUBMISSION=reference|"
+    + re.escape(INSTRUCTOR_ONLY_TAG))
+
+DEFAULT_DOCS = ["student-guide.md", "correctness.md", "timing.md", "scoring.md", "results-schema.md"]
+
+# Lines of the reference sources that are not solution text: what the registry dictates (includes,
+# namespaces, explicit instantiations, template heads) and the declaration and launch plumbing the
+# stubs give students on purpose (kernel attributes, launch geometry, the GEMMLAB_ macros).
+BOILERPLATE = re.compile(r"^(template\s+Status\s|template\s*<[^>]*>$|#|namespace\s|}\s*//\s*namespace|"
+                         r"(static\s+)?__global__\s|(const\s+)?dim3\s|GEMMLAB_\w+\()")
+MIN_DISTINCTIVE = 24  # characters (whitespace collapsed) for a line to count as distinctive
+
+
+class HandoutError(Exception):
+    pass
+
+
+def say(msg):
+    print(f"handout: {msg}", flush=True)
+
+
+# ---- configuration ---------------------------------------------------------------------------------
+
+def load_config(path):
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            cfg = tomllib.load(f)
+    except FileNotFoundError:
+        raise HandoutError(f"{path}: no such file (pass --config)")
+    except tomllib.TOMLDecodeError as e:
+        raise HandoutError(f"{path}: not valid TOML: {e}")
+    course = cfg.get("course", {})
+    h = cfg.get("handout", {})
+
+    def key(table, name, default, kind):
+        value = table.get(name, default)
+        if not isinstance(value, kind):
+            raise HandoutError(f"{path}: [{'handout' if table is h else 'course'}] {name} = {value!r}: "
+                               f"expected {kind.__name__ if isinstance(kind, type) else 'list'}")
+        return value
+
+    name = key(course, "name", "gemm-lab", str)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise HandoutError(f"{path}: [course] name = {name!r}: use letters, digits, '.', '_' or '-' "
+                           "(it names the handout directory)")
+    archs = key(h, "archs", ["sm_90", "sm_80"], list)
+    if not archs or not all(isinstance(a, str) and re.fullmatch(r"sm_\d{2,3}[af]?", a) for a in archs):
+        raise HandoutError(f"{path}: [handout] archs = {archs!r}: expected a list like [\"sm_90\", \"sm_80\"]")
+    docs = key(h, "docs", DEFAULT_DOCS, list)
+    exclude = key(h, "exclude", [], list)
+    for listed, what in ((docs, "docs"), (exclude, "exclude")):
+        if not all(isinstance(x, str) for x in listed):
+            raise HandoutError(f"{path}: [handout] {what}: expected a list of strings")
+    dist = Path(key(h, "dist", "dist", str))
+    return {
+        "path": path.resolve(),
+        "name": name,
+        "title": course.get("title", name),
+        "archs": archs,
+        "ptx": bool(h.get("ptx", True)),
+        "docs": docs,
+        "exclude": exclude,
+        "dist": dist if dist.is_absolute() else ROOT / dist,
+        "deadline": cfg.get("deadline", {}).get("due", ""),
+        "cluster": cfg.get("cluster", {}),
+    }
+
+
+def handout_paths(cfg, dist_override=None):
+    dist = Path(dist_override).resolve() if dist_override else cfg["dist"]
+    base = f"{cfg['name']}-handout"
+    return dist, dist / base, dist / f"{base}.tar.gz"
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+def run(cmd, cwd=ROOT, env=None, log=None, check=True):
+    """Runs a command; on failure raises HandoutError with its output's tail."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if log is not None:
+        with open(log, "a") as f:
+            f.write(f"$ {' '.join(map(str, cmd))}\n{proc.stdout}\n")
+    if check and proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-40:])
+        raise HandoutError(f"`{' '.join(map(str, cmd))}` failed (exit {proc.returncode}):\n{tail}")
+    return proc
+
+
+def cuda_home():
+    if os.environ.get("CUDA_HOME"):
+        return Path(os.environ["CUDA_HOME"])
+    nvcc = shutil.which("nvcc")
+    return Path(nvcc).resolve().parent.parent if nvcc else Path("/usr/local/cuda")
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def matches(rel, patterns):
+    """True when `rel` or a directory above it matches one of the path globs (from the root), or
+    one of its parts matches a name of NEVER_NAMED."""
+    parts = rel.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return (any(fnmatch.fnmatchcase(p, pat) for p in prefixes for pat in patterns)
+            or any(fnmatch.fnmatchcase(part, pat) for part in parts for pat in NEVER_NAMED))
+
+
+def clean_env():
+    """The environment for a nested make: nothing inherited from the make that called us."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER")}
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def normalize(line):
+    """A line for comparison: whitespace collapsed, and every `<name>_kernel` called KERNEL (a kernel
+    declared like naive.cu's is public whatever its name)."""
+    return re.sub(r"\b\w+_kernel\b", "KERNEL", " ".join(line.split()))
+
+
+# ---- build: the file list ------------------------------------------------------------------------
+
+def select_files(cfg):
+    """The repository files that ship: [(rel path, why it is left out or None)]."""
+    chosen, left_out = [], []
+    never = NEVER + cfg["exclude"]
+    for top in SHIP:
+        src = ROOT / top
+        if not src.exists():
+            continue
+        candidates = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
+        for p in candidates:
+            rel = p.relative_to(ROOT).as_posix()
+            if matches(rel, never):
+                continue
+            if rel.startswith("tests/") and p.suffix in (".py", ".sh", ".cpp", ".cu", ".h"):
+                hit = INSTRUCTOR_ONLY_TEXT.search(p.read_text(errors="replace"))
+                if hit:
+                    left_out.append((rel, f"it names instructor-only material ({hit.group(0)})"))
+                    continue
+            chosen.append(rel)
+    for doc in cfg["docs"]:
+        rel = f"docs/{doc}"
+        if (ROOT / rel).is_file() and not matches(rel, never):
+            chosen.append(rel)
+        elif not (ROOT / rel).is_file():
+            left_out.append((rel, "listed in [handout] docs but missing: write it, or take it off the list"))
+    return chosen, left_out
+
+
+# ---- build: the compiled reference -----------------------------------------------------------------
+
+def arch_number(arch):
+    return int(re.fullmatch(r"sm_(\d+)[af]?", arch).group(1))
+
+
+def gencode_flags(archs, ptx):
+    flags = []
+    for a in archs:
+        suffix = a[len("sm_"):]
+        flags += ["-gencode", f"arch=compute_{suffix},code=sm_{suffix}"]
+    if ptx:
+        top = max(arch_number(a) for a in archs)
+        flags += ["-gencode", f"arch=compute_{top},code=compute_{top}"]
+    return flags
+
+
+def demangle(names):
+    if not names:
+        return []
+    proc = subprocess.run(["c++filt"], input="\n".join(names) + "\n", text=True, capture_output=True, check=True)
+    return proc.stdout.splitlines()
+
+
+def global_symbols(obj):
+    """Defined global symbols of an object or archive: [(type letter, mangled, demangled)]."""
+    out = run(["nm", "--defined-only", "-g", str(obj)]).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            rows.append((parts[1], parts[2]))
+    return [(t, m, d) for (t, m), d in zip(rows, demangle([m for _, m in rows]))]
+
+
+def build_reference_library(cfg, dest, work):
+    """Compiles reference/*.cu (not reference/tuning/) for the configured archs into one object
+    whose only global symbol is gemmlab::reference::registry(), without debug or line info."""
+    sources = sorted((ROOT / "reference").glob("*.cu"))
+    if not sources:
+        raise HandoutError("no reference/*.cu here: `make handout` runs in the instructor repository "
+                           "(a handout has only the compiled library)")
+    cuda = cuda_home()
+    nvcc = cuda / "bin" / "nvcc"
+    common = ["-std=c++17", "-DNDEBUG", "-DGEMMLAB_NS=reference", "-Igrader/include", "-Igrader/src"]
+    # No -g, -G or -lineinfo: no debug sections and no source lines, host or device.
+    # -fno-gnu-unique: function-local statics of templates become weak symbols, which objcopy can
+    # make local, instead of STB_GNU_UNIQUE ones, which it cannot.
+    nvcc_flags = common + ["-O3", "-Xcompiler", "-Wall,-Wextra,-fno-gnu-unique"] + gencode_flags(cfg["archs"], cfg["ptx"])
+    cxx = os.environ.get("CXX", "g++")
+    cxx_flags = common + ["-O2", "-Wall", "-Wextra", "-fno-gnu-unique", "-isystem", str(cuda / "include")]
+    jobs = [([str(nvcc), *nvcc_flags, "-c", s.relative_to(ROOT).as_posix(), "-o", str(work / f"{s.stem}.o")],
+             s.name) for s in sources]
+    jobs.append(([cxx, *cxx_flags, "-c", "grader/src/registry.cpp", "-o", str(work / "registry.o")],
+                 "registry.cpp"))
+    say(f"compiling the reference ({', '.join(n for _, n in jobs)}) for {', '.join(cfg['archs'])}"
+        + (f" + PTX compute_{max(arch_number(a) for a in cfg['archs'])}" if cfg["ptx"] else ""))
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for f in [pool.submit(run, cmd) for cmd, _ in jobs]:
+            f.result()
+    objects = [str(work / f"{s.stem}.o") for s in sources] + [str(work / "registry.o")]
+
+    combined = work / "gemmlab_reference_all.o"
+    run(["ld", "-r", "-o", str(combined), *objects])
+    registry = [m for _, m, d in global_symbols(combined) if d == REGISTRY_SYMBOL]
+    if len(registry) != 1:
+        raise HandoutError(f"{REGISTRY_SYMBOL} is not defined exactly once in the reference objects")
+    final = work / "gemmlab_reference.o"
+    # Every global symbol but registry() becomes local: the grader reaches the reference only
+    # through its registry, and nothing else of it can clash with or be called from student code.
+    # The COMDAT groups go first (-R .group): otherwise the final link would keep the grader's copy
+    # of a shared template (std::vector<StageInfo>, ...) and discard the library's, to which the
+    # library's now-local references still point ("defined in discarded section").
+    # --strip-unneeded then drops every local symbol no relocation needs (and the debug sections).
+    run(["objcopy", "-R", ".group", f"--keep-global-symbol={registry[0]}", "--strip-debug",
+         "--strip-unneeded", f"--keep-symbol={registry[0]}", str(combined), str(final)])
+    leftover = [d for _, _, d in global_symbols(final) if d != REGISTRY_SYMBOL]
+    if leftover:
+        raise HandoutError(f"the reference library still exports {len(leftover)} other symbol(s), e.g. {leftover[0]}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        dest.unlink()
+    run(["ar", "rcsD", str(dest), str(final)])
+    return run([str(nvcc), "--version"]).stdout.strip().splitlines()[-1]
+
+
+# ---- build ---------------------------------------------------------------------------------------
+
+def render_readme(cfg, created, archs_text):
+    cl = cfg["cluster"]
+    gres = cl.get("gres") or "gpu:1"
+    partition = cl.get("partition") or ""
+    srun = f"srun --gres={gres}" + (f" --partition={partition}" if partition else "")
+    extra = []
+    if cfg["deadline"]:
+        extra.append(f"- Deadline: **{cfg['deadline']}** (hand in with `make submit`).")
+    template = Template((TEMPLATES / "README.md.in").read_text())
+    return template.substitute(
+        title=cfg["title"], name=cfg["name"],
+        gpu_hint=f" (on the cluster: {srun} make check)",
+        extra_lines="\n".join(extra) + ("\n" if extra else ""),
+        created=created, archs=archs_text)
+
+
+def build(cfg, dist_override=None):
+    t0 = time.monotonic()
+    dist, out, tarball = handout_paths(cfg, dist_override)
+    files, left_out = select_files(cfg)
+    for rel, why in left_out:
+        say(f"left out {rel}: {why}")
+    if out.exists():
+        if not (out / MANIFEST).exists() and any(out.iterdir()):
+            raise HandoutError(f"{out} exists and is not a handout (no {MANIFEST}): move it away first")
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+    for rel in files:
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dst)
+    with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
+        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work))
+
+    created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    archs_text = ", ".join(cfg["archs"]) + (f" (+ PTX for newer GPUs)" if cfg["ptx"] else "")
+    (out / "README.md").write_text(render_readme(cfg, created, archs_text))
+
+    listed = sorted([*files, REF_LIB, "README.md"])
+    manifest = {
+        "schema": MANIFEST_SCHEMA,
+        "course": cfg["name"],
+        "created": created,
+        "nvcc": nvcc_version,
+        "archs": cfg["archs"],
+        "ptx": cfg["ptx"],
+        "files": {rel: sha256(out / rel) for rel in listed},
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+
+    stamp = int(time.time())
+    tmp = tarball.with_suffix(".tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for rel in sorted([*listed, MANIFEST]):
+            info = tar.gettarinfo(str(out / rel), arcname=f"{out.name}/{rel}")
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = stamp
+            info.mode = 0o755 if os.access(out / rel, os.X_OK) else 0o644
+            with open(out / rel, "rb") as f:
+                tar.addfile(info, f)
+    os.replace(tmp, tarball)
+    size_kb = tarball.stat().st_size // 1024
+    say(f"wrote {out}/ ({len(listed) + 1} files) and {tarball} ({size_kb} KiB) in {time.monotonic() - t0:.0f} s")
+    return out, tarball
+
+
+# ---- check ---------------------------------------------------------------------------------------
+
+class Report:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, status, what, detail=""):
+        self.rows.append((status, what, detail))
+        print(f"  {status:<5} {what}" + (f": {detail}" if detail else ""), flush=True)
+
+    def ok(self, what, detail=""):
+        self.add("ok", what, detail)
+
+    def fail(self, what, detail=""):
+        self.add("FAIL", what, detail)
+
+    def warn(self, what, detail=""):
+        self.add("warn", what, detail)
+
+    def skip(self, what, detail=""):
+        self.add("skip", what, detail)
+
+    @property
+    def failed(self):
+        return [r for r in self.rows if r[0] == "FAIL"]
+
+
+def distinctive_reference_lines():
+    """{normalized line: 'reference/x.cu:N'} for lines of the instructor's reference sources that
+    are solution text: long enough, not boilerplate, and not in the public grader or naive code."""
+    public = set()
+    for p in [*(ROOT / "grader").rglob("*"), ROOT / "student" / "naive.cu"]:
+        if p.is_file() and p.suffix in (".h", ".cpp", ".cu", ".cuh"):
+            public.update(normalize(l) for l in p.read_text(errors="replace").splitlines())
+    # The entry points' signature lines are dictated by the registry, like the instantiations.
+    names = set(re.findall(r"Status\s+(\w+)\s*\(", (ROOT / "grader/include/gemmlab/stages.h").read_text()))
+    signature = re.compile(r"^(template\s*<[^>]*>\s*)?Status\s+(" + "|".join(sorted(names)) + r")\s*\(")
+    lines = {}
+    for src in sorted((ROOT / "reference").rglob("*")):
+        if not src.is_file() or src.suffix not in (".cu", ".cuh", ".h", ".hpp", ".cpp"):
+            continue
+        for n, raw in enumerate(src.read_text(errors="replace").splitlines(), 1):
+            line = normalize(raw)
+            if len(line) < MIN_DISTINCTIVE or line in public or BOILERPLATE.match(line) or signature.match(line):
+                continue
+            lines.setdefault(line, f"{src.relative_to(ROOT).as_posix()}:{n}")
+    return lines
+
+
+def comment_texts(lines):
+    """The text of the comments among `lines` (for the strings scan of the library)."""
+    out = set()
+    for line in lines:
+        for m in re.finditer(r"//\s*(.+)$|/\*\s*(.+?)\s*\*/", line):
+            text = (m.group(1) or m.group(2) or "").strip()
+            if len(text) >= 16:
+                out.add(text)
+    return out
+
+
+def fatbin_entries(blob):
+    """(kind, arch, flags) of every device-code entry in the fatbinaries inside `blob`:
+    kind 'sass' or 'ptx', arch like 90. Layout: a 16-byte header (magic 0xBA55ED50, version,
+    header size, payload size), then entries that each start with kind (u16), a u16, header size
+    (u32), payload size (u64), compressed size (u32), a u32, minor/major (u16 each), arch (u32),
+    name offset and length (u32 each), flags (u64)."""
+    entries, pos = [], 0
+    magic = struct.pack("<I", 0xBA55ED50)
+    while (pos := blob.find(magic, pos)) >= 0:
+        if pos + 16 > len(blob):
+            break
+        _, _, hsize, fat_size = struct.unpack_from("<IHHQ", blob, pos)
+        cursor, end = pos + hsize, pos + hsize + fat_size
+        while cursor + 64 <= min(end, len(blob)):
+            kind, _, ehsize, payload = struct.unpack_from("<HHIQ", blob, cursor)
+            if kind not in (1, 2) or ehsize < 64:
+                break
+            arch = struct.unpack_from("<I", blob, cursor + 28)[0]
+            flags = struct.unpack_from("<Q", blob, cursor + 40)[0]
+            entries.append(("ptx" if kind == 1 else "sass", arch, flags))
+            cursor += ehsize + payload
+        pos = max(end, pos + 4)
+    return entries
+
+
+def safe_extract(tar, dest):
+    """extractall, refusing absolute paths, '..' and links (Python < 3.11.4 has no filter='data')."""
+    for m in tar.getmembers():
+        if m.name.startswith("/") or ".." in m.name.split("/") or not (m.isfile() or m.isdir()):
+            raise HandoutError(f"the tarball holds an unsafe member: {m.name}")
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+    else:
+        tar.extractall(dest)
+
+
+def find_grader(tree):
+    found = sorted(tree.glob("build/*/sub-student-*/gemmlab"))
+    return found[0] if found else None
+
+
+def check_contents(rep, tree, cfg, manifest):
+    listed = set(manifest.get("files", {}))
+    present = {p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()} - {MANIFEST}
+    bad = [rel for rel in listed if rel not in present or sha256(tree / rel) != manifest["files"][rel]]
+    extra = sorted(present - listed)
+    if bad or extra:
+        rep.fail("files match HANDOUT.json", f"changed or missing: {sorted(bad)[:5]}, unlisted: {extra[:5]}")
+    else:
+        rep.ok("files match HANDOUT.json", f"{len(listed)} files")
+
+    forbidden = sorted(rel for rel in present if matches(rel, NEVER + cfg["exclude"])
+                       and rel != REF_LIB)
+    ref_files = sorted(rel for rel in present if rel.startswith("reference/") and rel != REF_LIB)
+    if forbidden or ref_files:
+        rep.fail("no reference source, tuning tool or instructor file", ", ".join((forbidden + ref_files)[:8]))
+    else:
+        rep.ok("no reference source, tuning tool or instructor file", f"reference/ holds only {REF_LIB}")
+
+    required = ["Makefile", "course.toml", "README.md", "docs/student-guide.md", REF_LIB, "student/naive.cu"]
+    missing = [r for r in required if r not in present]
+    if missing:
+        rep.fail("required files present", ", ".join(missing))
+    else:
+        rep.ok("required files present", ", ".join(required))
+
+    # Every relative link of a shipped Markdown file must resolve inside the handout.
+    broken = []
+    for rel in sorted(r for r in present if r.endswith(".md")):
+        text = (tree / rel).read_text(errors="replace")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            if not (tree / rel).parent.joinpath(target).resolve().exists():
+                broken.append(f"{rel} -> {target}")
+    broken = sorted(set(broken))
+    if broken:
+        rep.warn("links in the shipped docs resolve", "; ".join(broken[:6]) + (" ..." if len(broken) > 6 else ""))
+    else:
+        rep.ok("links in the shipped docs resolve")
+
+    # Stubs: the tag is there and a non-baseline stub still says not_implemented.
+    stubs = sorted(p for p in (tree / "student").glob("*.cu") if p.name != "naive.cu")
+    untagged = [p.name for p in stubs if TODO_TAG not in p.read_text() or "Status::not_implemented" not in p.read_text()]
+    if untagged or not stubs:
+        rep.fail(f"stubs carry {TODO_TAG} and return Status::not_implemented", ", ".join(untagged) or "no stubs")
+    else:
+        rep.ok(f"stubs carry {TODO_TAG} and return Status::not_implemented",
+               ", ".join(f"{p.name} ({p.read_text().count(TODO_TAG)})" for p in stubs))
+
+
+def check_no_solution_text(rep, tree):
+    distinctive = distinctive_reference_lines()
+    hits = []
+    for p in sorted(tree.rglob("*")):
+        if not p.is_file() or p.suffix in (".a", ".o", ".gz", ".pdf", ".png"):
+            continue
+        try:
+            text = p.read_text()
+        except UnicodeDecodeError:
+            continue
+        for n, raw in enumerate(text.splitlines(), 1):
+            where = distinctive.get(normalize(raw))
+            if where:
+                hits.append(f"{p.relative_to(tree).as_posix()}:{n} is {where}")
+    if hits:
+        rep.fail("no line of the reference sources in any shipped file", "; ".join(hits[:6]))
+    else:
+        rep.ok("no line of the reference sources in any shipped file",
+               f"{len(distinctive)} distinctive reference lines looked for")
+
+    lib = tree / REF_LIB
+    strings = run(["strings", "-a", "-n", "8", str(lib)]).stdout
+    found_lines = [w for line, w in distinctive.items() if line in strings]
+    found_comments = [c for c in comment_texts(distinctive) if c in strings]
+    if found_lines or found_comments:
+        rep.fail("`strings` of the library shows no reference source or comment",
+                 "; ".join((found_lines + found_comments)[:5]))
+    else:
+        rep.ok("`strings` of the library shows no reference source or comment")
+
+    sections = run(["readelf", "-S", "-W", str(lib)]).stdout
+    debug = sorted(set(re.findall(r"\.(?:debug_\w+|nv_debug\w*|zdebug\w*)", sections)))
+    if debug:
+        rep.fail("library has no debug sections", ", ".join(debug))
+    else:
+        rep.ok("library has no debug sections")
+
+    exported = [d for _, _, d in global_symbols(lib)]
+    if exported != [REGISTRY_SYMBOL]:
+        rep.fail("library exports only the registry", f"{len(exported)} global symbols: {exported[:4]}")
+    else:
+        rep.ok("library exports only the registry", REGISTRY_SYMBOL)
+
+
+def check_archs(rep, tree, manifest):
+    entries = fatbin_entries((tree / REF_LIB).read_bytes())
+    sass = sorted({a for k, a, _ in entries if k == "sass"})
+    ptx = sorted({a for k, a, _ in entries if k == "ptx"})
+    want = sorted({arch_number(a) for a in manifest["archs"]})
+    want_ptx = [max(want)] if manifest.get("ptx") else []
+    debug = [e for e in entries if e[2] & 0x2]  # the fatbinary's debug flag (-G)
+    detail = f"SASS sm_{', sm_'.join(map(str, sass))}" + (f"; PTX compute_{', compute_'.join(map(str, ptx))}" if ptx else "")
+    if sass != want or ptx != want_ptx or debug:
+        rep.fail("device code for the configured archs, no debug", f"{detail} (want sm {want}, ptx {want_ptx})"
+                 + ("; debug device code" if debug else ""))
+    else:
+        rep.ok("device code for the configured archs, no debug", detail)
+
+
+def has_gpu():
+    if not shutil.which("nvidia-smi"):
+        return False
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+
+
+def check_grading(rep, tree, env, log):
+    grader = find_grader(tree)
+    if not grader:
+        rep.fail("the grader was built", "no build/*/sub-student-*/gemmlab")
+        return
+    listing = json.loads(run([str(grader), "list", "--json"], cwd=tree, env=env).stdout)["stages"]
+    missing = [s["name"] for s in listing if not (tree / "student" / f"{s['name']}.cu").is_file()]
+    if missing:
+        rep.fail("every registered stage has its student/<stage>.cu", ", ".join(missing))
+    else:
+        rep.ok("every registered stage has its student/<stage>.cu", ", ".join(s["name"] for s in listing))
+    if not has_gpu():
+        rep.skip("grading the stubs gives not_implemented",
+                 "no GPU here; on a GPU: python3 -m pytest -v tests/py/test_handout.py")
+        return
+    out = tree / "handout-check.json"
+    proc = run([str(grader), "check", "--no-color", "--json", str(out)], cwd=tree, env=env, log=log, check=False)
+    if not out.exists():
+        rep.fail("grading the stubs gives not_implemented", f"gemmlab check wrote no results (exit {proc.returncode})")
+        return
+    baseline = {s["name"] for s in listing if s["baseline"]}
+    wrong = []
+    for r in json.loads(out.read_text())["results"]:
+        want = "passed" if r["stage"] in baseline else "not_implemented"
+        if r["disposition"] != want:
+            wrong.append(f"{r['stage']}/{r['variant']}/{r['precision']}: {r['disposition']}")
+    if wrong:
+        rep.fail("grading the stubs gives not_implemented", "; ".join(wrong[:6]))
+    else:
+        rep.ok("grading the stubs gives not_implemented", "naive passed, every other stage not implemented")
+
+
+def check(cfg, dist_override=None, keep=False):
+    t0 = time.monotonic()
+    _, _, tarball = handout_paths(cfg, dist_override)
+    if not tarball.exists():
+        raise HandoutError(f"{tarball} does not exist: run `make handout` first")
+    scratch = Path(tempfile.mkdtemp(prefix=f"{cfg['name']}-handout-check-"))
+    log = scratch / "handout-check.log"
+    say(f"unpacking {tarball.name} into {scratch}")
+    with tarfile.open(tarball) as tar:
+        tops = {m.name.split("/", 1)[0] for m in tar.getmembers()}
+        safe_extract(tar, scratch)
+    rep = Report()
+    if len(tops) != 1:
+        rep.fail("one top-level directory", ", ".join(sorted(tops)))
+        tree = scratch
+    else:
+        tree = scratch / tops.pop()
+        rep.ok("one top-level directory", tree.name)
+    manifest = json.loads((tree / MANIFEST).read_text()) if (tree / MANIFEST).exists() else {"files": {}, "archs": cfg["archs"]}
+
+    check_contents(rep, tree, cfg, manifest)
+    check_no_solution_text(rep, tree)
+    check_archs(rep, tree, manifest)
+
+    env = clean_env()
+    jobs = os.environ.get("HANDOUT_JOBS", "2")
+    for target, what in ((["-j", jobs], "it builds (make)"), (["-j", jobs, "test"], "its tests pass (make test)")):
+        t = time.monotonic()
+        proc = run(["make", *target], cwd=tree, env=env, log=log, check=False)
+        secs = time.monotonic() - t
+        if proc.returncode == 0:
+            summary = proc.stdout.strip().splitlines()[-1] if target[-1] == "test" else ""
+            rep.ok(what, f"{summary} ({secs:.0f} s)".strip())
+        else:
+            tail = "\n        ".join(proc.stdout.splitlines()[-15:])
+            rep.fail(what, f"exit {proc.returncode} after {secs:.0f} s; last lines:\n        {tail}")
+            break
+    else:
+        check_grading(rep, tree, env, log)
+
+    total = time.monotonic() - t0
+    if rep.failed:
+        say(f"FAILED: {len(rep.failed)} check(s) ({total:.0f} s); the unpacked handout and its log stay in {scratch}")
+        return 1
+    warns = sum(1 for r in rep.rows if r[0] == "warn")
+    say(f"ok: the handout is fit to hand out ({total:.0f} s" + (f", {warns} warning(s)" if warns else "") + ")")
+    if keep:
+        say(f"kept {scratch}")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name, help_ in (("build", "build the handout directory and tarball"),
+                        ("check", "unpack the tarball afresh and check it")):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("--config", default="course.toml", help="the course configuration (course.toml)")
+        p.add_argument("--dist", help="output directory (default: course.toml [handout] dist)")
+        if name == "check":
+            p.add_argument("--keep", action="store_true", help="keep the unpacked handout")
+    args = ap.parse_args()
+    try:
+        cfg = load_config(args.config)
+        if args.command == "build":
+            build(cfg, args.dist)
+            return 0
+        return check(cfg, args.dist, args.keep)
+    except HandoutError as e:
+        print(f"handout: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""The student handout (grader/scripts/handout.py; docs/handout.md).
+
+- Cheap tests of what is selected to ship and of the stubs (no build).
+- `make handout-check` end to end (CI; a few minutes on 2 cores): builds the handout into a
+  temporary directory, unpacks its tarball afresh, builds it, runs its tests, and scans it for
+  solution text. GEMMLAB_SKIP_HANDOUT=1 skips it for quick local runs.
+- On a GPU (`gpu` marker): in an unpacked handout, grading the stubs gives not_implemented for
+  every stage but naive, with the compiled reference's GFLOPS beside them; and with the reference
+  sources copied into student/ the handout gets full marks.
+
+These tests need the instructor repository (reference/*.cu) and never ship in a handout.
+"""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from conftest import ROOT, gpu
+
+pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),
+                                reason="needs the instructor repository (reference/*.cu)")
+
+
+def load_handout_module():
+    spec = importlib.util.spec_from_file_location("handout", ROOT / "grader" / "scripts" / "handout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def clean_env():
+    """No make state from a `make test` that runs us: a nested make must start afresh."""
+    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def run(cmd, cwd, timeout=3600):
+    proc = subprocess.run(cmd, cwd=cwd, env=clean_env(), text=True, timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print(f"$ {' '.join(map(str, cmd))}\n{proc.stdout[-6000:]}")
+    return proc
+
+
+# ---- cheap: what ships -------------------------------------------------------------------------
+
+def test_selection_never_ships_solutions_or_instructor_tests():
+    handout = load_handout_module()
+    cfg = handout.load_config(ROOT / "course.toml")
+    files, _ = handout.select_files(cfg)
+    assert "Makefile" in files and "course.toml" in files and "student/naive.cu" in files
+    for rel in files:
+        assert not rel.startswith("reference/"), rel
+        assert not rel.startswith(("tests/broken/", "tests/gallery/")), rel
+        assert not rel.startswith("tests/py/test_handout"), rel
+        assert rel not in ("grader/scripts/handout.py", "docs/handout.md", "docs/instructor-guide.md"), rel
+        assert "__pycache__" not in rel, rel
+
+
+def test_config_errors_name_the_key(tmp_path):
+    handout = load_handout_module()
+    bad = tmp_path / "course.toml"
+    bad.write_text('[course]\nname = "x"\n[handout]\narchs = ["90"]\n')
+    with pytest.raises(handout.HandoutError, match=r"\[handout\] archs"):
+        handout.load_config(bad)
+
+
+def test_gencode_has_sass_per_arch_and_ptx_for_the_highest():
+    handout = load_handout_module()
+    flags = handout.gencode_flags(["sm_80", "sm_90"], ptx=True)
+    assert flags == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
+                     "-gencode", "arch=compute_90,code=compute_90"]
+
+
+def test_solution_scan_catches_copied_reference_code_but_not_the_stubs():
+    handout = load_handout_module()
+    distinctive = handout.distinctive_reference_lines()
+    for src in sorted((ROOT / "reference").glob("*.cu")):
+        if src.name == "naive.cu":
+            continue  # the baseline ships complete: its lines are public
+        hits = [l for l in src.read_text().splitlines() if handout.normalize(l) in distinctive]
+        assert len(hits) >= 10, f"{src.name}: the scan would not notice a copy of it"
+    for stub in sorted((ROOT / "student").glob("*.cu")):
+        shared = [(n, l) for n, l in enumerate(stub.read_text().splitlines(), 1)
+                  if handout.normalize(l) in distinctive]
+        assert not shared, f"{stub.name} shares lines with the reference: {shared[:3]}"
+
+
+def test_stubs_are_tagged_and_not_implemented():
+    stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
+    assert [p.stem for p in stubs] == ["pitched", "reuse", "tiled", "unrolled"]
+    for p in stubs:
+        text = p.read_text()
+        assert "TODO(student):" in text, p.name
+        assert "return Status::not_implemented;" in text, p.name
+        assert "Written = false;" in text, p.name  # the switch a student flips once the kernel is written
+
+
+# ---- CI: make handout-check --------------------------------------------------------------------
+
+def test_make_handout_check(tmp_path):
+    if os.environ.get("GEMMLAB_SKIP_HANDOUT"):
+        pytest.skip("GEMMLAB_SKIP_HANDOUT is set")
+    proc = run(["make", "--no-print-directory", "handout-check", f"DIST={tmp_path}"], cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-6000:]
+    assert "the handout is fit to hand out" in proc.stdout
+
+
+# ---- GPU: grading inside an unpacked handout ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def unpacked_handout(tmp_path_factory):
+    base = tmp_path_factory.mktemp("handout")
+    proc = run([sys.executable, str(ROOT / "grader" / "scripts" / "handout.py"), "build",
+                "--config", str(ROOT / "course.toml"), "--dist", str(base / "dist")], cwd=ROOT)
+    assert proc.returncode == 0
+    tarball = next((base / "dist").glob("*-handout.tar.gz"))
+    with tarfile.open(tarball) as tar:
+        load_handout_module().safe_extract(tar, base / "unpacked")
+    return next((base / "unpacked").iterdir())
+
+
+def grade(tree):
+    jobs = str(max(2, os.cpu_count() or 2))
+    assert run(["make", "-j", jobs], cwd=tree).returncode == 0
+    proc = run(["make", "grade"], cwd=tree)
+    results = tree / "results" / "student" / "results.json"
+    assert results.exists(), proc.stdout[-4000:]
+    return json.loads(results.read_text())
+
+
+@gpu
+def test_handout_grades_stubs_as_not_implemented_beside_the_reference(unpacked_handout):
+    doc = grade(unpacked_handout)
+    rows = doc["score"]["stages"]
+    assert rows, "no score rows"
+    for row in rows:
+        if row["stage"] == "naive":
+            assert row["disposition"] == "passed", row
+        else:
+            assert row["disposition"] == "not_implemented", row
+            assert row["correctness"] == 0 and row["performance"] == 0, row
+    # The compiled reference was timed in the same run: every reference stage has a speed.
+    reference = doc.get("reference", [])
+    assert reference, "results.json has no reference timings ([scoring] measure_reference?)"
+    for r in reference:
+        speeds = [b.get("gflops") or 0 for b in r.get("bench", [])]
+        assert speeds and all(s > 0 for s in speeds), r
+
+
+@gpu
+def test_handout_with_the_reference_sources_gets_full_marks(unpacked_handout, tmp_path):
+    tree = tmp_path / "with-reference"
+    shutil.copytree(unpacked_handout, tree, ignore=shutil.ignore_patterns("build", "results"))
+    for src in (ROOT / "reference").glob("*.cu"):
+        shutil.copy2(src, tree / "student" / src.name)
+    doc = grade(tree)
+    score = doc["score"]
+    assert score["total"] == pytest.approx(score["max"], rel=1e-6), json.dumps(score["stages"], indent=1)[:4000]
