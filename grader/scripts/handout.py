@@ -52,6 +52,8 @@ NEVER = [
     "tests/py/test_handout*.py",    # needs reference/*.cu
     "tests/broken",                 # deliberately broken stages: nearly solutions
     "tests/gallery",                # adversarial probes of the grader's sandbox
+    "tests/py/test_cluster*.py",    # course staff's tests of the cluster tools: they start a real
+    "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest
     "docs/instructor-guide.md",
     "docs/handout.md",
     "build", "results", "dist", ".deps",

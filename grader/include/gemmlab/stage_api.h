@@ -72,10 +72,20 @@ using PitchedDownloadFn = Status (*)(T* dst, int ld_dst, const PitchedMatrix<T>&
 
 }  // namespace gemmlab
 
+namespace gemmlab {
+// The CUDA error that made a stage return Status::cuda_error through GEMMLAB_TRY, kept because
+// checking an error also clears it: the grader reports this one to the student.
+inline thread_local cudaError_t last_stage_error = cudaSuccess;
+}  // namespace gemmlab
+
 // For stage code: return Status::cuda_error from the enclosing stage when a CUDA call fails, and
 // check a kernel launch right after it with GEMMLAB_CHECK_LAUNCH().
-#define GEMMLAB_TRY(call)                                          \
-    do {                                                           \
-        if ((call) != cudaSuccess) return ::gemmlab::Status::cuda_error; \
+#define GEMMLAB_TRY(call)                                      \
+    do {                                                       \
+        const cudaError_t gemmlab_err_ = (call);               \
+        if (gemmlab_err_ != cudaSuccess) {                     \
+            ::gemmlab::last_stage_error = gemmlab_err_;        \
+            return ::gemmlab::Status::cuda_error;              \
+        }                                                      \
     } while (0)
 #define GEMMLAB_CHECK_LAUNCH() GEMMLAB_TRY(cudaGetLastError())

@@ -1,0 +1,38 @@
+// sandbox.h — what a grader child process may do, set up between fork and exec.
+//
+// run_isolated (isolation.cpp) calls enter_child_sandbox(argv) in the child right before execv. From
+// then on, the child (and the stage code it runs) lives under these rules:
+//
+//   - no core dumps; a process-count limit; it dies with its parent (PR_SET_PDEATHSIG);
+//   - a fresh scratch directory as its working directory, HOME and TMPDIR;
+//   - its report pipe moved from the fd named on its command line to a random high fd (fd 3 is closed),
+//     and argv rewritten to name the new one — a careless "write a pass to fd 3" reaches nothing;
+//   - seccomp: fork/vfork/clone of a process, exec of anything but the grader, signals to other
+//     processes, ptrace and cross-process memory access end the child with SIGSYS ("Bad system call");
+//   - Landlock (Linux 5.13+): it creates and writes files only in its scratch directory (plus the
+//     existing device files under /dev and /proc), and reads only system and library directories,
+//     its scratch directory, the grader executable and files named on its command line (relative
+//     names are made absolute there) — not the repository, the results, the reference solutions or
+//     other students' submissions. So a child gets its inputs on its command line or its report
+//     and its results go back over the report pipe: the parent writes
+//     every results file.
+//
+// What this does not stop is written down in docs/gallery.md ("What the sandbox does not cover").
+// GEMMLAB_SANDBOX=off|no-seccomp|no-landlock relaxes it (for debugging a machine where it gets in the
+// way; the child's first report says what was enforced). GEMMLAB_SANDBOX_READ=dir:dir adds readable
+// directories.
+#pragma once
+
+namespace gemmlab {
+
+// In a freshly forked child, before execv(argv[0], argv): applies everything above and writes one
+// {"event":"sandbox", ...} line to the report descriptor saying what it enforced. Never fails: a part
+// the kernel does not support is skipped and named in that line. `argv` is the child's command line;
+// its "--report-fd N" entry is rewritten in place.
+void enter_child_sandbox(char** argv);
+
+// In the parent, after the child with this pid has been reaped: removes its scratch directory.
+// (Children also sweep away scratch directories of children that no longer exist.)
+void remove_child_scratch(int pid);
+
+}  // namespace gemmlab

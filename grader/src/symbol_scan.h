@@ -1,0 +1,34 @@
+// symbol_scan.h — the build-time symbol scan as `gemmlab grade` sees it. grader/scripts/scan_symbols.py
+// (make scan; every build of the grader) writes $(SUB_BUILD)/symbols.json beside the grader binary:
+// per stage, the calls a stage may not make (a library GEMM, dlopen/dlsym, processes, files, device
+// resets). A stage it names is `rejected`, whatever its check and benchmark said (docs/gallery.md).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gemmlab {
+
+struct SymbolScan {
+    std::string path;                              // the file read; "" when there was none
+    std::map<std::string, std::string> rejected;   // stage name -> problem (names the symbol)
+};
+
+// The file beside the running grader: <directory of /proc/self/exe>/symbols.json.
+std::string default_symbol_scan_path();
+
+// Reads a symbols.json (schema gemmlab.symbols/1). A file that does not exist gives an empty scan
+// with path ""; an unreadable or malformed one throws std::runtime_error (a grade must not quietly
+// skip the scan).
+SymbolScan load_symbol_scan(const std::string& path);
+
+// Marks every result (results[] of docs/results-schema.md) of a rejected stage `rejected` with the
+// scan's problem, keeping its cases and process record; returns how many results it changed.
+int apply_symbol_scan(const SymbolScan& scan, nlohmann::json& results);
+
+// {"path": ..., "rejected": {stage: problem}} — what a results file records of the scan.
+nlohmann::json to_json(const SymbolScan& scan);
+
+}  // namespace gemmlab

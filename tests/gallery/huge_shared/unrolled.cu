@@ -1,0 +1,44 @@
+// tests/gallery/huge_shared/unrolled.cu — gallery entry "huge_shared"
+// unrolled: launches with 160 KiB of dynamic shared memory, no opt-in.
+// Not a model to follow: a submission the grader must survive and see through; README.md says what
+// the grader has to conclude. The arithmetic is the naive kernel's, so only the misbehaviour differs.
+#include "gemmlab/stages.h"
+
+namespace gemmlab::GEMMLAB_NS {
+namespace {
+
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 8;
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+greedy_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, const T* __restrict__ B, int ldb,
+              T beta, T* __restrict__ C, int ldc) {
+    extern __shared__ unsigned char scratch[];
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    scratch[threadIdx.y * blockDim.x + threadIdx.x] = 1;
+    if (row >= M || col >= N) return;
+    T acc = T(0);
+    for (int k = 0; k < K; ++k) acc += A[row * lda + k] * B[k * ldb + col];
+    T* c = &C[row * ldc + col];
+    *c = (beta == T(0)) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+}  // namespace
+
+template <typename T>
+Status gemm_unrolled(const GemmProblem<T>& p) {
+    constexpr size_t kSharedBytes = 160 * 1024;  // over the 48 KiB default: needs cudaFuncSetAttribute
+    const dim3 block(kBlockX, kBlockY);
+    const dim3 grid((p.N + kBlockX - 1) / kBlockX, (p.M + kBlockY - 1) / kBlockY);
+    greedy_kernel<T><<<grid, block, kSharedBytes, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb,
+                                                              p.beta, p.C, p.ldc);
+    GEMMLAB_CHECK_LAUNCH();
+    return Status::ok;
+}
+
+template Status gemm_unrolled<float>(const GemmProblem<float>&);
+template Status gemm_unrolled<double>(const GemmProblem<double>&);
+
+}  // namespace gemmlab::GEMMLAB_NS

@@ -1,0 +1,157 @@
+"""CI (no GPU needed): the grader's process isolation and sandbox against hostile behaviour.
+
+tests/gallery/probe/sandbox_probe.cpp links the real isolation.cpp and sandbox.cpp without CUDA: its
+parent runs a child through run_isolated exactly as `gemmlab check` runs a stage, and the child does
+what a hostile stage would (fork, kill the grader, exec a shell, write and read outside its scratch
+directory, forge reports on fd 3, sleep, flood its output, exit). The grader's side must survive each
+one and see it for what it is. docs/gallery.md, "The sandbox", lists what is enforced.
+"""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE_SRC = ROOT / "tests" / "gallery" / "probe" / "sandbox_probe.cpp"
+SIGSYS = 31
+
+
+@pytest.fixture(scope="session")
+def probe():
+    out = ROOT / "build" / "gallery-ci" / "sandbox_probe"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cxx = os.environ.get("CXX", "g++")
+    if not shutil.which(cxx):
+        pytest.skip(f"no host C++ compiler ({cxx})")
+    sources = [PROBE_SRC, ROOT / "grader/src/isolation.cpp", ROOT / "grader/src/sandbox.cpp"]
+    subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "grader/src"),
+                    "-I", str(ROOT / "grader/include"), *map(str, sources), "-o", str(out), "-lpthread"],
+                   check=True)
+    return out
+
+
+def run_probe(probe, scenario, *args, env=None, cwd=None):
+    """The parent's view of one child run: {"survived", "events", "finished", "signal", ...}."""
+    proc = subprocess.run([str(probe), "parent", scenario, *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), cwd=cwd, timeout=60)
+    assert proc.returncode == 0, f"the parent did not survive {scenario}: rc {proc.returncode}\n{proc.stderr}"
+    out = json.loads(proc.stdout)
+    assert out["survived"]
+    return out
+
+
+def event(outcome, name):
+    found = [e for e in outcome["events"] if e.get("event") == name]
+    return found[0] if found else None
+
+
+def sandbox(outcome):
+    s = event(outcome, "sandbox")
+    assert s, f"no sandbox report: {outcome}"
+    return s
+
+
+def needs_landlock(outcome):
+    state = sandbox(outcome)["landlock"]
+    if not state.startswith("on"):
+        pytest.skip(f"Landlock is not enforced on this kernel ({state})")
+
+
+def test_a_well_behaved_child_reports_and_runs_in_a_fresh_scratch_directory(probe):
+    o = run_probe(probe, "ok")
+    assert o["finished"] and o["exit_code"] == 0
+    s = sandbox(o)
+    assert s["seccomp"] == "on"
+    assert s["core_dumps"] is False
+    start = event(o, "start")
+    scratch = s["scratch"]
+    assert "gemmlab-scratch-" in scratch
+    assert start["cwd"] == scratch and start["home"] == scratch and start["tmpdir"] == scratch
+    assert start["report_fd"] == s["report_fd"] and start["report_fd"] >= 64  # not fd 3
+    assert event(o, "probe")["scratch_write"] == "WROTE"
+
+
+def test_the_next_child_sweeps_away_the_scratch_of_a_finished_one(probe):
+    first = sandbox(run_probe(probe, "ok"))["scratch"]
+    assert Path(first).exists()  # left behind: nothing removes it until the next child
+    second = sandbox(run_probe(probe, "ok"))["scratch"]
+    assert not Path(first).exists()
+    assert Path(second).exists()
+
+
+@pytest.mark.parametrize("scenario", ["fork", "kill_parent", "exec_shell", "setsid"])
+def test_process_escapes_end_the_child_with_sigsys(probe, scenario):
+    o = run_probe(probe, scenario)
+    assert o["signal"] == SIGSYS, o
+    assert "Bad system call" in o["end"]
+    assert not o["finished"]
+    assert event(o, "probe") is None  # it never got past the forbidden call
+
+
+def test_threads_and_signals_to_itself_are_allowed(probe):
+    o = run_probe(probe, "threads")
+    assert o["finished"] and event(o, "probe")["thread_sum"] == 42
+    o = run_probe(probe, "abort")
+    assert o["signal"] == 6  # abort() signals itself: allowed
+
+
+def test_reports_forged_on_fd_3_or_stdout_are_never_believed(probe):
+    o = run_probe(probe, "write_fd3")
+    assert event(o, "probe")["fd3_write"].startswith("blocked")  # fd 3 is closed in the child
+    assert not any(e.get("forged") for e in o["events"])
+    assert '"forged":true' in o["output_tail"]  # printed, kept for people, never parsed
+
+
+def test_writes_outside_the_scratch_directory_are_blocked(probe, tmp_path):
+    o = run_probe(probe, "write_outside", tmp_path)
+    needs_landlock(o)
+    p = event(o, "probe")
+    assert p["outside"].startswith("blocked") and p["tmp"].startswith("blocked"), p
+    assert p["home"] == "WROTE" and p["cwd"] == "WROTE"  # HOME and cwd are the scratch directory
+    assert not (tmp_path / "gemmlab-gallery-pwned").exists()
+    assert not list(Path("/tmp").glob("gemmlab-gallery-pwned-*"))
+
+
+def test_reads_outside_are_blocked_but_system_files_and_arguments_are_not(probe, tmp_path):
+    (tmp_path / "secret.txt").write_text("another student's kernel\n")
+    o = run_probe(probe, "read_outside", tmp_path)
+    needs_landlock(o)
+    p = event(o, "probe")
+    assert p["outside"].startswith("blocked"), p
+    assert p["etc_passwd"] == "READ"
+    # A file named on the command line (e.g. a plan or a config) stays readable, even by a relative
+    # name from the parent's directory: the sandbox makes it absolute before the chdir.
+    o = run_probe(probe, "read_argument", "secret.txt", cwd=tmp_path)
+    p = event(o, "probe")
+    assert p["argument"] == "READ" and p["argument_path"] == str(tmp_path / "secret.txt")
+
+
+def test_a_sleeping_child_is_killed_at_the_idle_limit(probe):
+    o = run_probe(probe, "sleep", "--idle", "1")
+    assert o["timed_out"] and not o["finished"]
+    assert o["seconds"] < 10
+
+
+def test_an_output_flood_is_capped(probe):
+    o = run_probe(probe, "flood", "--output-bytes", "65536")
+    assert o["finished"]  # writes past the cap fail; the child goes on
+    assert len(o["output_tail"].encode()) <= 4096
+
+
+def test_exit_in_the_middle_is_not_finished(probe):
+    o = run_probe(probe, "exit")
+    assert not o["finished"] and o["exit_code"] == 0
+
+
+def test_gemmlab_sandbox_off_says_so(probe):
+    s = sandbox(run_probe(probe, "ok", env={"GEMMLAB_SANDBOX": "off"}))
+    assert s["seccomp"] == "off" and s["landlock"] == "off"
+
+
+def test_a_parent_with_no_other_descriptors_still_gets_reports(probe):
+    """pipe() then returns fds 3 and 4: the read end is the report fd number (found by the gallery)."""
+    o = run_probe(probe, "ok", "--low-fds")
+    assert o["finished"]
