@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""make_report.py — the lab report: measures the report benchmark set, draws figures and tables, and
+renders report/report.pdf from the student's report/report.md with Pandoc.
+
+Three steps, each usable alone, because the GPU node and the machine with Pandoc may differ:
+  1. measure (GPU): `gemmlab bench` on the set of course.toml [report] -> report/build/results/*.json
+     (skipped with --reuse while the grader binary and the set are unchanged);
+  2. figures and tables (matplotlib) -> report/build/generated/;
+  3. PDF (pandoc + xelatex) -> report/report.pdf. Where pandoc is missing, step 3 is skipped with a
+     note: run `make report-pdf` (steps 2 and 3 from the saved results) where pandoc is installed.
+
+  make report                 all three (RERUN=0: reuse fresh measurements)
+  make report-pdf             steps 2 and 3 from report/build/results (no GPU, no grader build)
+  report/make_report.py --from tests/fixtures/report --out /tmp/r.pdf     render saved results
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from report_data import (GRADE_FILE, REGISTRY_FILE, RUN_FILE, ReportError, load_dataset,  # noqa: E402
+                         load_report_set, shape_str)
+from report_render import ToolsMissing, render, scan_template  # noqa: E402
+
+BUILD = HERE / "build"
+NO_GPU_EXIT = 3  # the grader's exit status when the machine has no GPU
+
+
+def say(text=""):
+    print(f"report: {text}" if text else "", flush=True)
+
+
+# ---- step 1: measure -------------------------------------------------------------------------
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def git_commit():
+    """(commit, dirty) of the repository, or (None, None) outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        if head.returncode != 0:
+            return None, None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                capture_output=True, text=True)
+        return head.stdout.strip(), bool(status.stdout.strip())
+    except OSError:
+        return None, None
+
+
+def bench_file(prec):
+    return f"bench-{prec}.json"
+
+
+def expected_files(rs):
+    return [bench_file(p) for p in rs.precisions]
+
+
+def fresh_reason(results_dir, grader, rs):
+    """None when the saved measurements can be reused, else why not."""
+    run_path = results_dir / RUN_FILE
+    if not run_path.exists():
+        return "there are no earlier measurements"
+    try:
+        run = json.loads(run_path.read_text())
+    except json.JSONDecodeError:
+        return f"{run_path} is damaged"
+    if run.get("provisional"):
+        return "the saved results are provisional fixture data"
+    if run.get("grader_sha256") != sha256_of(grader):
+        return "the grader (with your stages in it) was rebuilt since"
+    if run.get("report_set") != rs.fingerprint():
+        return "course.toml [report] changed since"
+    missing = [f for f in expected_files(rs) + [REGISTRY_FILE] if not (results_dir / f).exists()]
+    if missing:
+        return f"{', '.join(missing)} missing"
+    return None
+
+
+def run_grader(grader, *args):
+    return subprocess.run([str(grader), *args], capture_output=True, text=True)
+
+
+def measure(grader, config, rs, results_dir, grade_source, reuse, submission=None):
+    grader = Path(grader)
+    if not grader.exists():
+        raise ReportError(f"the grader {grader} is not built: run `make` first (make report builds it)")
+    results_dir.mkdir(parents=True, exist_ok=True)
+    if reuse:
+        why = fresh_reason(results_dir, grader, rs)
+        if why is None:
+            copy_grade(grade_source, results_dir)
+            run = json.loads((results_dir / RUN_FILE).read_text())
+            say(f"reusing the measurements of {run.get('created', '?')} in {results_dir} "
+                "(grader and report set unchanged; RERUN=1 measures again)")
+            return
+        say(f"measuring again: {why}")
+
+    listing = run_grader(grader, "list", "--json")
+    if listing.returncode != 0:
+        raise ReportError(f"`{grader} list --json` failed:\n{listing.stderr.strip()}")
+    # Measure into a fresh folder and replace the saved results only when every run succeeded: a
+    # failed or interrupted run (no GPU, a crash) never costs earlier measurements.
+    new_dir = results_dir.with_name(results_dir.name + ".partial")
+    shutil.rmtree(new_dir, ignore_errors=True)
+    new_dir.mkdir(parents=True)
+    (new_dir / REGISTRY_FILE).write_text(listing.stdout)
+    help_text = run_grader(grader, "bench", "--help")
+    if help_text.returncode != 0:
+        raise ReportError(f"this grader has no `bench` command yet ({grader} bench --help failed)")
+    options = help_text.stdout + help_text.stderr
+    extra = []
+    if "--max-seconds" in options:
+        extra += ["--max-seconds", f"{rs.max_seconds_per_shape:g}"]
+    else:
+        say("warning: this grader's bench has no --max-seconds; the report set may take longer")
+    if "--config" in options and config and Path(config).exists():
+        extra += ["--config", str(config)]
+    if "--submission" in options and submission:
+        extra += ["--submission", str(submission)]
+
+    # One bench run per precision with every shape of the set: the bench checks every stage before
+    # timing it, so fewer runs means fewer checks.
+    shapes = list(dict.fromkeys(s for _, _, group in rs.groups() for s in group))
+    what = "; ".join(f"{len(group)} {desc}" for _, desc, group in rs.groups())
+    say(f"measuring the report set: {len(shapes)} shapes ({what}) in {', '.join(rs.precisions)}, every "
+        f"stage next to naive and cuBLAS, at most {rs.max_seconds_per_shape:g} s of timing per stage and shape")
+    started = time.monotonic()
+    commands = []
+    try:
+        for i, prec in enumerate(rs.precisions, 1):
+            out = new_dir / bench_file(prec)
+            cmd = [str(grader), "bench", "--prec", prec, "--shapes", ",".join(shape_str(s) for s in shapes),
+                   *extra, "--json", str(out)]
+            say(f"[{i}/{len(rs.precisions)}] {prec}: {len(shapes)} shapes "
+                f"({time.monotonic() - started:.0f} s so far)")
+            t0 = time.monotonic()
+            proc = subprocess.run(cmd)
+            commands.append(" ".join(cmd))
+            if proc.returncode == NO_GPU_EXIT:
+                raise ReportError("measuring needs a GPU. On the course cluster: srun --gres=gpu:1 make report\n"
+                                  "  To render the PDF from measurements you already have: make report-pdf")
+            if proc.returncode not in (0, 1) or not out.exists():
+                raise ReportError(f"`{' '.join(cmd)}` ended with status {proc.returncode} and "
+                                  f"{'no' if not out.exists() else 'a partial'} results file")
+            if proc.returncode == 1:
+                say(f"  some stage failed in this run: the report shows which (see {out.name})")
+            say(f"  done in {time.monotonic() - t0:.1f} s")
+    except BaseException:  # no GPU, a failed run, Ctrl-C: keep the earlier results as they were
+        shutil.rmtree(new_dir, ignore_errors=True)
+        raise
+
+    commit, dirty = git_commit()
+    run = {"tool": "report/make_report.py",
+           "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": commit, "commit_dirty": dirty, "host": socket.gethostname(),
+           "grader": str(grader), "grader_sha256": sha256_of(grader),
+           "report_set": rs.fingerprint(), "seconds": round(time.monotonic() - started, 1),
+           "commands": commands}
+    (new_dir / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
+    for old in [*results_dir.glob("bench-*.json"), results_dir / RUN_FILE, results_dir / REGISTRY_FILE]:
+        old.unlink(missing_ok=True)  # never mix runs of different sets
+    for new in new_dir.iterdir():
+        new.replace(results_dir / new.name)
+    new_dir.rmdir()
+    copy_grade(grade_source, results_dir)
+    say(f"measured in {run['seconds']:.0f} s; results in {results_dir}")
+
+
+def copy_grade(grade_source, results_dir):
+    """Keeps a copy of the latest `make grade` result beside the report's results, for the scores."""
+    target = results_dir / GRADE_FILE
+    if grade_source and Path(grade_source).is_file():
+        try:
+            doc = json.loads(Path(grade_source).read_text())
+        except json.JSONDecodeError:
+            say(f"warning: {grade_source} is not valid JSON; the report shows no score")
+            return
+        if doc.get("kind") == "grade":
+            shutil.copyfile(grade_source, target)
+            return
+    target.unlink(missing_ok=True)
+
+
+# ---- steps 2 and 3 ---------------------------------------------------------------------------
+
+def build_generated(ds, rs, generated_dir):
+    try:
+        import report_figures
+    except ImportError as e:
+        raise ReportError(f"the figures need matplotlib ({e}); install python3-matplotlib "
+                          "(`make setup`) or run with the Python that has it") from None
+    from report_tables import generated_blocks
+
+    if generated_dir.exists():
+        shutil.rmtree(generated_dir)
+    figures = report_figures.draw_all(ds, rs, generated_dir / "figures")
+    blocks = generated_blocks(ds, rs, figures, report_figures.pitched_pairs(ds))
+    for name, text in blocks.items():
+        (generated_dir / f"{name}.md").write_text(text, encoding="utf-8")
+    drawn = [f.name for f in figures if f.path]
+    say(f"{len(drawn)} figures and {len(blocks) - len(figures)} tables in {generated_dir}")
+    return blocks
+
+
+def describe_run(ds):
+    """(footer line, PDF metadata) naming the GPU, clocks, driver, CUDA, date and commit."""
+    env, run = ds.environment, ds.run
+    gpu = (env.get("gpu") or {}).get("name", "no GPU")
+    when = (run.get("created") or ds.created or "")[:10] or "not measured"
+    parts = [gpu]
+    if env.get("driver_version"):
+        parts.append(f"driver {env['driver_version']}")
+    if env.get("cuda_runtime"):
+        parts.append(f"CUDA {env['cuda_runtime']}")
+    parts.append(f"measured {when}")
+    if run.get("commit"):
+        parts.append(f"commit {run['commit'][:12]}" + ("+" if run.get("commit_dirty") else ""))
+    footer = " · ".join(parts)
+    clock = (env.get("gpu") or {}).get("max_sm_clock_mhz")
+    subject = "GEMM Lab report measured on " + ", ".join(
+        parts[:1] + ([f"max SM clock {clock} MHz"] if clock else []) + parts[1:])
+    return footer, {"subject": subject, "keywords": f"GEMM, CUDA, SGEMM, DGEMM, {gpu}"}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0].split("— ", 1)[-1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--grader", help="the gemmlab binary that measures (make report passes it)")
+    ap.add_argument("--config", default=str(ROOT / "course.toml"), help="course.toml ([report] section)")
+    ap.add_argument("--results", help="the submission's results folder; its results.json (make grade) "
+                                      "gives the scores")
+    ap.add_argument("--submission", help="the submission folder, recorded in the results")
+    ap.add_argument("--reuse", action="store_true", help="reuse measurements while grader and set are unchanged")
+    ap.add_argument("--render-only", action="store_true", help="no measuring: figures, tables and PDF "
+                                                               "from saved results")
+    ap.add_argument("--from", dest="from_dir", help="render these saved results (a copy of "
+                                                    "report/build/results, e.g. tests/fixtures/report)")
+    ap.add_argument("--build", default=str(BUILD), help="work folder (default report/build)")
+    ap.add_argument("--template", default=str(HERE / "report.md"), help="the report text (default report/report.md)")
+    ap.add_argument("--out", default=str(HERE / "report.pdf"), help="the PDF (default report/report.pdf)")
+    args = ap.parse_args(argv)
+
+    try:
+        build = Path(args.build)
+        rs = load_report_set(args.config)
+        results_dir = Path(args.from_dir) if args.from_dir else build / "results"
+        if not (args.render_only or args.from_dir):
+            if not args.grader:
+                raise ReportError("measuring needs --grader (make report passes it); "
+                                  "use --render-only to render saved results")
+            grade = Path(args.results) / "results.json" if args.results else None
+            measure(args.grader, args.config, rs, results_dir, grade, args.reuse, args.submission)
+        elif args.results and not args.from_dir and results_dir.is_dir():
+            copy_grade(Path(args.results) / "results.json", results_dir)
+
+        ds = load_dataset(results_dir)
+        generated = build / "generated"
+        blocks = build_generated(ds, rs, generated)
+        for warning in scan_template(args.template, set(blocks), ROOT, ds.stage_names()):
+            say(f"warning: {warning}")
+        footer, pdf_meta = describe_run(ds)
+        try:
+            render(args.template, generated, build / "latex", args.out, ROOT, footer, pdf_meta)
+        except ToolsMissing as e:
+            say(f"{e}: the PDF is not rendered here.")
+            say(f"  Measurements, figures and tables are saved in {build}. Finish the PDF on a "
+                "machine with pandoc and xelatex (`make setup` installs them), in this same folder:")
+            say("    make report-pdf")
+            return 0
+        say(f"wrote {args.out}")
+        return 0
+    except ReportError as e:
+        print(f"report: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("report: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

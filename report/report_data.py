@@ -1,0 +1,415 @@
+"""report_data.py — what the lab report is made from: the report benchmark set (course.toml [report]),
+the stage registry (`gemmlab list --json`) and the results files (docs/results-schema.md), read into
+one `Dataset` that the figures and tables query.
+
+Nothing here names a stage: stages, their order, titles and variants come from the registry; which
+stage is the baseline and which ones build pitched operands come from its `baseline` and `operands`
+fields.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RESULTS_SCHEMA = "gemmlab.results/1"
+REGISTRY_FILE = "registry.json"  # `gemmlab list --json`, saved beside the results
+RUN_FILE = "report-run.json"     # how and where the report set was measured (make_report.py)
+GRADE_FILE = "grade.json"        # a copy of the latest `make grade` result, for the score column
+PRECISIONS = ("float", "double")
+
+
+class ReportError(Exception):
+    """A problem the user can fix; printed as one message, without a stack trace."""
+
+
+# ---- the report benchmark set ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReportSet:
+    """The shapes `make report` measures. Defaults here; course.toml [report] overrides them."""
+    square_sizes: tuple = (256, 384, 512, 768, 1000, 1024, 1536, 2000, 2048, 3000, 4096, 6144, 8192)
+    odd_sizes: tuple = (1001, 1023, 2047, 2049, 4095)
+    rect_shapes: tuple = ("8192x8192x256", "256x256x16384", "16384x64x4096", "64x16384x4096",
+                          "8192x128x8192")
+    precisions: tuple = PRECISIONS
+    headline_size: int = 4096
+    max_seconds_per_shape: float = 0.5
+    gpu_peaks: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def groups(self):
+        """(name, what it is for, shapes) of each group of shapes, in the order they are measured."""
+        return [
+            ("square", f"square sizes {self.square_sizes[0]}..{self.square_sizes[-1]}",
+             [(n, n, n) for n in self.square_sizes]),
+            ("odd", "sizes that are not multiples of the tile or vector width",
+             [(n, n, n) for n in self.odd_sizes]),
+            ("rect", "tall-skinny and wide shapes", [parse_shape(s) for s in self.rect_shapes]),
+        ]
+
+    def fingerprint(self):
+        """What decides whether earlier measurements are still the report set."""
+        return {"groups": [[g, [list(s) for s in shapes]] for g, _, shapes in self.groups()],
+                "precisions": list(self.precisions), "max_seconds_per_shape": self.max_seconds_per_shape}
+
+
+SHAPE_RE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+
+
+def parse_shape(text):
+    m = SHAPE_RE.match(str(text))
+    if not m:
+        raise ReportError(f"'{text}' is not a shape: write MxNxK, e.g. 4096x4096x256")
+    return tuple(int(v) for v in m.groups())
+
+
+def shape_str(shape):
+    return "x".join(str(v) for v in shape)
+
+
+def load_report_set(config_path):
+    """Reads course.toml [report]; every key is optional. Wrong keys and values are named."""
+    defaults = ReportSet()
+    if config_path is None or not Path(config_path).exists():
+        return defaults
+    try:
+        with open(config_path, "rb") as f:
+            section = tomllib.load(f).get("report", {})
+    except tomllib.TOMLDecodeError as e:
+        raise ReportError(f"{config_path}: {e}") from None
+    where = f"{config_path} [report]"
+    known = {f for f in ReportSet.__dataclass_fields__}
+    for key in section:
+        if key not in known:
+            raise ReportError(f"{where}: unknown key '{key}' (known: {', '.join(sorted(known))})")
+    values = {}
+
+    def sizes(key):
+        v = section[key]
+        if not (isinstance(v, list) and v and all(isinstance(n, int) and n > 0 for n in v)):
+            raise ReportError(f"{where}: {key} must be a list of positive integers, got {v!r}")
+        return tuple(sorted(set(v)))
+
+    for key in ("square_sizes", "odd_sizes"):
+        if key in section:
+            values[key] = sizes(key)
+    if "rect_shapes" in section:
+        v = section["rect_shapes"]
+        if not isinstance(v, list):
+            raise ReportError(f"{where}: rect_shapes must be a list of \"MxNxK\" strings")
+        for s in v:
+            parse_shape(s)
+        values["rect_shapes"] = tuple(v)
+    if "precisions" in section:
+        v = section["precisions"]
+        if not (isinstance(v, list) and v and all(p in PRECISIONS for p in v)):
+            raise ReportError(f"{where}: precisions must be a list of \"float\"/\"double\", got {v!r}")
+        values["precisions"] = tuple(v)
+    if "headline_size" in section:
+        v = section["headline_size"]
+        if not (isinstance(v, int) and v > 0):
+            raise ReportError(f"{where}: headline_size must be a positive integer, got {v!r}")
+        values["headline_size"] = v
+    if "max_seconds_per_shape" in section:
+        v = section["max_seconds_per_shape"]
+        if not (isinstance(v, (int, float)) and v > 0):
+            raise ReportError(f"{where}: max_seconds_per_shape must be a positive number, got {v!r}")
+        values["max_seconds_per_shape"] = float(v)
+    if "gpu_peaks" in section:
+        v = section["gpu_peaks"]
+        if not isinstance(v, dict) or not all(isinstance(x, dict) for x in v.values()):
+            raise ReportError(f"{where}: gpu_peaks must be tables, e.g. [report.gpu_peaks.\"NVIDIA H100 PCIe\"]")
+        values["gpu_peaks"] = v
+    return ReportSet(**{**defaults.__dict__, **values})
+
+
+# ---- results ---------------------------------------------------------------------------------
+
+@dataclass
+class Point:
+    """One timed shape of one stage × variant × precision."""
+    shape: tuple
+    disposition: str
+    gflops: float | None
+    time_ms: float | None
+    spread_pct: float | None
+    x_naive: float | None
+    pct_cublas: float | None
+    sm_clock_mhz: float | None
+    throttled: bool = False  # NVML saw a power, thermal or hardware slowdown while timing it
+
+
+@dataclass
+class StageResult:
+    stage: str
+    variant: str
+    precision: str
+    disposition: str
+    problem: str
+    points: dict = field(default_factory=dict)  # shape -> Point
+
+    def gflops(self, shape):
+        p = self.points.get(shape)
+        return p.gflops if p and p.disposition == "passed" and p.gflops else None
+
+
+@dataclass
+class Dataset:
+    registry: list            # stages as `gemmlab list --json` prints them
+    results: dict             # (stage, variant, precision) -> StageResult
+    baselines: dict           # (precision, shape) -> {"naive_gflops": .., "cublas_gflops": ..}
+    environment: dict
+    created: str
+    run: dict                 # report-run.json: commit, when, commands
+    grade: dict | None        # the score object of a grade result
+    sources: list             # the files read
+
+    # -- the registry --
+    def stage(self, name):
+        return next((s for s in self.registry if s["name"] == name), None)
+
+    def stage_names(self):
+        names = [s["name"] for s in self.registry]
+        extra = sorted({k[0] for k in self.results} - set(names))  # results of stages no longer listed
+        return names + extra
+
+    def title(self, name):
+        s = self.stage(name)
+        return s["title"] if s else name
+
+    def variants(self, name):
+        s = self.stage(name)
+        if s:
+            return list(s["variants"]) or [""]
+        return sorted({k[1] for k in self.results if k[0] == name})
+
+    def baseline_stage(self):
+        return next((s["name"] for s in self.registry if s.get("baseline")), None)
+
+    # -- results --
+    def result(self, stage, variant, precision):
+        return self.results.get((stage, variant, precision))
+
+    def implemented(self, stage, precision):
+        """True when some variant of the stage passed and was timed in this precision."""
+        return any(self.best_gflops(stage, v, precision) for v in self.variants(stage))
+
+    def best_gflops(self, stage, variant, precision):
+        r = self.result(stage, variant, precision)
+        vals = [p.gflops for p in r.points.values() if p.disposition == "passed" and p.gflops] if r else []
+        return max(vals) if vals else None
+
+    def status(self, stage, precision):
+        """('ok', '') or (disposition, one sentence) for a stage that has no timed data."""
+        if self.implemented(stage, precision):
+            return "ok", ""
+        rs = [self.result(stage, v, precision) for v in self.variants(stage)]
+        rs = [r for r in rs if r]
+        if not rs:
+            return "not_measured", "not measured yet (run `make report` on a GPU)"
+        for r in rs:
+            if r.disposition not in ("not_implemented", "passed"):
+                return r.disposition, f"{r.disposition.replace('_', ' ')}: {r.problem}".rstrip(": ")
+        if all(r.disposition == "not_implemented" for r in rs):
+            return "not_implemented", "not implemented yet"
+        return "no_data", "no timed shapes"
+
+    def chosen_variant(self, stage, precision):
+        """The variant that stands for a stage in figures and tables: the one the grade used, else the
+        fastest at the largest size that every timed variant has."""
+        variants = self.variants(stage)
+        if len(variants) == 1:
+            return variants[0]
+        if self.grade:
+            for row in self.grade.get("stages", []):
+                if row.get("stage") == stage and row.get("precision") == precision and \
+                        row.get("variant_used") in variants:
+                    return row["variant_used"]
+        timed = [v for v in variants if self.best_gflops(stage, v, precision)]
+        if not timed:
+            return variants[0]
+        common = set.intersection(*(set(s for s, p in self.result(stage, v, precision).points.items()
+                                        if p.disposition == "passed" and p.gflops) for v in timed))
+        if common:
+            shape = max(common, key=lambda s: s[0] * s[1] * s[2])
+            return max(timed, key=lambda v: self.result(stage, v, precision).gflops(shape))
+        return max(timed, key=lambda v: self.best_gflops(stage, v, precision))
+
+    def label(self, stage, variant):
+        return f"{stage} ({variant})" if variant else stage
+
+    def baseline(self, precision, shape):
+        """(naive GFLOPS, cuBLAS GFLOPS) for one shape; None where unknown."""
+        b = self.baselines.get((precision, shape), {})
+        return b.get("naive_gflops"), b.get("cublas_gflops")
+
+    def score_row(self, stage, precision):
+        if not self.grade:
+            return None
+        return next((r for r in self.grade.get("stages", [])
+                     if r.get("stage") == stage and r.get("precision") == precision), None)
+
+
+# Which disposition a stage shows when runs of the report set disagree: a failure anywhere wins.
+_SEVERITY = {"no_gpu": 0, "skipped": 1, "not_implemented": 2, "passed": 3}
+
+
+def _num(v):
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _shape_of(obj):
+    """A shape from {M,N,K}, [M,N,K] or "MxNxK"."""
+    if isinstance(obj, dict):
+        return int(obj["M"]), int(obj["N"]), int(obj["K"])
+    if isinstance(obj, (list, tuple)):
+        return tuple(int(v) for v in obj[:3])
+    return parse_shape(obj)
+
+
+def _baseline_rows(baselines):
+    """Accepts the `baselines` object in the forms the schema allows ("per precision, per shape"):
+    {prec: {"MxNxK": {...}}}, {prec: [{shape, ...}]} or [{precision, shape, ...}]."""
+    if isinstance(baselines, dict):
+        for prec, per_shape in baselines.items():
+            if isinstance(per_shape, dict):
+                for shape, row in per_shape.items():
+                    yield prec, _shape_of(shape), row
+            elif isinstance(per_shape, list):
+                for row in per_shape:
+                    yield prec, _shape_of(row["shape"]), row
+    elif isinstance(baselines, list):
+        for row in baselines:
+            yield row["precision"], _shape_of(row["shape"]), row
+
+
+def load_dataset(results_dir):
+    """Reads every results file of a report results directory (report/build/results or a fixture copy)."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise ReportError(f"no results directory {results_dir}: run `make report` on a GPU first")
+    registry_path = results_dir / REGISTRY_FILE
+    if not registry_path.exists():
+        raise ReportError(f"no measurements in {results_dir} yet ({REGISTRY_FILE} is missing): "
+                          "run `make report` on a GPU node first")
+    registry = _read_json(registry_path).get("stages")
+    if not isinstance(registry, list):
+        raise ReportError(f"{registry_path}: no 'stages' list (expected `gemmlab list --json` output)")
+
+    files = []
+    for path in sorted(results_dir.glob("*.json")):
+        if path.name in (REGISTRY_FILE, RUN_FILE):
+            continue
+        doc = _read_json(path)
+        if doc.get("schema") != RESULTS_SCHEMA:
+            raise ReportError(f"{path}: schema is {doc.get('schema')!r}, expected {RESULTS_SCHEMA!r}")
+        files.append((path, doc))
+    files.sort(key=lambda pd: pd[1].get("created", ""))  # later measurements win
+
+    results, baselines, environment, created, grade = {}, {}, {}, "", None
+    for path, doc in files:
+        if doc.get("kind") == "grade" and path.name == GRADE_FILE:
+            grade = doc.get("score")
+            if not environment:
+                environment = doc.get("environment", {})
+            continue
+        if doc.get("kind") not in ("bench", "grade"):
+            continue
+        environment = doc.get("environment") or environment
+        created = max(created, doc.get("created", ""))
+        for r in doc.get("results", []):
+            if r.get("side", "submission") != "submission":
+                continue  # the reference's own stages, when a grade times them too
+            key = (r["stage"], r.get("variant", ""), r["precision"])
+            disposition, problem = r.get("disposition", "skipped"), r.get("problem", "")
+            sr = results.get(key)
+            if sr is None:
+                sr = results[key] = StageResult(*key, disposition, problem)
+            elif _SEVERITY.get(disposition, 9) > _SEVERITY.get(sr.disposition, 9):
+                sr.disposition, sr.problem = disposition, problem  # a failure in any run shows
+            for b in r.get("bench") or []:
+                shape = _shape_of(b["shape"])
+                sr.points[shape] = Point(shape, b.get("disposition", "passed"), _num(b.get("gflops")),
+                                         _num(b.get("time_ms")), _num(b.get("spread_pct")),
+                                         _num(b.get("x_naive")), _num(b.get("pct_cublas")),
+                                         _num(b.get("sm_clock_mhz")), bool(b.get("throttled")))
+        for prec, shape, row in _baseline_rows(doc.get("baselines") or {}):
+            baselines[(prec, shape)] = {k: _num(v) for k, v in row.items() if k != "shape"}
+
+    # Where a bench file has no `baselines`, recover them from the ratios every point carries.
+    for (stage, variant, prec), sr in results.items():
+        for shape, p in sr.points.items():
+            if not p.gflops or p.disposition != "passed":
+                continue
+            b = baselines.setdefault((prec, shape), {})
+            if b.get("naive_gflops") is None and p.x_naive:
+                b["naive_gflops"] = p.gflops / p.x_naive
+            if b.get("cublas_gflops") is None and p.pct_cublas:
+                b["cublas_gflops"] = p.gflops / (p.pct_cublas / 100.0)
+
+    run = _read_json(results_dir / RUN_FILE) if (results_dir / RUN_FILE).exists() else {}
+    return Dataset(registry, results, baselines, environment, created, run, grade,
+                   [p.name for p, _ in files])
+
+
+def _read_json(path):
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ReportError(f"{path}: not valid JSON ({e})") from None
+    except OSError as e:
+        raise ReportError(f"{path}: {e.strerror}") from None
+
+
+# ---- the GPU's peaks, for the roofline -------------------------------------------------------
+
+# FP32 and FP64 FMA lanes per SM by compute capability (CUDA C Programming Guide, "Arithmetic
+# Instructions" throughput table). Peak = SMs × lanes × 2 flops × max SM clock.
+FMA_LANES_PER_SM = {
+    "7.0": (64, 32), "7.5": (64, 2), "8.0": (64, 32), "8.6": (128, 2), "8.7": (128, 2),
+    "8.9": (128, 2), "9.0": (128, 64), "10.0": (128, 64), "12.0": (128, 2),
+}
+# FP64 tensor cores (DMMA) double the FP64 peak on these; cuBLAS DGEMM uses them.
+FP64_TENSOR_FACTOR = {"8.0": 2.0, "9.0": 2.0, "10.0": 1.0}
+# DRAM bandwidth in GB/s from the vendors' datasheets, by (a substring of) the name CUDA reports.
+# Longer names are tried first. course.toml [report.gpu_peaks."<name>"] bandwidth_gbs overrides.
+DATASHEET_BANDWIDTH_GBS = {
+    "H200": 4800, "H100 NVL": 3900, "H100 PCIe": 2000, "H100": 3350, "GH200": 4000,
+    "A100-SXM4-80GB": 2039, "A100 80GB PCIe": 1935, "A100": 1555, "L40S": 864, "L4": 300,
+    "RTX 4090": 1008, "V100": 900, "B200": 8000,
+}
+
+
+def gpu_peaks(environment, report_set):
+    """{'name', 'fp32_gflops', 'fp64_gflops', 'fp64_tensor_gflops', 'bandwidth_gbs', 'source'} with
+    None where unknown. course.toml [report.gpu_peaks."<GPU name>"] keys fp32_tflops, fp64_tflops,
+    fp64_tensor_tflops, bandwidth_gbs override what is computed here."""
+    gpu = environment.get("gpu") or {}
+    name = gpu.get("name", "")
+    cc = str(gpu.get("compute_capability", ""))
+    sms, clock = gpu.get("sms"), gpu.get("max_sm_clock_mhz")
+    peaks = {"name": name, "fp32_gflops": None, "fp64_gflops": None, "fp64_tensor_gflops": None,
+             "bandwidth_gbs": None, "source": []}
+    if cc in FMA_LANES_PER_SM and sms and clock:
+        f32, f64 = FMA_LANES_PER_SM[cc]
+        peaks["fp32_gflops"] = sms * f32 * 2 * clock / 1000.0
+        peaks["fp64_gflops"] = sms * f64 * 2 * clock / 1000.0
+        if cc in FP64_TENSOR_FACTOR and FP64_TENSOR_FACTOR[cc] > 1:
+            peaks["fp64_tensor_gflops"] = peaks["fp64_gflops"] * FP64_TENSOR_FACTOR[cc]
+        peaks["source"].append(f"FMA peaks: {sms} SMs × FMA lanes of sm_{cc.replace('.', '')} × "
+                               f"2 × {clock:g} MHz")
+    for key in sorted(DATASHEET_BANDWIDTH_GBS, key=len, reverse=True):
+        if key in name:
+            peaks["bandwidth_gbs"] = float(DATASHEET_BANDWIDTH_GBS[key])
+            peaks["source"].append(f"bandwidth: datasheet of the {key}")
+            break
+    override = next((v for k, v in report_set.gpu_peaks.items() if k and k in name), None)
+    if override:
+        for key, scale in (("fp32_tflops", 1000.0), ("fp64_tflops", 1000.0),
+                           ("fp64_tensor_tflops", 1000.0), ("bandwidth_gbs", 1.0)):
+            if key in override:
+                peaks[key.replace("_tflops", "_gflops")] = float(override[key]) * scale
+        peaks["source"].append("course.toml [report.gpu_peaks]")
+    return peaks

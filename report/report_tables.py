@@ -1,0 +1,355 @@
+"""report_tables.py — the generated Markdown blocks of the lab report: tables of the student's numbers,
+the measurement environment, and the figure blocks (figure + caption, or a note in its place).
+
+`generated_blocks()` returns {name: Markdown}; report.md pulls each in with an include div
+(`::: {include="summary"}` ... `:::`). `include_names()` lists the names report.md may use.
+No stage is named here: per-stage blocks are `stage-<name>` for every stage of the registry.
+"""
+from __future__ import annotations
+
+import statistics
+
+from report_data import gpu_peaks, shape_str
+
+NOT_IMPLEMENTED = "not implemented yet"
+PREC_NAME = {"float": "FP32", "double": "FP64"}
+FIXED_INCLUDES = ("environment", "summary", "scores", "table-pitched", "results-all")
+
+
+def include_names(ds, figure_names):
+    return list(FIXED_INCLUDES) + list(figure_names) + [f"stage-{n}" for n in ds.stage_names()]
+
+
+# ---- formatting ------------------------------------------------------------------------------
+
+def fmt_gflops(v):
+    return f"{v:,.0f}" if v else "—"
+
+
+def fmt_x(v):
+    return f"{v:.2f}×" if v else "—"
+
+
+def fmt_pct(v):
+    return f"{v:.1f}" if v else "—"
+
+
+def shape_label(shape):
+    """"4096³" for a cube, "8192×128×8192" otherwise."""
+    M, N, K = shape
+    return f"{M}³" if M == N == K else shape_str(shape).replace("x", "×")
+
+
+def md_escape(text):
+    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def table(header, rows, align, min_widths=None):
+    """A pipe table; align is a string of 'l'/'r', one per column. The rule under the header has
+    as many dashes as the column's widest cell: when a table is wider than a line, Pandoc sizes its
+    columns in proportion to those dashes."""
+    def width(cell):  # "×", "³" and CJK characters print wider than a digit
+        return len(str(cell)) + sum(1 for c in str(cell) if ord(c) > 127)
+
+    widths = [min(60, 3 + max([width(h)] + [width(r[i]) for r in rows] + [3]))
+              for i, h in enumerate(header)]
+    for i, w in (min_widths or {}).items():
+        widths[i] = max(widths[i], w)
+    rule = {"l": ":{}", "r": "{}:", "c": ":{}:"}
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join(rule[a].format("-" * w) for a, w in zip(align, widths)) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n"
+
+
+def notice(text):
+    """A visible note that stands where numbers or a figure would be."""
+    return f"> **{text}**\n"
+
+
+def point_ratios(ds, prec, shape, gflops, point=None):
+    """(× naive, % cuBLAS) of a GFLOPS value: the bench's own ratios when it gave them."""
+    if point and point.x_naive and point.pct_cublas:
+        return point.x_naive, point.pct_cublas
+    naive, cublas = ds.baseline(prec, shape)
+    return (gflops / naive if gflops and naive else None,
+            100.0 * gflops / cublas if gflops and cublas else None)
+
+
+# ---- the blocks ------------------------------------------------------------------------------
+
+def block_environment(ds, rs):
+    env, run = ds.environment, ds.run
+    gpu = env.get("gpu") or {}
+    rows = []
+    if gpu:
+        extras = []
+        if gpu.get("compute_capability"):
+            extras.append(f"sm\\_{str(gpu['compute_capability']).replace('.', '')}")
+        if gpu.get("sms"):
+            extras.append(f"{gpu['sms']} SMs")
+        if gpu.get("memory_bytes"):
+            extras.append(f"{gpu['memory_bytes'] / 2**30:.0f} GiB")
+        if gpu.get("l2_bytes"):
+            extras.append(f"L2 {gpu['l2_bytes'] / 2**20:.0f} MiB")
+        rows.append(("GPU", f"{md_escape(gpu.get('name', '?'))} ({', '.join(extras)})"))
+    elif env:
+        rows.append(("GPU", md_escape(env.get("no_gpu_reason", "none"))))
+    clocks = [p.sm_clock_mhz for r in ds.results.values() for p in r.points.values() if p.sm_clock_mhz]
+    clock = f"max {gpu['max_sm_clock_mhz']} MHz" if gpu.get("max_sm_clock_mhz") else ""
+    if clocks:
+        clock += (f"; while timing {min(clocks):.0f}–{max(clocks):.0f} MHz "
+                  f"(median {statistics.median(clocks):.0f})")
+    if clock:
+        rows.append(("SM clock", clock.lstrip("; ")))
+    points = [p for r in ds.results.values() for p in r.points.values()]
+    throttled = sum(p.throttled for p in points)
+    if throttled:
+        rows.append(("Throttling", f"{throttled} of {len(points)} timings saw a power, thermal or "
+                                   "hardware slowdown (NVML)"))
+    if env.get("clocks"):
+        rows.append(("Clocks (NVML)", md_escape(describe_clocks(env["clocks"]))))
+    driver = env.get("driver_version", "")
+    if env.get("cuda_driver_api"):
+        driver = f"{driver} (CUDA driver API {env['cuda_driver_api']})".strip()
+    if driver:
+        rows.append(("Driver", md_escape(driver)))
+    if env.get("cuda_runtime") or env.get("cublas"):
+        rows.append(("CUDA, cuBLAS", f"{env.get('cuda_runtime', '?')}, {env.get('cublas', '?')}"))
+    peaks = gpu_peaks(env, rs) if gpu else None
+    if peaks and (peaks["fp32_gflops"] or peaks["bandwidth_gbs"]):
+        parts = []
+        if peaks["fp32_gflops"]:
+            parts.append(f"FP32 {peaks['fp32_gflops'] / 1000:.1f} TFLOPS")
+        if peaks["fp64_gflops"]:
+            tc = peaks["fp64_tensor_gflops"]
+            parts.append(f"FP64 {peaks['fp64_gflops'] / 1000:.1f} TFLOPS" +
+                         (f" ({tc / 1000:.1f} with tensor cores)" if tc else ""))
+        if peaks["bandwidth_gbs"]:
+            parts.append(f"DRAM {peaks['bandwidth_gbs']:,.0f} GB/s")
+        rows.append(("Peaks", ", ".join(parts)))
+    if env.get("host"):
+        rows.append(("Host", md_escape(env["host"])))
+    when = (run.get("created") or ds.created or "").replace("T", " ").replace("Z", " UTC")
+    if when:
+        took = f" (the report set took {run['seconds']:.0f} s)" if run.get("seconds") else ""
+        rows.append(("Measured", when + took))
+    if run.get("commit"):
+        dirty = " with uncommitted changes" if run.get("commit_dirty") else ""
+        rows.append(("Commit", f"`{run['commit'][:12]}`{dirty}"))
+    if ds.sources:
+        rows.append(("Results files", ", ".join(f"`{s}`" for s in ds.sources)))
+    if not rows:
+        return notice("No measurements yet: run `make report` on a GPU node.")
+    out = table(["", ""], rows, "ll")
+    if run.get("provisional"):
+        out = notice("Provisional numbers: " + md_escape(run.get("note", "not from a GPU run"))) + "\n" + out
+    return out
+
+
+def describe_clocks(clocks):
+    """NVML readings at start and end, whatever keys the grader used."""
+    if not isinstance(clocks, dict):
+        return str(clocks)
+    parts = []
+    for when, reading in clocks.items():
+        if isinstance(reading, dict):
+            items = ", ".join(f"{k.replace('_mhz', '').replace('_', ' ')} {v}"
+                              + (" MHz" if k.endswith("_mhz") else "") for k, v in reading.items())
+            parts.append(f"{when}: {items}")
+        else:
+            parts.append(f"{when}: {reading}")
+    return "; ".join(parts)
+
+
+def block_summary(ds, rs):
+    """One row per stage × precision at the headline size; score columns when a grade exists."""
+    n = rs.headline_size
+    shape = (n, n, n)
+    header = ["Stage", "Precision", "Variant", f"GFLOPS at {n}³", "× naive", "% cuBLAS"]
+    with_score = bool(ds.grade)
+    if with_score:
+        header += ["Score"]
+    rows = []
+    for name in ds.stage_names():
+        for prec in rs.precisions:
+            status, why = ds.status(name, prec)
+            score = ds.score_row(name, prec)
+            score_cell = []
+            if with_score:
+                score_cell = [f"{_num(score.get('correctness')) + _num(score.get('performance')):g} / "
+                              f"{_num(score.get('correctness_max')) + _num(score.get('performance_max')):g}"
+                              if score else "—"]
+            if status != "ok":
+                rows.append([name, PREC_NAME[prec], "", f"*{md_escape(why)}*", "", ""] + score_cell)
+                continue
+            v = ds.chosen_variant(name, prec)
+            r = ds.result(name, v, prec)
+            g = r.gflops(shape)
+            xn, pc = point_ratios(ds, prec, shape, g, r.points.get(shape))
+            rows.append([name, PREC_NAME[prec], v or "", fmt_gflops(g), fmt_x(xn), fmt_pct(pc)] + score_cell)
+    for prec in rs.precisions:
+        naive, cublas = ds.baseline(prec, shape)
+        if cublas:
+            rows.append(["cuBLAS", PREC_NAME[prec], "", fmt_gflops(cublas), fmt_x(cublas / naive if naive else None),
+                         "100.0"] + ([""] if with_score else []))
+    out = table(header, rows, "lllrrr" + ("r" if with_score else ""))
+    if with_score:
+        out += (f"\nScores from `make grade` (total {_num(ds.grade.get('total')):g} of "
+                f"{_num(ds.grade.get('max')):g}); GFLOPS here are from the report set.\n")
+    return out
+
+
+def _num(v):
+    return float(v) if isinstance(v, (int, float)) else 0.0
+
+
+def block_scores(ds, rs):
+    if not ds.grade:
+        return notice("No grade yet: `make grade` writes one, and `make report` then shows the score here.")
+    header = ["Stage", "Precision", "Variant", "Result", "Correctness", "Performance", "GFLOPS",
+              "× naive", "% cuBLAS", "Note"]
+    rows = []
+    score_rows = ds.grade.get("stages", [])
+    for row in score_rows:
+        rows.append([md_escape(row.get("stage", "")), PREC_NAME.get(row.get("precision"), row.get("precision", "")),
+                     md_escape(row.get("variant_used", "")), md_escape(str(row.get("disposition", "")).replace("_", " ")),
+                     f"{_num(row.get('correctness')):g} / {_num(row.get('correctness_max')):g}",
+                     f"{_num(row.get('performance')):g} / {_num(row.get('performance_max')):g}",
+                     fmt_gflops(row.get("gflops")), fmt_x(row.get("x_naive")), fmt_pct(row.get("pct_cublas")),
+                     md_escape(row.get("note", ""))])
+    align = "llllrrrrrl"
+    if not any(r.get("note") for r in score_rows):  # no notes: no empty column
+        header, rows, align = header[:-1], [r[:-1] for r in rows], align[:-1]
+    out = table(header, rows, align)
+    return out + f"\nTotal: **{_num(ds.grade.get('total')):g} / {_num(ds.grade.get('max')):g}**.\n"
+
+
+def block_stage(ds, rs, name):
+    """The numbers of one stage on square sizes, every variant, both precisions."""
+    stage = ds.stage(name) or {}
+    lines = []
+    if stage.get("technique"):
+        lines.append(f"*Technique:* {md_escape(stage['technique'])}.\n")
+    statuses = {p: ds.status(name, p) for p in rs.precisions}
+    if all(s != "ok" for s, _ in statuses.values()):
+        why = {w for _, w in statuses.values()}
+        text = NOT_IMPLEMENTED if statuses and all(s == "not_implemented" for s, _ in statuses.values()) \
+            else "; ".join(sorted(why))
+        lines.append(notice(f"Stage {name}: {md_escape(text)}."))
+        return "\n".join(lines)
+    variants = ds.variants(name)
+    sizes = list(rs.square_sizes)
+    if len(variants) == 1:
+        v = variants[0]
+        header, align = ["N"], "r"
+        for p in rs.precisions:
+            header += [f"{PREC_NAME[p]} GFLOPS", "× naive", "% cuBLAS"]
+            align += "rrr"
+        rows = []
+        for n in sizes:
+            shape, row = (n, n, n), [str(n)]
+            for p in rs.precisions:
+                r = ds.result(name, v, p)
+                g = r.gflops(shape) if r else None
+                xn, pc = point_ratios(ds, p, shape, g, r.points.get(shape) if r else None)
+                row += [fmt_gflops(g), fmt_x(xn), fmt_pct(pc)]
+            rows.append(row)
+    else:
+        header, align = ["N"], "r"
+        for p in rs.precisions:
+            header += [f"{PREC_NAME[p]} ({v})" for v in variants]
+            align += "r" * len(variants)
+        rows = []
+        for n in sizes:
+            shape, row = (n, n, n), [str(n)]
+            for p in rs.precisions:
+                for v in variants:
+                    r = ds.result(name, v, p)
+                    row.append(fmt_gflops(r.gflops(shape) if r else None))
+            rows.append(row)
+        lines.append(f"GFLOPS of each variant ({', '.join(variants)}) on square problems.\n")
+    lines.append(table(header, rows, align))
+    for p, (status, why) in statuses.items():
+        if status != "ok":
+            lines.append(notice(f"{PREC_NAME[p]}: {md_escape(why)}."))
+    return "\n".join(lines)
+
+
+def block_pitched(ds, rs, pairs):
+    if not pairs:
+        return notice("The registry has no stage with pitched operands.")
+    out = []
+    for pitched, dense in pairs:
+        header, align, rows = ["N"], "r", []
+        for p in rs.precisions:
+            header += [f"{PREC_NAME[p]} {dense}", f"{PREC_NAME[p]} {pitched}", "speed-up"]
+            align += "rrr"
+        any_data = False
+        for n in rs.odd_sizes:
+            row = [str(n)]
+            for p in rs.precisions:
+                vals = []
+                for name in (dense, pitched):
+                    r = ds.result(name, ds.chosen_variant(name, p), p)
+                    vals.append(r.gflops((n, n, n)) if r else None)
+                any_data = any_data or any(vals)
+                row += [fmt_gflops(vals[0]), fmt_gflops(vals[1]),
+                        fmt_x(vals[1] / vals[0]) if all(vals) else "—"]
+            rows.append(row)
+        if not any_data:
+            out.append(notice(f"Stages {dense} and {pitched}: {NOT_IMPLEMENTED}."))
+        else:
+            out.append(table(header, rows, align))
+    return "\n".join(out)
+
+
+def block_results_all(ds, rs):
+    """Every measured shape: one table per precision, one column per stage variant (GFLOPS)."""
+    out = []
+    for prec in rs.precisions:
+        columns = [(n, v) for n in ds.stage_names() for v in ds.variants(n) if ds.result(n, v, prec)
+                   and any(p.gflops for p in ds.result(n, v, prec).points.values())]
+        shapes = [s for _, _, group in rs.groups() for s in group]
+        shapes = list(dict.fromkeys(shapes))
+        if not columns and not any(ds.baseline(prec, s)[1] for s in shapes):
+            out.append(notice(f"{PREC_NAME[prec]}: no measurements yet."))
+            continue
+        header = ["M×N×K"] + [md_escape(ds.label(n, v)) for n, v in columns] + ["naive (ref.)", "cuBLAS"]
+        rows = []
+        for s in shapes:
+            row = [shape_label(s)]
+            row += [fmt_gflops(ds.result(n, v, prec).gflops(s)) for n, v in columns]
+            naive, cublas = ds.baseline(prec, s)
+            rows.append(row + [fmt_gflops(naive), fmt_gflops(cublas)])
+        out.append(f"**{PREC_NAME[prec]}, GFLOPS.**\n")
+        out.append(table(header, rows, "l" + "r" * (len(header) - 1), min_widths={0: 32}))
+    return "\n".join(out)
+
+
+def block_figure(fig):
+    """A figure with its caption, or a note where it cannot be drawn; then what is missing."""
+    out = []
+    if fig.path:
+        out.append(f"![{fig.caption}](figures/{fig.path.name}){{width=100%}}\n")
+    else:
+        out.append(notice(f"Figure not drawn: {md_escape('; '.join(fig.missing) or NOT_IMPLEMENTED)}."))
+        return "\n".join(out)
+    if fig.missing:
+        out.append("*Not in this figure:* " + md_escape("; ".join(fig.missing)) + ".\n")
+    return "\n".join(out)
+
+
+def generated_blocks(ds, rs, figures, pitched_pairs):
+    blocks = {
+        "environment": block_environment(ds, rs),
+        "summary": block_summary(ds, rs),
+        "scores": block_scores(ds, rs),
+        "table-pitched": block_pitched(ds, rs, pitched_pairs),
+        "results-all": block_results_all(ds, rs),
+    }
+    for fig in figures:
+        blocks[fig.name] = block_figure(fig)
+    for name in ds.stage_names():
+        blocks[f"stage-{name}"] = block_stage(ds, rs, name)
+    return blocks

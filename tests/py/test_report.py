@@ -1,0 +1,398 @@
+"""The lab report (report/make_report.py): rendered from the committed fixture results
+(tests/fixtures/report) and checked in the PDF itself — the table numbers, a Chinese sentence, every
+figure embedded, no missing glyph, the measurement metadata — plus the cases a student meets: no
+stage implemented yet, a broken report.md, no pandoc on the GPU node, reusing fresh measurements.
+
+Needs pandoc + xelatex + poppler-utils and matplotlib (`make setup`); tests that need them are
+skipped, with the reason, where they are missing. No GPU needed: measuring is tested with a fake
+grader; the one real-GPU test is marked `gpu`.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, gpu
+
+REPORT = ROOT / "report"
+FIXTURES = ROOT / "tests" / "fixtures" / "report"
+MAKE_REPORT = REPORT / "make_report.py"
+sys.path.insert(0, str(REPORT))
+
+from report_data import (RESULTS_SCHEMA, ReportError, ReportSet, load_dataset,  # noqa: E402
+                         load_report_set)
+
+TOOLS = ["pandoc", "xelatex", "pdftotext", "pdfinfo"]
+missing_tools = [t for t in TOOLS if shutil.which(t) is None]
+try:
+    import matplotlib  # noqa: F401
+    HAS_MPL = True
+except ImportError:
+    HAS_MPL = False
+needs_render = pytest.mark.skipif(bool(missing_tools) or not HAS_MPL,
+                                  reason=f"needs {', '.join(missing_tools) or ''}"
+                                         f"{'' if HAS_MPL else ' matplotlib'} (make setup)")
+needs_mpl = pytest.mark.skipif(not HAS_MPL, reason="needs matplotlib (make setup)")
+
+
+def make_report(*args, env=None):
+    return subprocess.run([sys.executable, str(MAKE_REPORT), *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, env=env)
+
+
+def pdf_text(pdf):
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def squeeze(text):
+    return re.sub(r"\s+", "", text)
+
+
+def fixture_copy(tmp_path, edit=None):
+    """A copy of the fixture results; edit(doc) may change each bench/grade file."""
+    out = tmp_path / "results"
+    shutil.copytree(FIXTURES, out, ignore=shutil.ignore_patterns("*.md"))
+    if edit:
+        for path in out.glob("*.json"):
+            doc = json.loads(path.read_text())
+            if doc.get("schema") == RESULTS_SCHEMA and "kind" in doc:
+                edit(path, doc)
+                if path.exists():
+                    path.write_text(json.dumps(doc))
+    return out
+
+
+# ---- the fixture itself ----------------------------------------------------------------------
+
+def test_fixture_files_follow_the_results_schema():
+    files = sorted(FIXTURES.glob("bench-*.json"))
+    assert files, "tests/fixtures/report has no bench-*.json"
+    for path in files + sorted(FIXTURES.glob("grade.json")):  # a grade is optional
+        doc = json.loads(path.read_text())
+        assert doc["schema"] == RESULTS_SCHEMA, path
+        assert doc["kind"] in ("bench", "grade"), path
+        for key in ("created", "submission", "seed", "environment", "results"):
+            assert key in doc, f"{path.name}: no {key}"
+        env = doc["environment"]
+        for key in ("cuda_runtime", "driver_version", "gpu", "clocks"):
+            assert key in env, f"{path.name}: environment has no {key}"
+        for key in ("name", "sms", "max_sm_clock_mhz", "compute_capability"):
+            assert key in env["gpu"], f"{path.name}: environment.gpu has no {key}"
+        for r in doc["results"]:
+            for key in ("stage", "variant", "precision", "disposition", "problem"):
+                assert key in r, f"{path.name}: a result has no {key}"
+            for b in r.get("bench", []):
+                for key in ("shape", "disposition", "gflops", "time_ms", "spread_pct", "x_naive",
+                            "pct_cublas", "sm_clock_mhz"):
+                    assert key in b, f"{path.name}: a bench entry has no {key}"
+        if doc["kind"] == "grade":
+            assert {"total", "max", "stages"} <= set(doc["score"])
+        assert doc.get("baselines"), f"{path.name}: no baselines"
+
+
+def test_fixture_covers_the_report_set_and_the_registry():
+    ds = load_dataset(FIXTURES)
+    rs = load_report_set(ROOT / "course.toml")
+    names = [s["name"] for s in ds.registry]
+    assert names, "registry.json lists no stage"
+    for _, _, shapes in rs.groups():
+        for prec in rs.precisions:
+            for s in ds.registry:
+                for v in s["variants"]:
+                    r = ds.result(s["name"], v, prec)
+                    assert r, f"no result for {s['name']}/{v} {prec}"
+                    missing = [sh for sh in shapes if sh not in r.points]
+                    assert not missing, f"{s['name']}/{v} {prec}: shapes {missing} not in the fixture"
+
+
+def test_fixture_registry_is_the_graders(grader):
+    listing = subprocess.run([str(grader), "list", "--json"], capture_output=True, text=True, check=True)
+    real = json.loads(listing.stdout)["stages"]
+    saved = json.loads((FIXTURES / "registry.json").read_text())["stages"]
+    assert [(s["name"], s["variants"]) for s in saved] == [(s["name"], s["variants"]) for s in real], \
+        "the stage registry changed: refresh tests/fixtures/report (see its README.md)"
+
+
+# ---- course.toml [report] --------------------------------------------------------------------
+
+def test_report_set_reads_course_toml(tmp_path):
+    rs = load_report_set(ROOT / "course.toml")
+    assert rs.square_sizes == tuple(sorted(rs.square_sizes))
+    assert any(n & (n - 1) for n in rs.square_sizes), "square sizes need non-powers of two"
+    assert all(n % 4 for n in rs.odd_sizes), "odd sizes must not be multiples of the vector width"
+    assert load_report_set(tmp_path / "absent.toml") == ReportSet()
+    bad = tmp_path / "course.toml"
+    bad.write_text('[report]\nsquare_size = [256]\n')
+    with pytest.raises(ReportError, match="unknown key 'square_size'"):
+        load_report_set(bad)
+    bad.write_text('[report]\nrect_shapes = ["64x64"]\n')
+    with pytest.raises(ReportError, match="'64x64' is not a shape"):
+        load_report_set(bad)
+
+
+def test_template_has_a_section_for_every_stage():
+    from report_render import scan_template
+    ds = load_dataset(FIXTURES)
+    known = {f"stage-{n}" for n in ds.stage_names()} | {
+        "environment", "summary", "scores", "table-pitched", "results-all", "fig-square", "fig-tiles",
+        "fig-pitched", "fig-rect", "fig-precision", "fig-roofline"}
+    assert scan_template(REPORT / "report.md", known, ROOT, ds.stage_names()) == []
+
+
+# ---- rendering the fixture -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    if missing_tools or not HAS_MPL:
+        pytest.skip("needs pandoc, xelatex, poppler-utils and matplotlib (make setup)")
+    build = tmp_path_factory.mktemp("report")
+    pdf = build / "report.pdf"
+    out = make_report("--from", FIXTURES, "--build", build, "--out", pdf)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return build, pdf, pdf_text(pdf)
+
+
+@needs_render
+def test_pdf_holds_the_students_numbers(rendered):
+    build, pdf, text = rendered
+    assert pdf.stat().st_size > 20_000
+    rs = load_report_set(ROOT / "course.toml")
+    n = rs.headline_size
+    checked = 0
+    for path in FIXTURES.glob("bench-*.json"):
+        for r in json.loads(path.read_text())["results"]:
+            for b in r.get("bench", []):
+                if (b["shape"]["M"], b["shape"]["N"], b["shape"]["K"]) == (n, n, n) and b["gflops"]:
+                    assert f"{b['gflops']:,.0f}" in text, f"{r['stage']}/{r['variant']} {r['precision']}"
+                    checked += 1
+    assert checked >= 2
+    if (FIXTURES / "grade.json").exists():
+        grade = json.loads((FIXTURES / "grade.json").read_text())["score"]
+        assert f"{grade['total']:g} / {grade['max']:g}" in text
+    for word in ("× naive", "% cuBLAS", "GFLOPS"):
+        assert word in text
+
+
+@needs_render
+def test_pdf_has_chinese_text_and_no_missing_glyph(rendered):
+    build, pdf, text = rendered
+    assert "本报告可以用中文或英文撰写" in squeeze(text)
+    log = (build / "latex" / "report.log").read_text(errors="replace")
+    assert "Missing character" not in log
+
+
+@needs_render
+def test_pdf_embeds_every_figure(rendered):
+    build, pdf, text = rendered
+    figures = sorted((build / "generated" / "figures").glob("*.pdf"))
+    assert len(figures) == 6, [f.name for f in figures]
+    log = (build / "latex" / "report.log").read_text(errors="replace")
+    for fig in figures:
+        assert re.search(rf"{re.escape(fig.name)}\S*\s+Graphic file|<use [^>]*{re.escape(fig.name)}", log) \
+            or fig.name in log, f"{fig.name} is not in the LaTeX log"
+    # the text of the figures is in the PDF too (matplotlib writes TrueType text)
+    for label in ("matrix size N", "arithmetic intensity", "FP64 tensor-core peak", "shape M×N×K"):
+        assert label in text, label
+    assert text.count("Figure ") >= 6
+
+
+@needs_render
+def test_pdf_names_the_measurement_environment(rendered):
+    build, pdf, text = rendered
+    env = json.loads((FIXTURES / "bench-float.json").read_text())["environment"]
+    run = json.loads((FIXTURES / "report-run.json").read_text())
+    for needle in (env["gpu"]["name"], env["driver_version"], f"max {env['gpu']['max_sm_clock_mhz']} MHz",
+                   run["commit"][:12]):
+        assert needle in text, needle
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert env["gpu"]["name"] in info and run["commit"][:12] in info
+    assert "A4" in info
+
+
+# ---- what students meet ----------------------------------------------------------------------
+
+@needs_render
+def test_no_implemented_stage_still_renders(tmp_path):
+    def nothing_implemented(path, doc):
+        if doc["kind"] == "grade":
+            path.unlink()
+        for r in doc["results"]:
+            r["disposition"], r["problem"], r["bench"] = "not_implemented", "the stage is a stub", []
+    results = fixture_copy(tmp_path, nothing_implemented)
+    pdf = tmp_path / "report.pdf"
+    out = make_report("--from", results, "--build", tmp_path / "build", "--out", pdf)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = pdf_text(pdf)
+    assert text.count("not implemented yet") >= len(load_dataset(results).stage_names())
+    assert "No grade yet" in text
+
+
+@needs_render
+def test_results_without_baselines_or_gpu_still_render(tmp_path):
+    def bare(path, doc):
+        doc.pop("baselines", None)
+        doc["environment"] = {"gpu_available": False, "no_gpu_reason": "no CUDA device"}
+        for r in doc["results"]:
+            for b in r.get("bench", []):
+                b["x_naive"] = b["pct_cublas"] = 0
+    results = fixture_copy(tmp_path, bare)
+    (results / "report-run.json").unlink()
+    out = make_report("--from", results, "--build", tmp_path / "build", "--out", tmp_path / "r.pdf")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "no CUDA device" in pdf_text(tmp_path / "r.pdf")
+
+
+@needs_render
+def test_broken_yaml_gives_pandocs_error_with_its_line(tmp_path):
+    template = tmp_path / "report.md"
+    template.write_text('---\ntitle: "x"\nname: [unclosed\n---\n\n# Hi\n')
+    out = make_report("--from", FIXTURES, "--build", tmp_path / "b", "--out", tmp_path / "r.pdf",
+                      "--template", template)
+    assert out.returncode == 1
+    assert "pandoc could not convert" in out.stderr
+    assert re.search(r"line \d+", out.stderr), out.stderr
+    assert "Traceback" not in out.stderr + out.stdout
+
+
+@needs_mpl
+def test_unknown_include_names_its_line(tmp_path):
+    template = tmp_path / "report.md"
+    template.write_text('---\ntitle: x\n---\n\nText.\n\n::: {include="sumary"}\n:::\n')
+    out = make_report("--from", FIXTURES, "--build", tmp_path / "b", "--out", tmp_path / "r.pdf",
+                      "--template", template)
+    assert out.returncode == 1
+    assert f"{template}:7: unknown include \"sumary\"" in out.stderr
+    assert "summary" in out.stderr  # the known names are listed
+    assert "Traceback" not in out.stderr
+
+
+@needs_render
+def test_missing_glyph_fails_the_report(tmp_path):
+    template = tmp_path / "report.md"
+    template.write_text("---\ntitle: x\n---\n\nA glyph no font here has: \U0001F9EA.\n")
+    out = make_report("--from", FIXTURES, "--build", tmp_path / "b", "--out", tmp_path / "r.pdf",
+                      "--template", template)
+    assert out.returncode == 1
+    assert "missing from its fonts" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@needs_render
+def test_code_listing_from_a_student_file(tmp_path):
+    template = tmp_path / "report.md"
+    template.write_text('---\ntitle: x\n---\n\n```{.cuda include="student/naive.cu" lines="1-3"}\n```\n')
+    out = make_report("--from", FIXTURES, "--build", tmp_path / "b", "--out", tmp_path / "r.pdf",
+                      "--template", template)
+    assert out.returncode == 0, out.stderr
+    first = (ROOT / "student" / "naive.cu").read_text().splitlines()[0]
+    assert squeeze(first)[:30] in squeeze(pdf_text(tmp_path / "r.pdf"))
+
+
+@needs_mpl
+def test_without_pandoc_it_says_how_to_finish(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path / "empty-bin"))
+    out = make_report("--from", FIXTURES, "--build", tmp_path / "b", "--out", tmp_path / "r.pdf", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "make report-pdf" in out.stdout
+    assert (tmp_path / "b" / "generated" / "figures" / "fig-square.pdf").exists()
+    assert not (tmp_path / "r.pdf").exists()
+
+
+# ---- measuring, with a fake grader -----------------------------------------------------------
+
+FAKE_GRADER = r'''#!{python}
+"""A stand-in for gemmlab: list and bench from the fixture, counting its bench runs."""
+import json, sys
+from pathlib import Path
+fixtures, log = Path({fixtures!r}), Path({log!r})
+args = sys.argv[1:]
+if args[:2] == ["list", "--json"]:
+    print((fixtures / "registry.json").read_text()); sys.exit(0)
+if args[:1] == ["bench"] and "--help" in args:
+    print("Usage: gemmlab bench [--stage S] [--prec P] [--shapes L] [--max-seconds X] --json F"); sys.exit(0)
+if args[:1] == ["bench"]:
+    if {no_gpu}:
+        print("gemmlab bench: no usable NVIDIA GPU", file=sys.stderr); sys.exit(3)
+    prec, shapes, out = (args[args.index(k) + 1] for k in ("--prec", "--shapes", "--json"))
+    doc = json.loads((fixtures / f"bench-{{prec}}.json").read_text())
+    have = {{"{{M}}x{{N}}x{{K}}".format(**b["shape"]) for b in doc["results"][0]["bench"]}}
+    if set(shapes.split(",")) != have:
+        sys.exit(f"unexpected shapes {{shapes}}")
+    Path(out).write_text(json.dumps(doc))
+    with log.open("a") as f:
+        f.write(" ".join(args) + "\n")
+    sys.exit(0)
+sys.exit(2)
+'''
+
+
+def fake_grader(tmp_path, no_gpu=False):
+    path = tmp_path / "gemmlab"
+    log = tmp_path / "bench-calls.log"
+    path.write_text(FAKE_GRADER.format(python=sys.executable, fixtures=str(FIXTURES), log=str(log),
+                                       no_gpu=no_gpu))
+    path.chmod(0o755)
+    return path, log
+
+
+@needs_mpl
+def test_measure_runs_the_report_set_then_reuses_it(tmp_path):
+    grader, log = fake_grader(tmp_path)
+    build = tmp_path / "build"
+    env = dict(os.environ, PATH=str(tmp_path / "no-pandoc-here"))  # measure + figures only
+    args = ["--grader", grader, "--config", ROOT / "course.toml", "--build", build, "--out", tmp_path / "r.pdf"]
+    out = make_report(*args, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rs = load_report_set(ROOT / "course.toml")
+    runs = len(rs.precisions)
+    calls = log.read_text().splitlines()
+    assert len(calls) == runs
+    assert all("--max-seconds" in c for c in calls)
+    assert f"[{runs}/{runs}]" in out.stdout  # progress
+    run = json.loads((build / "results" / "report-run.json").read_text())
+    assert run["report_set"] == rs.fingerprint() and len(run["commands"]) == runs
+
+    out = make_report(*args, "--reuse", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "reusing the measurements" in out.stdout
+    assert len(log.read_text().splitlines()) == runs  # nothing measured again
+
+    grader.write_text(grader.read_text() + "\n# rebuilt\n")
+    out = make_report(*args, "--reuse", env=env)
+    assert "the grader (with your stages in it) was rebuilt" in out.stdout
+    assert len(log.read_text().splitlines()) == 2 * runs
+
+
+@needs_mpl
+def test_measure_without_gpu_says_where_to_run(tmp_path):
+    grader, _ = fake_grader(tmp_path, no_gpu=True)
+    build = tmp_path / "build"
+    shutil.copytree(FIXTURES, build / "results")  # earlier measurements
+    out = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf")
+    assert out.returncode == 1
+    assert "srun --gres=gpu:1 make report" in out.stderr
+    assert "make report-pdf" in out.stderr
+    assert "Traceback" not in out.stderr
+    for f in FIXTURES.glob("*.json"):  # kept: a failed run never costs earlier measurements
+        assert (build / "results" / f.name).read_text() == f.read_text(), f.name
+
+
+@gpu
+@needs_mpl
+def test_measure_on_the_gpu_with_the_real_grader(grader, tmp_path):
+    """A small report set on the real GPU: the bench's output is what the report reads."""
+    config = tmp_path / "course.toml"
+    config.write_text('[report]\nsquare_sizes = [256, 1000]\nodd_sizes = [257]\n'
+                      'rect_shapes = ["512x64x256"]\nheadline_size = 1000\nmax_seconds_per_shape = 0.05\n')
+    build = tmp_path / "build"
+    out = make_report("--grader", grader, "--config", config, "--build", build, "--out", tmp_path / "r.pdf")
+    assert out.returncode == 0, out.stdout + out.stderr
+    ds = load_dataset(build / "results")
+    base = ds.baseline_stage()
+    assert ds.baseline("float", (1000, 1000, 1000))[1], "no cuBLAS baseline in the bench results"
+    assert base is None or ds.status(base, "float")[0] in ("ok", "not_implemented")
