@@ -45,6 +45,13 @@ struct CheckOptions {
 // Runs the checks; returns {"seed", "set", "results": [...]} (schema in docs/results-schema.md).
 nlohmann::json run_checks(const CheckOptions& opt);
 
+// The result of one stage run from what its child reported and how the child ended: the cases it
+// reported, the case it was running when it crashed, timed out or exited, and the stage's
+// disposition (combine() of the cases). expected_cases is how many the shape set holds: a child
+// that says it is done early, for no reason of its own, has not passed.
+nlohmann::json collect_stage_run(const std::string& stage, const std::string& variant, Precision prec,
+                                 size_t expected_cases, const ChildOutcome& out);
+
 // The child side: checks one stage run and reports each case on the report channel.
 int child_check(Side side, const std::string& stage, const std::string& variant, Precision prec,
                 bool quick, uint64_t seed, const ReportChannel& report);

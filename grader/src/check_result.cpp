@@ -137,6 +137,9 @@ std::string describe_failure(const std::string& stage_label, Precision prec, con
            << "  worst: C[" << r.worst.row << "][" << r.worst.col << "] expected " << r.worst.expected
            << ", got " << r.worst.got << ", allowed error " << std::setprecision(3) << r.worst.allowed
            << " (error is " << r.worst.ratio << " u·G, bound " << kErrorThreshold << " u·G)\n";
+        if (std::isnan(r.worst.got) && s.beta == 0.0)
+            os << "  hint: with beta = 0 the grader fills C with NaN before the call; a NaN result means the "
+                  "stage read C (it must not when beta == 0) or never wrote that element\n";
     }
     if (r.oob_writes > 0) {
         os << "  " << r.oob_writes << " write(s) outside C: first at " << r.oob_first;

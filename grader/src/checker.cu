@@ -16,9 +16,14 @@
 #include "device_buffer.h"
 #include "device_ops.h"
 #include "guard.h"
+#include "reference_gemm.h"
 
 namespace gemmlab {
 namespace {
+
+// Results up to this many elements get a picture of where the wrong ones are (a one-byte mask
+// per element, copied to the host only when something is wrong): 4096×4096 and below.
+constexpr size_t kPictureMaxElements = size_t(1) << 24;
 
 template <typename T>
 void fill_nan(T* p, size_t n, cudaStream_t s) {
@@ -26,34 +31,7 @@ void fill_nan(T* p, size_t n, cudaStream_t s) {
     else fill_bits(p, n, quiet_nan_bits64(), s);
 }
 
-// The FP64 reference and gauge for dense copies of the inputs.
-struct Reference {
-    DeviceBuffer<double> value, gauge;
-};
-
-template <typename T>
-Reference compute_reference(GpuContext& ctx, const Shape& s, const T* A, int lda, const T* B, int ldb,
-                            const T* Cin /* dense M×N, or null when beta == 0 */) {
-    const int M = s.M, N = s.N, K = s.K;
-    const double alpha = static_cast<double>(static_cast<T>(s.alpha));
-    const double beta = static_cast<double>(static_cast<T>(s.beta));
-    DeviceBuffer<double> Ad(size_t(M) * K), Bd(size_t(K) * N);
-    Reference r{DeviceBuffer<double>(size_t(M) * N), DeviceBuffer<double>(size_t(M) * N)};
-    auto fill_c = [&](double* dst, bool take_abs) {
-        if (Cin) to_double(Cin, N, M, N, dst, take_abs, ctx.stream);
-        else CUDA_CHECK(cudaMemsetAsync(dst, 0, size_t(M) * N * sizeof(double), ctx.stream));
-    };
-    to_double(A, lda, M, K, Ad.get(), false, ctx.stream);
-    to_double(B, ldb, K, N, Bd.get(), false, ctx.stream);
-    fill_c(r.value.get(), false);
-    reference_dgemm(ctx, M, N, K, alpha, Ad.get(), K, Bd.get(), N, Cin ? beta : 0.0, r.value.get(), N);
-    to_double(A, lda, M, K, Ad.get(), true, ctx.stream);
-    to_double(B, ldb, K, N, Bd.get(), true, ctx.stream);
-    fill_c(r.gauge.get(), true);
-    reference_dgemm(ctx, M, N, K, std::fabs(alpha), Ad.get(), K, Bd.get(), N, Cin ? std::fabs(beta) : 0.0,
-                    r.gauge.get(), N);
-    return r;
-}
+// The FP64 reference and gauge (compute_reference) live in reference_gemm.h, shared with bench.cu.
 
 std::string status_problem(Status st) {
     switch (st) {
@@ -69,7 +47,7 @@ std::string status_problem(Status st) {
 template <typename T>
 void judge_values(GpuContext& ctx, const Shape& s, const T* C, int ldc, const Reference& ref, CaseResult& r) {
     const size_t n = size_t(s.M) * s.N;
-    const bool want_mask = n <= (size_t(1) << 26);
+    const bool want_mask = n <= kPictureMaxElements;
     DeviceBuffer<uint8_t> mask(want_mask ? n : 0);
     const double u = unit_roundoff(std::is_same_v<T, float> ? Precision::f32 : Precision::f64);
     const CompareReport cmp = compare_with_reference(C, ldc, ref.value.get(), ref.gauge.get(), s.M, s.N, u,

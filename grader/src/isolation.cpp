@@ -1,11 +1,13 @@
 // isolation.cpp — fork/exec of grader children with a report pipe, limits and a process group.
 #include "isolation.h"
+#include "sandbox.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,14 @@ namespace gemmlab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The longest report line kept (a case report with its picture is a few kilobytes).
+constexpr size_t kMaxReportLine = 1 << 20;
+
+// How long a child that reported "done" or closed its pipe may take to exit (CUDA tears its
+// context down on exit, which takes a moment), and how often the parent looks.
+constexpr double kExitGraceSeconds = 5.0;
+constexpr useconds_t kReapPollMicroseconds = 20000;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -111,17 +121,24 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
         setpgid(0, 0);  // its own group: a timeout kills everything it started
         dup2(log_fd, STDOUT_FILENO);
         dup2(log_fd, STDERR_FILENO);
+        // The read end first: pipe() hands out the lowest free descriptors, so it usually *is*
+        // kReportFd, and closing it after the dup2 below would close the report pipe itself.
+        close(fds[0]);
         if (fds[1] != kReportFd) {
             dup2(fds[1], kReportFd);
             close(fds[1]);
         }
-        close(fds[0]);
-        close(log_fd);
-        int in = open("/dev/null", O_RDONLY);
-        if (in >= 0) dup2(in, STDIN_FILENO);
+        if (log_fd != kReportFd) close(log_fd);
+#ifdef SYS_close_range
+        // Nothing else the grader holds (or inherited) reaches the stage.
+        syscall(SYS_close_range, kReportFd + 1, ~0u, 0);
+#endif
+        const int in = open("/dev/null", O_RDONLY);
+        if (in > STDIN_FILENO) dup2(in, STDIN_FILENO), close(in);
         struct rlimit fsize{limits.output_bytes, limits.output_bytes};
         setrlimit(RLIMIT_FSIZE, &fsize);
         signal(SIGXFSZ, SIG_IGN);  // past the cap, writes fail instead of killing the child
+        enter_child_sandbox(argv.data());  // sandbox.h: scratch dir, report fd, seccomp, Landlock
         execv(argv[0], argv.data());
         _exit(127);
     }
@@ -162,6 +179,8 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
             break;
         }
         pending.append(buf, static_cast<size_t>(n));
+        // A report is one short line; an endless line is noise and must not exhaust the parent.
+        if (pending.size() > kMaxReportLine && pending.find('\n') == std::string::npos) pending.clear();
         size_t nl;
         while ((nl = pending.find('\n')) != std::string::npos) {
             const std::string line = pending.substr(0, nl);
@@ -177,12 +196,13 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
     close(fds[0]);
 
     // The pipe closed or "done" arrived: the child is ending. Give it a moment, then make sure.
-    for (int i = 0; !reaped; ++i) {
+    const auto ending = Clock::now();
+    bool killed = false;
+    while (!reaped) {
         const pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
-        if (w < 0) break;
-        if (i == 100) kill_group(pid);  // ~5 s after it closed its report pipe
-        usleep(50000);
+        if (w == pid || w < 0) break;
+        if (!killed && since(ending) > kExitGraceSeconds) kill_group(pid), killed = true;
+        usleep(kReapPollMicroseconds);
     }
     kill_group(pid);  // anything it left behind in its group
     if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);

@@ -1,0 +1,56 @@
+// Tests of gradescope.h against Gradescope's autograder results spec: top-level score, output,
+// execution_time and tests[], each test with name, score, max_score, output and visibility.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "gradescope.h"
+
+using namespace gemmlab;
+using nlohmann::json;
+
+namespace {
+
+StageScore row(const char* stage, const char* prec, double c, double cmax, double p, double pmax, Disposition d,
+               const char* note) {
+    StageScore s;
+    s.stage = stage, s.precision = prec;
+    s.correctness = c, s.correctness_max = cmax, s.performance = p, s.performance_max = pmax;
+    s.disposition = d;
+    s.note = note;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("gradescope results carry every required field with the right types") {
+    const Score score = total_score({row("naive", "float", 0, 0, 0, 0, Disposition::passed, ""),
+                                     row("tiled", "float", 5, 5, 2.5, 5, Disposition::passed, "6% of cuBLAS"),
+                                     row("reuse", "double", 0, 5, 0, 10, Disposition::not_implemented, "not implemented yet")});
+    const json g = gradescope_json(score, "Score 7.5 / 25", 41.2, "visible");
+    CHECK(g.at("score").is_number());
+    CHECK(g["score"] == 7.5);
+    CHECK(g.at("output").is_string());
+    CHECK(g.at("execution_time").is_number_integer());
+    CHECK(g["execution_time"] == 42);  // whole seconds, rounded up
+    const std::set<std::string> visibilities{"hidden", "after_due_date", "after_published", "visible"};
+    REQUIRE(g.at("tests").is_array());
+    CHECK(g["tests"].size() == 4);  // naive has no points: no tests
+    double sum = 0, max = 0;
+    for (const json& t : g["tests"]) {
+        CHECK(t.at("name").is_string());
+        CHECK(t.at("score").is_number());
+        CHECK(t.at("max_score").is_number());
+        CHECK(t.at("output").is_string());
+        CHECK(visibilities.count(t.at("visibility").get<std::string>()) == 1);
+        CHECK(t["score"].get<double>() <= t["max_score"].get<double>());
+        sum += t["score"].get<double>();
+        max += t["max_score"].get<double>();
+    }
+    CHECK(sum == doctest::Approx(g["score"].get<double>()));
+    CHECK(max == doctest::Approx(score.max));
+    CHECK(g["tests"][0]["name"] == "tiled (float): correctness");
+    CHECK(g["tests"][1]["name"] == "tiled (float): performance");
+    CHECK(g["tests"][3]["output"].get<std::string>().find("not_implemented") != std::string::npos);
+    CHECK(gradescope_json(score, "", 0, "hidden")["tests"][0]["visibility"] == "hidden");
+}

@@ -1,0 +1,233 @@
+// Tests of isolation.h with real child processes: bash scripts stand in for the grader's child.
+// run_isolated runs `<path> <args...> --report-fd N`; with path /bin/bash and args {"-c", script,
+// "sh"}, the script sees "--report-fd" as $1 and the descriptor as $2, and reports on it the way a
+// grader child does: one JSON object per line. (bash, not sh: the sandbox moves the report pipe to
+// a high descriptor, and dash cannot redirect to descriptors above 9.)
+//
+// The sandbox (sandbox.h) is switched off here with GEMMLAB_SANDBOX=off: its seccomp filter
+// forbids the fork a shell needs to run `sleep`, and these tests are about what the parent does
+// with a child that misbehaves, whatever stopped or did not stop it. The sandbox has its own tests.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "isolation.h"
+
+using namespace gemmlab;
+
+namespace {
+
+// Every script starts by checking its arguments and defining report().
+const std::string kPrelude =
+    "[ \"$1\" = --report-fd ] || exit 99\n"
+    "fd=$2\n"
+    "report() { printf '%s\\n' \"$1\" >&$fd; }\n";
+
+const std::string kStart = "report '{\"event\":\"start\",\"cases\":2}'\n";
+const std::string kCaseStart = "report '{\"event\":\"case_start\",\"index\":0}'\n";
+const std::string kDone = "report '{\"event\":\"done\"}'\n";
+
+ChildLimits quick_limits() {
+    ChildLimits l;
+    l.idle_seconds = 1.0;
+    l.total_seconds = 10.0;
+    return l;
+}
+
+// Sets an environment variable for one scope and restores what was there.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) had_ = true, old_ = old;
+        setenv(name, value, 1);
+    }
+    ~ScopedEnv() {
+        if (had_) setenv(name_, old_.c_str(), 1);
+        else unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    bool had_ = false;
+    std::string old_;
+};
+
+ChildOutcome run_script(const std::string& body, const ChildLimits& limits = quick_limits(),
+                        const std::function<void(const nlohmann::json&)>& on_event = nullptr) {
+    const ScopedEnv no_sandbox("GEMMLAB_SANDBOX", "off");
+    return run_isolated("/bin/bash", {"-c", kPrelude + body, "sh"}, limits, on_event);
+}
+
+// The events the script itself reported (the sandbox adds one of its own before exec).
+std::vector<nlohmann::json> reported(const ChildOutcome& o) {
+    std::vector<nlohmann::json> mine;
+    for (const nlohmann::json& ev : o.events)
+        if (ev.value("event", "") != "sandbox") mine.push_back(ev);
+    return mine;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Whether a process is gone (or a zombie, which is as good as gone once it is nobody's child).
+bool gone(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return true;
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("a child that reports and says done has finished" * doctest::timeout(20)) {
+    std::vector<std::string> seen;
+    const ChildOutcome o = run_script(kStart + kCaseStart + kDone + "exit 0\n", quick_limits(),
+                                      [&](const nlohmann::json& ev) {
+                                          if (ev["event"] != "sandbox") seen.push_back(ev["event"]);
+                                      });
+    CHECK(o.finished);
+    CHECK_FALSE(o.timed_out);
+    CHECK(o.exit_code == 0);
+    CHECK(o.signal == 0);
+    REQUIRE(reported(o).size() == 3);
+    CHECK(reported(o)[1]["event"] == "case_start");
+    CHECK(seen == std::vector<std::string>{"start", "case_start", "done"});
+    CHECK(describe_end(o) == "exited with code 0");
+}
+
+TEST_CASE("exit(0) in the middle is not finished" * doctest::timeout(20)) {
+    const ChildOutcome o = run_script(kStart + kCaseStart + "exit 0\n" + kDone);
+    CHECK_FALSE(o.finished);
+    CHECK_FALSE(o.timed_out);
+    CHECK(o.exit_code == 0);
+    CHECK(reported(o).size() == 2);
+}
+
+TEST_CASE("a child that kills itself with SIGSEGV is reported with the signal" * doctest::timeout(20)) {
+    const ChildOutcome o = run_script(kStart + kCaseStart + "kill -SEGV $$\nsleep 5\n" + kDone);
+    CHECK_FALSE(o.finished);
+    CHECK_FALSE(o.timed_out);
+    CHECK(o.signal == SIGSEGV);
+    CHECK(contains(describe_end(o), "killed by signal 11"));
+    CHECK(reported(o).size() == 2);
+}
+
+TEST_CASE("a child silent past the idle limit is killed, promptly" * doctest::timeout(20)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const ChildOutcome o = run_script(kStart + kCaseStart + "sleep 30\n" + kDone);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(o.timed_out);
+    CHECK_FALSE(o.finished);
+    CHECK(o.signal == 0);  // the parent's kill is not the child's crash
+    CHECK(contains(o.timeout_reason, "without progress"));
+    CHECK(contains(describe_end(o), "killed after"));
+    CHECK(took < 5.0);
+    CHECK(reported(o).size() == 2);
+}
+
+TEST_CASE("a child that keeps reporting but never ends hits the total limit" * doctest::timeout(20)) {
+    ChildLimits limits = quick_limits();
+    limits.total_seconds = 1.5;
+    const auto t0 = std::chrono::steady_clock::now();
+    const ChildOutcome o =
+        run_script(kStart + "while :; do report '{\"event\":\"tick\"}'; sleep 0.1; done\n", limits);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(o.timed_out);
+    CHECK(contains(o.timeout_reason, "time limit of 1.5 s"));
+    CHECK(took < 5.0);
+    CHECK(reported(o).size() > 3);
+}
+
+TEST_CASE("what a child prints is kept for the student, never parsed as a report" * doctest::timeout(20)) {
+    const ChildOutcome o = run_script(kStart +
+                                      "echo '{\"event\":\"done\"}'\n"  // a forged "done" on stdout
+                                      "echo 'garbage from the kernel' 1>&2\n"
+                                      "report 'not json at all'\n"
+                                      "report '[1, 2, 3]'\n"
+                                      "report '{\"no_event\": true}'\n"
+                                      "printf '{\"event\":\"case_st' >&$fd\n"  // a torn line, never ended
+                                      "exit 3\n");
+    CHECK_FALSE(o.finished);
+    CHECK(o.exit_code == 3);
+    REQUIRE(reported(o).size() == 1);
+    CHECK(reported(o)[0]["event"] == "start");
+    CHECK(contains(o.output_tail, "{\"event\":\"done\"}"));
+    CHECK(contains(o.output_tail, "garbage from the kernel"));
+}
+
+TEST_CASE("a grandchild that keeps the report pipe open does not hold the parent" * doctest::timeout(30)) {
+    SUBCASE("after done") {
+        const auto t0 = std::chrono::steady_clock::now();
+        const ChildOutcome o = run_script(kStart + "sleep 30 &\n" + kDone + "exit 0\n");
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        CHECK(o.finished);
+        CHECK(o.exit_code == 0);
+        CHECK(took < 5.0);
+    }
+    SUBCASE("without done: the child's exit is noticed, and what it left behind is killed") {
+        const std::string pid_file = "/tmp/gemmlab-test-isolation-" + std::to_string(getpid());
+        const auto t0 = std::chrono::steady_clock::now();
+        const ChildOutcome o = run_script(kStart + "sleep 30 &\necho $! > " + pid_file + "\nexit 0\n");
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        CHECK_FALSE(o.finished);
+        CHECK_FALSE(o.timed_out);
+        CHECK(o.exit_code == 0);
+        CHECK(took < 5.0);
+        std::ifstream in(pid_file);
+        pid_t left = 0;
+        in >> left;
+        std::remove(pid_file.c_str());
+        REQUIRE(left > 0);
+        bool ended = false;
+        for (int i = 0; i < 50 && !ended; ++i) {
+            ended = gone(left);
+            if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        CHECK(ended);
+    }
+}
+
+TEST_CASE("a child that cannot be started exits with 127" * doctest::timeout(20)) {
+    const ScopedEnv no_sandbox("GEMMLAB_SANDBOX", "off");
+    const ChildOutcome o = run_isolated("/nonexistent/gemmlab", {"child-check"}, quick_limits(), nullptr);
+    CHECK_FALSE(o.finished);
+    CHECK(o.exit_code == 127);
+    CHECK(reported(o).empty());
+}
+
+TEST_CASE("a child's output is capped, and writing past the cap does not kill it" * doctest::timeout(20)) {
+    ChildLimits limits = quick_limits();
+    limits.output_bytes = 64 * 1024;
+    const ChildOutcome o =
+        run_script(kStart + "yes xxxxxxxxxxxxxxx 2>/dev/null | head -c 5000000 2>/dev/null\necho last words 1>&2\n" +
+                       kDone + "exit 0\n",
+                   limits);
+    CHECK(o.finished);
+    CHECK(o.exit_code == 0);
+    CHECK(o.output_tail.size() <= 4096);
+}
+
+TEST_CASE("ReportChannel writes whole lines the parent reads back" * doctest::timeout(20)) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    const ReportChannel channel(fds[1]);
+    channel.send({{"event", "case"}, {"index", 3}});
+    close(fds[1]);
+    char buf[256];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    close(fds[0]);
+    REQUIRE(n > 0);
+    const std::string line(buf, static_cast<size_t>(n));
+    CHECK(line.back() == '\n');
+    CHECK(nlohmann::json::parse(line)["index"] == 3);
+}

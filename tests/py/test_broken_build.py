@@ -1,0 +1,38 @@
+"""CI (no GPU needed): every deliberately broken submission under tests/broken/ builds with the
+project's flags, keeps the correct naive stage, and documents each stage's expected disposition."""
+import re
+
+import pytest
+
+from broken_submissions import BROKEN, EXPECTED, ROOT, build
+
+
+def test_every_directory_is_listed():
+    dirs = sorted(p.name for p in BROKEN.iterdir() if p.is_dir())
+    assert dirs == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_layout_and_readme(name):
+    d = BROKEN / name
+    stage_files = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
+    assert sorted(p.name for p in d.glob("*.cu")) == stage_files
+    # naive is the student's correct one: the same build's baseline must still pass.
+    assert (d / "naive.cu").read_text() == (ROOT / "student" / "naive.cu").read_text()
+    for cu in d.glob("*.cu"):
+        if cu.name != "naive.cu":
+            assert "BROKEN" in cu.read_text(), f"{cu} does not mark its breakage"
+    readme = (d / "README.md").read_text()
+    for (stage, variant), disposition in EXPECTED[name].items():
+        label = f"{stage}/{variant}" if variant else stage
+        rows = [line for line in readme.splitlines()
+                if line.startswith("|") and re.search(rf"(^|[ ,|]){re.escape(label)}([ ,|]|$)", line)]
+        assert rows, f"{name}/README.md has no row for {label}"
+        assert any(f"| {disposition} |" in row for row in rows), \
+            f"{name}/README.md: {label} should be documented as {disposition}"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_builds(name):
+    binary = build(name)
+    assert binary.exists()

@@ -1,0 +1,199 @@
+"""GPU: `gemmlab check --full` on the deliberately broken submissions of tests/broken/ gives every
+stage the disposition its README promises, says why in words a student can act on, and still
+passes the correct naive stage of the same build.
+
+Builds with the project's Makefile (GEMMLAB_BUILD_JOBS jobs, default: every core) into the build
+directory `make test` used; each submission is built and checked once per session.
+"""
+import json
+import re
+import subprocess
+
+import pytest
+
+from broken_submissions import EXPECTED, build
+from conftest import gpu
+
+pytestmark = gpu
+
+# A stage that hangs costs this much per precision; every honest case finishes in far less.
+IDLE_TIMEOUT_S = 8
+ERROR_BOUND = 32  # bound.h kErrorThreshold, in u·G
+
+
+@pytest.fixture(scope="session")
+def checked(tmp_path_factory):
+    """name -> (results by (stage, variant, precision), stdout, exit code, seed); built lazily."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            binary = build(name)
+            out = tmp_path_factory.mktemp(name) / "check.json"
+            proc = subprocess.run([str(binary), "check", "--full", "--timeout", str(IDLE_TIMEOUT_S), "--no-color",
+                                   "--json", str(out)], capture_output=True, text=True, timeout=900)
+            assert out.exists(), f"check wrote no JSON:\n{proc.stdout}\n{proc.stderr}"
+            data = json.loads(out.read_text())
+            results = {(r["stage"], r["variant"], r["precision"]): r for r in data["results"]}
+            cache[name] = (results, proc.stdout, proc.returncode, data["seed"])
+        return cache[name]
+
+    return get
+
+
+def label(stage, variant):
+    return f"{stage}/{variant}" if variant else stage
+
+
+def failing(result):
+    return [c for c in result["cases"] if c["disposition"] != "passed"]
+
+
+def max_ratio(result):
+    return max((c["max_error_ratio"] for c in result["cases"] if isinstance(c.get("max_error_ratio"), (int, float))),
+               default=0)
+
+
+# ---- what each broken stage's message must say ------------------------------------------------
+
+def tile_edge(result, tile):
+    assert result["problem"] == "wrong values"
+    for c in result["cases"]:
+        s = c["shape"]
+        if s["alpha"] == 0:
+            continue  # C = beta·C needs no product
+        should_fail = s["K"] % tile != 0
+        assert (c["disposition"] == "failed") == should_fail, (s, c["disposition"])
+        if should_fail:
+            assert c["worst"]["ratio"] == "inf" or c["worst"]["ratio"] > ERROR_BOUND
+    assert any("picture" in c for c in failing(result)), "small failing shapes come with a picture"
+
+
+def ignores_beta(result):
+    for c in result["cases"]:
+        assert (c["disposition"] == "failed") == (c["shape"]["beta"] != 0), c["shape"]
+
+
+def unaligned_pitch(result):
+    assert "16-byte aligned" in result["problem"]
+
+
+def rounded_inputs(result):
+    assert result["problem"] == "wrong values"
+    assert max_ratio(result) > 3 * ERROR_BOUND  # hundreds of u·G, not a borderline miss
+
+
+def race(result):
+    assert result["problem"] == "wrong values"
+
+
+def writes_past_rows(result):
+    assert "wrote outside C" in result["problem"]
+    places = [c["out_of_bounds"]["first"] for c in result["cases"] if "out_of_bounds" in c]
+    assert places
+    assert any("padding column" in p or "past the last row" in p for p in places), places
+
+
+def writes_pitched_padding(result):
+    assert "padding of the pitched C" in result["problem"]
+
+
+def reads_c(result):
+    for c in result["cases"]:
+        assert (c["disposition"] == "failed") == (c["shape"]["beta"] == 0), c["shape"]
+    assert all(c["worst"]["got"] == "nan" for c in failing(result))
+
+
+def crashed_with(error):
+    def check(result):
+        assert error in result["problem"], result["problem"]
+        assert failing(result)[-1]["disposition"] == "crashed"
+    return check
+
+
+def hangs(result):
+    assert "without progress" in result["problem"]
+    assert "while running 1x1x1" in result["problem"]
+
+
+def exits(result):
+    assert "exited with code 0" in result["problem"]
+    assert "a stage must return, not exit" in result["problem"]
+
+
+MESSAGES = {
+    ("wrong_values", "tiled", "8"): lambda r: tile_edge(r, 8),
+    ("wrong_values", "tiled", "16"): lambda r: tile_edge(r, 16),
+    ("wrong_values", "tiled", "32"): lambda r: tile_edge(r, 32),
+    ("wrong_values", "unrolled", ""): ignores_beta,
+    ("wrong_values", "pitched", ""): unaligned_pitch,
+    ("wrong_values", "reuse", ""): rounded_inputs,
+    ("memory", "tiled", "8"): race,
+    ("memory", "tiled", "16"): race,
+    ("memory", "tiled", "32"): race,
+    ("memory", "unrolled", ""): writes_past_rows,
+    ("memory", "pitched", ""): writes_pitched_padding,
+    ("memory", "reuse", ""): reads_c,
+    ("process", "tiled", "8"): crashed_with("cudaErrorIllegalAddress"),
+    ("process", "tiled", "16"): hangs,
+    ("process", "tiled", "32"): exits,
+    ("process", "unrolled", ""): crashed_with("cudaErrorMisalignedAddress"),
+    ("process", "pitched", ""): crashed_with("cudaErrorAssert"),
+    ("process", "reuse", ""): rounded_inputs,
+}
+
+CASES = [(name, stage, variant, prec) for name in sorted(EXPECTED) for (stage, variant) in EXPECTED[name]
+         for prec in ("float", "double")]
+
+
+@pytest.mark.parametrize("name,stage,variant,prec", CASES,
+                         ids=[f"{n}-{label(s, v)}-{p}" for n, s, v, p in CASES])
+def test_disposition_and_message(checked, name, stage, variant, prec):
+    results, stdout, _, seed = checked(name)
+    r = results[(stage, variant, prec)]
+    expected = EXPECTED[name][(stage, variant)]
+    context = f"{name}: {label(stage, variant)} {prec} (seed {seed}): {r['problem']}"
+    assert r["disposition"] == expected, context
+    if expected == "passed":
+        assert r["cases"] and len(r["cases"]) == r["expected_cases"], context
+        return
+    MESSAGES[(name, stage, variant)](r)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_report_for_people(checked, name):
+    results, stdout, code, seed = checked(name)
+    assert code == 1  # something failed
+    assert "\033[" not in stdout  # --no-color (and a pipe) means plain text
+    assert f"seed {seed}" in stdout
+    assert "Summary:" in stdout
+    assert re.search(r"naive\s+float\s+passed", stdout)
+    assert re.search(r"naive\s+double\s+passed", stdout)
+    assert f"reproduce: make check STAGE=" in stdout and f"SEED={seed} FULL=1" in stdout
+    # every failing stage's first failure names stage, precision, shape and scalars
+    assert re.search(r"(failed|out_of_bounds|crashed|timed_out): stage \S+, (float|double), M=\d+ N=\d+ K=\d+ "
+                     r"\(lda=\d+ ldb=\d+ ldc=\d+\), alpha=\S+, beta=\S+", stdout)
+
+
+def test_wrong_values_message_shows_worst_element(checked):
+    _, stdout, _, _ = checked("wrong_values")
+    assert re.search(r"\d+ of \d+ elements are wrong", stdout)
+    assert re.search(r"worst: C\[\d+\]\[\d+\] expected \S+, got \S+, allowed error \S+", stdout)
+    assert "one character per" in stdout  # the picture of where
+
+
+def test_reads_c_message_has_the_hint(checked):
+    _, stdout, _, _ = checked("memory")
+    assert "fills C with NaN" in stdout
+
+
+def test_selection_runs_only_what_was_asked(tmp_path):
+    binary = build("wrong_values")
+    out = tmp_path / "check.json"
+    proc = subprocess.run([str(binary), "check", "--stage", "tiled", "--prec", "double", "--seed", "7", "--no-color",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    data = json.loads(out.read_text())
+    assert data["seed"] == 7 and data["set"] == "quick"
+    assert [(r["stage"], r["variant"], r["precision"]) for r in data["results"]] == \
+        [("tiled", "8", "double"), ("tiled", "16", "double"), ("tiled", "32", "double")]
+    assert proc.returncode == 1
