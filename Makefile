@@ -79,7 +79,12 @@ $(REF_LIB): $(REF_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 else
+# A handout: the reference ships compiled (make handout builds it; docs/handout.md says how).
 REF_LIB := reference/lib/libgemmlab_reference.a
+$(REF_LIB):
+	@echo "$(REF_LIB) is missing: this tree has neither reference/*.cu nor the compiled reference." >&2
+	@echo "Unpack the handout again (it ships the library), or ask your instructor." >&2
+	@exit 1
 endif
 
 # ---- the submission side: <SUBMISSION>/*.cu ------------------------------------------------------
@@ -95,7 +100,9 @@ $(SUB_BUILD)/main.o: grader/src/main.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(GRADER): $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB)
+# The symbol scan (below) runs before the link: it names a missing explicit instantiation plainly
+# and records the calls a stage may not make, which gemmlab grade reads from symbols.json.
+$(GRADER): $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) | $(SUB_BUILD)/symbols.json
 	$(NVCC) -arch=$(ARCH) -o $@ $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) $(LDLIBS)
 	@echo "built $@ (submission: $(SUBMISSION), arch: $(ARCH))"
 
@@ -120,22 +127,27 @@ sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and race
 .PHONY: bench
 bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS measured in the same run
 	@mkdir -p $(RESULTS)
-	$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --json $(RESULTS)/bench.json
+	$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --submission $(SUB_DIR) --json $(RESULTS)/bench.json
 
 .PHONY: grade
 grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
 	@mkdir -p $(RESULTS)
-	$(GRADER) grade --config $(CONFIG) --out $(RESULTS)
+	$(PYTHON) grader/scripts/scan_symbols.py --gate $(SUB_BUILD)/symbols.json
+	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --out $(RESULTS)
 
 .PHONY: list
 list: $(GRADER)  ## the stage registry
 	@$(GRADER) list
 
 # ---- lab report (report/) ----------------------------------------------------------------------
+# make report measures on the GPU (report/build/results) and renders where pandoc is installed;
+# make report-pdf renders those saved results on any machine with pandoc (no GPU, no grader build).
 RERUN ?= 1
-.PHONY: report
+.PHONY: report report-pdf
 report: $(GRADER)  ## the lab report PDF, report/report.pdf, from your own measurements (RERUN=0 reuses fresh ones)
-	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) $(if $(filter 0,$(RERUN)),--reuse)
+	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse)
+report-pdf:  ## render report/report.pdf from the measurements make report saved (no GPU needed)
+	$(PYTHON) report/make_report.py --render-only --config $(CONFIG) --results $(RESULTS)
 
 # ---- cluster (cluster/) -------------------------------------------------------------------------
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
@@ -146,17 +158,24 @@ status:  ## your attempts and their grading jobs
 	$(CLUSTER) status
 results:  ## the results of your latest graded attempt
 	$(CLUSTER) results
-sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook
-	$(CLUSTER) sweep
-sweep-status:  ## (instructors) progress of the current sweep
-	$(CLUSTER) sweep-status
+sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade)
+	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force)
+sweep-status:  ## (instructors) progress of the current sweep (SWEEP=name)
+	$(CLUSTER) sweep-status $(if $(SWEEP),--name $(SWEEP))
 
-# ---- handout (grader/scripts/handout.py) -------------------------------------------------------
-.PHONY: handout handout-check
-handout:  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
-	$(PYTHON) grader/scripts/handout.py build --config $(CONFIG)
+# ---- handout (grader/scripts/handout.py; docs/handout.md) ----------------------------------------
+# Runs in the instructor repository only: a handout has no reference sources and no handout.py.
+# DIST= overrides course.toml [handout] dist (the tests build into a temporary directory).
+DIST ?=
+HANDOUT := $(PYTHON) grader/scripts/handout.py
+HANDOUT_ARGS := --config $(CONFIG) $(if $(DIST),--dist $(DIST))
+.PHONY: handout handout-check handout-script
+handout-script:
+	@test -f grader/scripts/handout.py || { echo "make handout runs in the instructor repository; this tree is a handout"; exit 2; }
+handout: handout-script  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
+	$(HANDOUT) build $(HANDOUT_ARGS)
 handout-check: handout  ## (instructors) unpack the handout afresh and prove it builds, tests and hides solutions
-	$(PYTHON) grader/scripts/handout.py check --config $(CONFIG)
+	$(HANDOUT) check $(HANDOUT_ARGS)
 
 # ---- tests ------------------------------------------------------------------------------------------
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
@@ -179,6 +198,19 @@ $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(SUB_OB
 test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
 test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), scripts (pytest)
 	$(PYTHON) tests/run_tests.py --host $(HOST_TESTS) --gpu $(GPU_TESTS) --grader $(GRADER) --python $(PYTHON)
+
+# ---- symbol scan and the gallery of hostile submissions (docs/gallery.md) -----------------------
+# symbols.json: per stage, the calls a stage may not make (library GEMMs, processes, files, device
+# resets) and entry points no file defines; gemmlab grade rejects the stages it names.
+SYMBOLS := $(SUB_BUILD)/symbols.json
+$(SYMBOLS): $(SUB_OBJ) grader/scripts/scan_symbols.py
+	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --registry $(SUB_BUILD)/registry.o --out $@ \
+	    $(filter $(SUB_BUILD)/stages/%.o,$^)
+.PHONY: scan test-gallery
+scan: $(SYMBOLS)  ## what each stage calls that a stage may not (the grader rejects it): symbols.json
+GALLERY ?=
+test-gallery:  ## (GPU) build, check and grade every tests/gallery entry against its expected.json
+	$(PYTHON) tests/gallery/run_gallery.py --build build/gallery --arch $(ARCH) $(if $(GALLERY),--only $(GALLERY))
 
 # ---- set-up and housekeeping ---------------------------------------------------------------------
 .PHONY: setup

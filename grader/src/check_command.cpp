@@ -145,6 +145,8 @@ json collect_stage_run(const std::string& stage, const std::string& variant, Pre
     r["cases"] = cases;
     r["expected_cases"] = expected_cases;
     r["process"] = {{"end", describe_end(out)}, {"output_tail", out.output_tail}};
+    for (const json& ev : out.events)  // what the child's sandbox enforced (sandbox.h)
+        if (ev.value("event", "") == "sandbox") r["process"]["sandbox"] = ev;
     return r;
 }
 

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu_context.h"
+#include "sandbox.h"
 
 namespace gemmlab {
 
@@ -25,6 +26,7 @@ nlohmann::json describe_environment() {
     env["cuda_driver_api"] = driver ? std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) : "none";
     env["cublas"] = std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
                     std::to_string(CUBLAS_VER_PATCH);
+    if (!sandbox_choice().empty()) env["sandbox"] = sandbox_choice();
     std::string why;
     if (!gpu_available(&why)) {
         env["gpu_available"] = false;

@@ -2,6 +2,9 @@
 #include "gpu_context.h"
 
 #include "cuda_check.h"
+#include "device_buffer.h"
+#include "device_ops.h"
+#include "isolation.h"
 
 namespace gemmlab {
 
@@ -40,6 +43,22 @@ void reference_dgemm(GpuContext& ctx, int M, int N, int K, double alpha, const d
     // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the storage.
     CUBLAS_CHECK(cublasDgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
                              &beta, C, ldc));
+}
+
+int child_probe(const ReportChannel& report) {
+    try {
+        constexpr int kSide = 64;  // small: the probe asks whether CUDA starts, not how fast it is
+        GpuContext ctx(1);
+        DeviceBuffer<double> a(kSide * kSide), c(kSide * kSide);
+        fill_random(ctx.rng, a.get(), a.size(), ctx.stream);
+        reference_dgemm(ctx, kSide, kSide, kSide, 1.0, a.get(), kSide, a.get(), kSide, 0.0, c.get(), kSide);
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        report.send({{"event", "probe"}, {"ok", true}});
+    } catch (const CudaError& e) {
+        report.send({{"event", "probe"}, {"ok", false}, {"error", e.what()}});
+    }
+    report.send({{"event", "done"}});
+    return 0;
 }
 
 }  // namespace gemmlab

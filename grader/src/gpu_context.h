@@ -28,4 +28,10 @@ struct GpuContext {
 void reference_dgemm(GpuContext& ctx, int M, int N, int K, double alpha, const double* A, int lda,
                      const double* B, int ldb, double beta, double* C, int ldc);
 
+class ReportChannel;
+
+// `gemmlab child-probe`: starts CUDA, cuBLAS and cuRAND the way a checking child does, runs one
+// small FP64 product, and reports {"event":"probe","ok":...}. choose_sandbox (sandbox.h) uses it.
+int child_probe(const ReportChannel& report);
+
 }  // namespace gemmlab

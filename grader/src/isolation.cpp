@@ -205,6 +205,7 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
         usleep(kReapPollMicroseconds);
     }
     kill_group(pid);  // anything it left behind in its group
+    remove_child_scratch(pid);
     if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
     if (out.timed_out) out.signal = 0;

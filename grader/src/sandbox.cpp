@@ -3,6 +3,10 @@
 // what it could not apply instead of failing: a grader that cannot sandbox still grades, and says so.
 #include "sandbox.h"
 
+#include <nlohmann/json.hpp>
+
+#include "isolation.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -229,6 +233,9 @@ std::string apply_landlock(const std::string& scratch, const std::string& exe, c
     allow_path(ruleset, "/proc", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE, handled);
     allow_path(ruleset, "/dev", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV, handled);
     allow_path(ruleset, scratch, handled, handled);
+    // The CUDA driver may create shared-memory files (IPC, the MPS client): /dev/shm is per-machine
+    // scratch, never where results or submissions live.
+    allow_path(ruleset, "/dev/shm", handled, handled);
     allow_path(ruleset, exe, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled);
     for (const std::string& f : files) allow_path(ruleset, f, LANDLOCK_ACCESS_FS_READ_FILE, handled);
     allow_path_list(ruleset, std::getenv("CUDA_HOME"), kRead, handled);
@@ -436,5 +443,42 @@ void remove_child_scratch(int pid) {
         if (owner == pid) remove_tree(path);
     });
 }
+
+namespace {
+std::string g_sandbox_choice;
+}
+
+std::string choose_sandbox(const std::string& self_path) {
+    if (const char* set = std::getenv("GEMMLAB_SANDBOX"); set && *set) {
+        g_sandbox_choice = std::string(set) + " (set by GEMMLAB_SANDBOX)";
+        return g_sandbox_choice;
+    }
+    // Strongest first. A driver or kernel that refuses CUDA under a layer costs that layer only.
+    const char* modes[] = {"on", "no-landlock", "no-seccomp", "off"};
+    std::string refused;
+    for (const char* mode : modes) {
+        setenv("GEMMLAB_SANDBOX", mode, 1);
+        ChildLimits limits;
+        limits.idle_seconds = kProbeSeconds;
+        limits.total_seconds = kProbeSeconds;
+        const ChildOutcome out = run_isolated(self_path, {"child-probe"}, limits, nullptr);
+        std::string error = "the probe " + describe_end(out);
+        for (const nlohmann::json& ev : out.events)
+            if (ev.value("event", "") == "probe") {
+                if (ev.value("ok", false)) error.clear();
+                else error = ev.value("error", error);
+            }
+        if (out.finished && error.empty()) {
+            g_sandbox_choice = mode;
+            if (!refused.empty()) g_sandbox_choice += " (" + refused + ")";
+            return g_sandbox_choice;
+        }
+        refused += std::string(refused.empty() ? "" : "; ") + "CUDA did not start with sandbox=" + mode + ": " + error;
+    }
+    g_sandbox_choice = "off (" + refused + ")";
+    return g_sandbox_choice;
+}
+
+const std::string& sandbox_choice() { return g_sandbox_choice; }
 
 }  // namespace gemmlab

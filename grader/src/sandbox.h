@@ -23,6 +23,8 @@
 // directories.
 #pragma once
 
+#include <string>
+
 namespace gemmlab {
 
 // In a freshly forked child, before execv(argv[0], argv): applies everything above and writes one
@@ -34,5 +36,14 @@ void enter_child_sandbox(char** argv);
 // In the parent, after the child with this pid has been reaped: removes its scratch directory.
 // (Children also sweep away scratch directories of children that no longer exist.)
 void remove_child_scratch(int pid);
+
+// In the parent, once before the first child: finds the strongest mode (on, no-landlock,
+// no-seccomp, off) under which a probe child (`gemmlab child-probe`) can start CUDA, cuBLAS and
+// cuRAND, and sets GEMMLAB_SANDBOX so every later child runs under it. Drivers differ in what they
+// need from the OS; a layer that stops CUDA from starting is dropped, and the returned text (also
+// recorded in results files) says which and why. A GEMMLAB_SANDBOX set by the user is kept.
+constexpr double kProbeSeconds = 60;
+std::string choose_sandbox(const std::string& self_path);
+const std::string& sandbox_choice();  // "" until choose_sandbox ran
 
 }  // namespace gemmlab

@@ -45,7 +45,7 @@ inline const StageFns<double>& StageVariant::fns<double>() const { return f64; }
 struct StageInfo {
     const char* name;        // used on command lines and in results: `make check STAGE=tiled`
     const char* title;       // one line for tables, plots and the handout
-    const char* rubric_key;  // the [stages.<key>] table of course.toml that scores it
+    const char* rubric_key;  // the [scoring.stages.<key>] table of course.toml that scores it
     const char* technique;   // one sentence: what the stage teaches
     Operands operands;
     bool baseline;           // the stage every speed-up is measured against

@@ -1,0 +1,42 @@
+// stats.h — the statistics of repeated timings: median, quartiles, relative spread, and the rule
+// that decides when to stop repeating. Host-only, so it is tested in CI (tests/host/test_stats.cpp).
+// docs/timing.md explains the choices for students.
+#pragma once
+
+#include <vector>
+
+namespace gemmlab {
+
+// Quantile q in [0, 1] of the samples, interpolating linearly between order statistics (the
+// "type 7" rule of R and NumPy's default). NaN for no samples.
+double quantile(std::vector<double> samples, double q);
+double median(const std::vector<double>& samples);
+
+struct Summary {
+    int count = 0;
+    double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;
+    // Interquartile range over median, in percent: robust to the odd slow repetition (an OS
+    // hiccup, a clock change) that would dominate a standard deviation. 0 for one sample.
+    double spread_pct = 0;
+};
+Summary summarize(const std::vector<double>& samples);
+
+// When a timed loop stops. Every item gets at least `min_repetitions` timed calls, unless its time
+// budget runs out first — and even then at least kFloorRepetitions, so a median exists.
+struct StopRule {
+    int min_repetitions = 5;
+    int max_repetitions = 100;
+    double target_spread_pct = 2.0;
+    double budget_seconds = 2.0;  // of timed calls of this item at this shape
+};
+
+// Three repetitions give a median that one outlier cannot move.
+constexpr int kFloorRepetitions = 3;
+
+enum class StopReason { keep_going, converged, max_repetitions, budget };
+const char* stop_reason_name(StopReason r);  // "converged", "max_repetitions", "budget", ""
+
+// `samples` are the timed calls so far; `spent_seconds` the time they (and their set-up) took.
+StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule);
+
+}  // namespace gemmlab

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# gpu_session.sh — every GPU-only verification of GEMM Lab, in phases that each fit one session on
+# a lent GPU machine (no package installs there: carry .deps, see README "Developing"). Logs go to
+# $OUT (or build/gpu-session) so they come back from the machine.
+#
+#   bash tests/gpu_session.sh core      build; GPU unit tests; grade the reference and the stubs;
+#                                       timed full check; 3 benches at 4096^3; broken kernels
+#   bash tests/gpu_session.sh report    the report's measurements of the reference (fixture source)
+#   bash tests/gpu_session.sh gallery   the gallery of hostile submissions (GALLERY=a,b for a subset)
+#   bash tests/gpu_session.sh extras    local-path class grading (cluster) and the handout on a GPU
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-build/gpu-session}
+mkdir -p "$OUT"
+[ -d .deps/include ] && export CPATH=$PWD/.deps/include
+export NO_COLOR=1 PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+JOBS=${JOBS:-16}
+status=0
+
+step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, prints wall time and exit status
+    local name=$1; shift
+    local t0=$(date +%s.%N)
+    echo "== $name: $*"
+    "$@" > "$OUT/$name.log" 2>&1
+    local rc=$?
+    local t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+    echo "   -> exit $rc in ${t}s (log: $name.log)"
+    [ $rc -eq 0 ] || status=1
+    return $rc
+}
+
+case "${1:-core}" in
+core)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step build make -j"$JOBS" PYTHON="$PY" test-build
+    step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
+    step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)"
+    step check-full-reference make PYTHON="$PY" SUBMISSION=reference check FULL=1
+    step grade-reference make PYTHON="$PY" SUBMISSION=reference grade
+    cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
+    step grade-student make PYTHON="$PY" grade
+    cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
+    for i in 1 2 3; do
+        step "bench-$i" make PYTHON="$PY" SUBMISSION=reference bench STAGE=reuse SHAPES=4096x4096x4096
+        cp results/reference/bench.json "$OUT/bench-$i.json" 2>/dev/null
+    done
+    step pytest-gpu "$PY" -m pytest -q -rs tests/py/test_grader_cli.py tests/py/test_grade_gpu.py tests/py/test_broken_gpu.py
+    tail -n 3 "$OUT"/*.log
+    ;;
+report)
+    step report make PYTHON="$PY" SUBMISSION=reference BUILD=build/fixture report
+    cp report/build/results/*.json "$OUT/" 2>/dev/null
+    ;;
+gallery)
+    step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" ${GALLERY:+--only $GALLERY}
+    step gallery-run "$PY" tests/gallery/run_gallery.py --phase run ${GALLERY:+--only $GALLERY} ${GALLERY_ARGS:-}
+    cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
+    ;;
+extras)
+    step cluster-demo bash tests/cluster_gpu_demo.sh
+    step handout-gpu "$PY" -m pytest -q -rs -k gpu tests/py/test_handout.py
+    ;;
+*)
+    echo "usage: $0 core|report|gallery|extras" >&2
+    exit 2
+    ;;
+esac
+exit $status

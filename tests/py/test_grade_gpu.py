@@ -1,0 +1,143 @@
+"""GPU behaviour of `gemmlab bench` and `gemmlab grade` (marked `gpu`: skipped without one).
+
+- the reference solutions earn full marks, in under a minute, with every timing verified;
+- two benchmarks of the same stage at 4096³ agree within 2%;
+- a stage that runs its work on a side stream is timed at its real speed (about naive);
+- a stage that replays a cached answer gets no credit (failed or rejected);
+- the report team's sweep call (many shapes, --max-seconds) stays short and writes every shape.
+
+Each builds what it needs with the Makefile into the BUILD directory of the grader under test.
+"""
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, gpu
+
+GRADE_SECONDS_LIMIT = 60     # the issue's budget for a full grade of one submission on one H100
+REPEAT_TOLERANCE = 0.02      # two benchmarks of the same stage agree within 2%
+BUILD_TIMEOUT = 3600
+
+
+def build_grader(grader, submission):
+    """The grader binary for `submission` (a directory laid out like student/), built by make."""
+    build = Path(grader).parent.parent
+    sub_dir = str((ROOT / submission).resolve())
+    proc = subprocess.run(["make", "--no-print-directory", "-j4", f"BUILD={build}", f"SUBMISSION={sub_dir}", "grader"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    cksum = subprocess.run(["cksum"], input=sub_dir.encode(), capture_output=True, check=True).stdout.split()[0]
+    path = build / f"sub-{Path(sub_dir).name}-{cksum.decode()}" / "gemmlab"
+    assert path.exists(), path
+    return path
+
+
+def run(grader, *args, timeout=600):
+    return subprocess.run([str(grader), *args, "--no-color"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout)
+
+
+def bench_entry(report, stage, precision="float", variant=""):
+    for r in report["results"]:
+        if (r["stage"], r["variant"], r["precision"]) == (stage, variant, precision):
+            return r
+    raise AssertionError(f"no result for {stage}/{variant} {precision}")
+
+
+@gpu
+def test_grade_of_the_reference_gives_full_marks_within_a_minute(grader, tmp_path):
+    ref = build_grader(grader, "reference")
+    t0 = time.time()
+    out = run(ref, "grade", "--config", str(ROOT / "course.toml"), "--out", str(tmp_path))
+    seconds = time.time() - t0
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["status"] == "graded"
+    rows = {(s["stage"], s["precision"]): s for s in res["score"]["stages"]}
+    short = [f"{k}: {v['correctness']}+{v['performance']} of {v['correctness_max']}+{v['performance_max']} "
+             f"({v['pct_cublas']:.1f}% of cuBLAS; {v['note']})" for k, v in rows.items()
+             if v["correctness"] + v["performance"] < v["correctness_max"] + v["performance_max"]]
+    assert not short, "the reference must earn full marks:\n" + "\n".join(short)
+    assert res["score"]["total"] == res["score"]["max"] == 100
+    for r in res["results"]:
+        assert r["disposition"] == "passed", (r["stage"], r["variant"], r["precision"], r["problem"])
+        for b in r["bench"]:
+            assert b["verified"] >= res["settings"]["verify_repetitions"]
+            assert b["timed_by"] == "events", b  # the reference keeps its work on p.stream
+    for prec in ("float", "double"):
+        for b in res["baselines"][prec]:
+            assert b["naive_gflops"] > 0 and b["cublas_gflops"] > b["naive_gflops"]
+    assert seconds <= GRADE_SECONDS_LIMIT, f"grade took {seconds:.1f} s (budget {GRADE_SECONDS_LIMIT} s)"
+    gs = json.loads((tmp_path / "gradescope.json").read_text())
+    assert gs["score"] == 100
+
+
+@gpu
+def test_naive_earns_no_performance_points(grader, tmp_path):
+    """The student handout (naive complete, stubs elsewhere) scores 0: naive itself has no points."""
+    out = run(grader, "grade", "--config", str(ROOT / "course.toml"), "--out", str(tmp_path), "--no-reference")
+    assert out.returncode == 0, out.stdout[-4000:]
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["score"]["total"] == 0
+    naive = bench_entry(res, "naive")
+    assert 0.9 < naive["bench"][0]["x_naive"] < 1.1  # the same kernel as the baseline
+
+
+@gpu
+def test_repeated_bench_at_4096_agrees_within_2_percent(grader, tmp_path):
+    ref = build_grader(grader, "reference")
+    runs = []
+    for i in range(2):
+        path = tmp_path / f"bench{i}.json"
+        out = run(ref, "bench", "--stage", "reuse", "--prec", "float", "--shapes", "4096", "--json", str(path))
+        assert out.returncode == 0, out.stdout[-4000:]
+        runs.append(json.loads(path.read_text()))
+    a, b = (bench_entry(r, "reuse")["bench"][0]["gflops"] for r in runs)
+    assert abs(a - b) / max(a, b) <= REPEAT_TOLERANCE, (a, b)
+    ca, cb = (r["baselines"]["float"][0]["cublas_gflops"] for r in runs)
+    assert abs(ca - cb) / max(ca, cb) <= REPEAT_TOLERANCE, (ca, cb)
+    for r in runs:
+        t = bench_entry(r, "reuse")["bench"][0]
+        assert t["spread_pct"] < 2.0 and t["verified"] >= 2
+
+
+@gpu
+def test_side_stream_is_timed_at_its_real_speed(grader, tmp_path):
+    sub = build_grader(grader, "tests/gallery/side_stream")
+    path = tmp_path / "bench.json"
+    out = run(sub, "bench", "--stage", "reuse", "--prec", "float", "--shapes", "2048", "--json", str(path))
+    assert out.returncode == 0, out.stdout[-4000:]
+    t = bench_entry(json.loads(path.read_text()), "reuse")["bench"][0]
+    assert t["disposition"] == "passed"
+    assert t["timed_by"] == "wall clock"
+    assert t["event_ms"] < 0.5 * t["time_ms"]  # the events saw almost nothing...
+    assert 0.7 < t["x_naive"] < 1.4, t          # ...the time is the naive kernel's
+
+
+@gpu
+def test_cached_answer_gets_no_credit(grader, tmp_path):
+    sub = build_grader(grader, "tests/gallery/cached_answer")
+    path = tmp_path / "bench.json"
+    out = run(sub, "bench", "--stage", "reuse", "--prec", "float", "--shapes", "2048", "--json", str(path))
+    assert out.returncode == 1, out.stdout[-4000:]
+    r = bench_entry(json.loads(path.read_text()), "reuse")
+    assert r["check_disposition"] == "passed"
+    assert r["disposition"] in ("failed", "rejected"), r
+    assert "while timed" in r["problem"]
+
+
+@gpu
+def test_report_sweep_is_short_and_complete(grader, tmp_path):
+    shapes = ["256", "512", "1024", "2048", "4096", "8192"]
+    path = tmp_path / "sweep.json"
+    t0 = time.time()
+    out = run(grader, "bench", "--stage", "naive", "--prec", "double", "--shapes", ",".join(shapes),
+              "--max-seconds", "0.5", "--json", str(path))
+    assert out.returncode == 0, out.stdout[-4000:]
+    assert time.time() - t0 < 180
+    r = bench_entry(json.loads(path.read_text()), "naive", "double")
+    assert [b["shape"]["M"] for b in r["bench"]] == [int(s) for s in shapes]
+    assert all(b["disposition"] == "passed" and b["repetitions"] >= 3 for b in r["bench"])

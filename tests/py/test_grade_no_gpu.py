@@ -1,0 +1,93 @@
+"""`gemmlab grade` and `gemmlab bench` without a GPU, as CI and the cluster's login nodes see them:
+grade still writes results.json (status no_gpu) and gradescope.json and exits with status 3; a bad
+course.toml is reported with the key at fault before anything runs."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import HAS_GPU
+
+needs_no_gpu = pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
+
+
+def run(grader, *args, cwd=None):
+    return subprocess.run([str(grader), *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def registry(grader):
+    return json.loads(run(grader, "list", "--json").stdout)["stages"]
+
+
+@needs_no_gpu
+def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path):
+    out = run(grader, "grade", "--config", str(root / "course.toml"), "--out", str(tmp_path))
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "no usable NVIDIA GPU" in out.stderr
+
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["schema"] == "gemmlab.results/1"
+    assert res["kind"] == "grade"
+    assert res["status"] == "no_gpu"
+    assert res["environment"]["gpu_available"] is False
+    assert res["environment"]["no_gpu_reason"]
+    assert res["created"].endswith("Z")
+    expected = {(s["name"], v, p) for s in registry(grader) for v in s["variants"] or [""]
+                for p in ("float", "double")}
+    got = {(r["stage"], r["variant"], r["precision"]) for r in res["results"]}
+    assert got == expected
+    assert {r["disposition"] for r in res["results"]} == {"no_gpu"}
+    assert all(r["bench"] == [] for r in res["results"])
+    assert res["score"]["total"] == 0
+    assert res["score"]["max"] == 100
+    assert {row["disposition"] for row in res["score"]["stages"]} == {"no_gpu"}
+    assert all(row["correctness"] == 0 and row["performance"] == 0 for row in res["score"]["stages"])
+
+    gs = json.loads((tmp_path / "gradescope.json").read_text())
+    assert gs["score"] == 0
+    assert "no usable NVIDIA GPU" in gs["output"]
+    assert isinstance(gs["execution_time"], int)
+    assert gs["tests"], "one test per stage, precision and kind of points"
+    for t in gs["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "output", "visibility"}
+        assert t["score"] == 0
+    assert sum(t["max_score"] for t in gs["tests"]) == 100
+
+
+@needs_no_gpu
+def test_grade_without_config_file_uses_defaults(grader, tmp_path):
+    out = run(grader, "grade", "--config", str(tmp_path / "absent.toml"), "--out", str(tmp_path))
+    assert out.returncode == 3
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert any("defaults" in n for n in res["config"]["notes"])
+    assert res["score"]["max"] == 100
+
+
+def test_bad_config_names_the_key(grader, tmp_path):
+    bad = tmp_path / "course.toml"
+    bad.write_text('[scoring.stages.tiled]\ntarget_pct_cublas = "fast"\n')
+    out = run(grader, "grade", "--config", str(bad), "--out", str(tmp_path))
+    assert out.returncode == 2
+    assert '[scoring.stages.tiled] target_pct_cublas must be a number between 0 and 100' in out.stderr
+    assert 'got "fast"' in out.stderr
+    assert not (tmp_path / "results.json").exists()
+    bad.write_text("[bench]\nmax_secs = 1\n")
+    out = run(grader, "bench", "--config", str(bad))
+    assert out.returncode == 2
+    assert "unknown key 'max_secs'" in out.stderr and "max_seconds" in out.stderr
+
+
+@needs_no_gpu
+def test_bench_without_gpu_exits_3(grader, root):
+    out = run(grader, "bench", "--config", str(root / "course.toml"), "--shapes", "256")
+    assert out.returncode == 3
+    assert "no usable NVIDIA GPU" in out.stderr
+
+
+def test_bench_rejects_a_bad_shape_list(grader, root):
+    out = run(grader, "bench", "--config", str(root / "course.toml"), "--shapes", "4096,oops")
+    if not HAS_GPU:
+        assert out.returncode == 3  # the GPU is looked for first
+        return
+    assert out.returncode == 2
+    assert "oops" in out.stderr
