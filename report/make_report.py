@@ -233,6 +233,8 @@ def describe_run(ds):
     parts.append(f"measured {when}")
     if run.get("commit"):
         parts.append(f"commit {run['commit'][:12]}" + ("+" if run.get("commit_dirty") else ""))
+    else:
+        parts.append("commit unknown")
     footer = " · ".join(parts)
     clock = (env.get("gpu") or {}).get("max_sm_clock_mhz")
     subject = "GEMM Lab report measured on " + ", ".join(

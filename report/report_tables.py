@@ -137,6 +137,8 @@ def block_environment(ds, rs):
     if run.get("commit"):
         dirty = " with uncommitted changes" if run.get("commit_dirty") else ""
         rows.append(("Commit", f"`{run['commit'][:12]}`{dirty}"))
+    else:
+        rows.append(("Commit", "unknown (measured outside a git checkout)"))
     if ds.sources:
         rows.append(("Results files", ", ".join(f"`{s}`" for s in ds.sources)))
     if not rows:
@@ -147,19 +149,38 @@ def block_environment(ds, rs):
     return out
 
 
+def describe_reading(reading):
+    """One NVML reading: "1980 MHz (max 1980), 45 °C, 127 W, no slowdown"."""
+    parts = []
+    if "sm_clock_mhz" in reading:
+        parts.append(f"{reading['sm_clock_mhz']} MHz" +
+                     (f" (max {reading['max_sm_clock_mhz']})" if "max_sm_clock_mhz" in reading else ""))
+    if "temperature_c" in reading:
+        parts.append(f"{reading['temperature_c']} °C")
+    if "power_w" in reading:
+        parts.append(f"{reading['power_w']:.0f} W")
+    if "clock_reasons" in reading:
+        reasons = reading["clock_reasons"]
+        parts.append(", ".join(reasons) if reasons else "no slowdown")
+    return ", ".join(parts)
+
+
 def describe_clocks(clocks):
-    """NVML readings at start and end, whatever keys the grader used."""
+    """NVML readings at the start and end of each precision's timing:
+    {"float": {"start": {...}, "end": {...}}, ...}, or a flat {"start": ..., "end": ...}."""
     if not isinstance(clocks, dict):
         return str(clocks)
+    if "start" in clocks or "end" in clocks:
+        clocks = {"": clocks}
     parts = []
-    for when, reading in clocks.items():
-        if isinstance(reading, dict):
-            items = ", ".join(f"{k.replace('_mhz', '').replace('_', ' ')} {v}"
-                              + (" MHz" if k.endswith("_mhz") else "") for k, v in reading.items())
-            parts.append(f"{when}: {items}")
-        else:
-            parts.append(f"{when}: {reading}")
-    return "; ".join(parts)
+    for prec, span in clocks.items():
+        if not isinstance(span, dict):
+            parts.append(f"{prec}: {span}")
+            continue
+        ends = [f"{when} {describe_reading(span[when])}" for when in ("start", "end")
+                if isinstance(span.get(when), dict)]
+        parts.append((f"{prec}: " if prec else "") + "; ".join(ends))
+    return " — ".join(parts)
 
 
 def block_summary(ds, rs):

@@ -46,7 +46,7 @@ core)
         step "bench-$i" make PYTHON="$PY" SUBMISSION=reference bench STAGE=reuse SHAPES=4096x4096x4096
         cp results/reference/bench.json "$OUT/bench-$i.json" 2>/dev/null
     done
-    step pytest-gpu "$PY" -m pytest -q -rs tests/py/test_grader_cli.py tests/py/test_grade_gpu.py tests/py/test_broken_gpu.py
+    step pytest-gpu "$PY" -m pytest -q -rs tests/py/test_grader_cli.py tests/py/test_broken_gpu.py ${CORE_PYTEST:-}
     tail -n 3 "$OUT"/*.log
     ;;
 report)

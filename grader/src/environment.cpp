@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu_context.h"
+#include "nvml.h"
 #include "sandbox.h"
 
 namespace gemmlab {
@@ -39,6 +40,12 @@ nlohmann::json describe_environment() {
     int clock_khz = 0, mem_clock_khz = 0;
     cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
     cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0);
+    char bus_id[32] = {0};
+    cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0);
+    const Nvml nvml(bus_id);
+    const std::string driver_version = nvml.driver_version();
+    env["driver_version"] = !driver_version.empty() ? driver_version
+                            : "unknown (" + (nvml.available() ? std::string("NVML gave none") : nvml.why_unavailable()) + ")";
     env["gpu"] = {{"name", prop.name},
                   {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
                   {"sms", prop.multiProcessorCount},

@@ -54,6 +54,7 @@ Nvml::Nvml(const std::string& pci_bus_id) {
         reasons_ = symbol<int (*)(void*, unsigned long long*)>(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons");
     temperature_ = symbol<int (*)(void*, int, unsigned*)>(lib_, "nvmlDeviceGetTemperature");
     power_ = symbol<int (*)(void*, unsigned*)>(lib_, "nvmlDeviceGetPowerUsage");
+    driver_version_ = symbol<int (*)(char*, unsigned)>(lib_, "nvmlSystemGetDriverVersion");
     if (!init || !by_bus || !shutdown_ || !clock_info_) {
         why_ = "libnvidia-ml.so.1 lacks the functions the grader uses";
         return;
@@ -69,6 +70,13 @@ Nvml::Nvml(const std::string& pci_bus_id) {
         return;
     }
     device_ = dev;
+}
+
+std::string Nvml::driver_version() const {
+    constexpr unsigned kVersionChars = 96;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80
+    char buf[kVersionChars] = {0};
+    if (!device_ || !driver_version_ || driver_version_(buf, kVersionChars) != kNvmlSuccess) return "";
+    return buf;
 }
 
 Nvml::~Nvml() {

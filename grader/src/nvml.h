@@ -32,6 +32,8 @@ public:
     const std::string& why_unavailable() const { return why_; }
     // Temperature and power are slower to read: with_power = false skips them (per-call readings).
     ClockReading read(bool with_power = true) const;
+    // The kernel driver's version ("580.159.04"), or "" when NVML cannot say.
+    std::string driver_version() const;
 
 private:
     void* lib_ = nullptr;
@@ -44,6 +46,7 @@ private:
     int (*reasons_)(void*, unsigned long long*) = nullptr;
     int (*temperature_)(void*, int, unsigned*) = nullptr;
     int (*power_)(void*, unsigned*) = nullptr;
+    int (*driver_version_)(char*, unsigned) = nullptr;
 };
 
 // Names of the reason bits ("sw_power_cap", "hw_thermal_slowdown", ...), in bit order.

@@ -1,0 +1,285 @@
+"""config.py — the [cluster], [deadline] and [late] sections of course.toml, read with tomllib.
+
+Every key has a default here (DEFAULTS below is the one list of them); a missing key takes its
+default, and a wrong one raises ConfigError with a message that names the section, the key, the
+value found and what would be accepted. Paths are relative to the directory of course.toml.
+Other sections of course.toml belong to other tools and are not read here.
+"""
+import datetime as dt
+import difflib
+import grp
+import os
+import re
+import shutil
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ConfigError(Exception):
+    """A missing, unreadable or wrong course.toml value; the message says which and what to do."""
+
+
+# (section, key) -> (default, one line of help used in error messages)
+DEFAULTS = {
+    ("cluster", "scheduler"): ("auto", '"auto" (Slurm when sbatch is on PATH), "slurm" or "local"'),
+    ("cluster", "dropbox"): ("results/dropbox", "directory of the hand-ins, one sub-directory per student"),
+    ("cluster", "sweeps"): ("results/sweeps", "directory of the class-wide sweeps and gradebooks"),
+    ("cluster", "staff_group"): ("", "Unix group of the course staff (may read every hand-in); \"\" = nobody but the owner"),
+    ("cluster", "grader_root"): ("", "the trusted GEMM Lab tree grading builds from; \"\" = the directory of course.toml"),
+    ("cluster", "trusted_cache"): ("results/grader-cache", "prebuilt grader libraries: staff write, everyone reads"),
+    ("cluster", "scratch"): ("", "where a grading job builds; \"\" = $TMPDIR or /tmp (node-local)"),
+    ("cluster", "arch"): ("", "GPU architecture of the grading nodes, e.g. \"sm_90\"; \"\" = the Makefile's choice"),
+    ("cluster", "partition"): ("", "Slurm partition; \"\" = the cluster's default"),
+    ("cluster", "account"): ("", "Slurm account; \"\" = the user's default"),
+    ("cluster", "qos"): ("", "Slurm QoS; \"\" = the default"),
+    ("cluster", "gres"): ("gpu:1", 'GPUs per grading job: "gpu:1", "gpu:h100:1", or "" for none'),
+    ("cluster", "cpus_per_task"): (2, "CPU cores per grading job (nvcc uses them)"),
+    ("cluster", "mem"): ("", 'memory per grading job, e.g. "16G"; "" = the cluster\'s default'),
+    ("cluster", "time_limit"): ("00:30:00", 'Slurm time limit of one grading job: "MM", "HH:MM:SS" or "D-HH:MM:SS"'),
+    ("cluster", "sweep_concurrency"): (8, "most grading jobs of one sweep running at once (the array's %N)"),
+    ("cluster", "max_source_kb"): (256, "largest accepted stage file, in KiB"),
+    ("cluster", "max_report_mb"): (20, "largest accepted report/report.pdf, in MiB"),
+    ("cluster", "roster"): ("", "file with one student user name per line (# comments); \"\" = whoever handed in"),
+    ("cluster", "python"): ("", "Python 3.11+ on the compute nodes; \"\" = the one running this tool"),
+    ("deadline", "due"): ("", "due date with a time zone, e.g. 2026-12-04T23:59:00Z; \"\" = no deadline"),
+    ("deadline", "grace_minutes"): (0, "minutes after `due` that still count as on time"),
+    ("late", "policy"): ("latest", '"latest", "prefer-on-time" or "on-time-only" (see docs/instructor-guide.md)'),
+    ("late", "cutoff"): ("", "after this date nothing counts; \"\" = no cutoff"),
+    ("late", "penalty_percent_per_day"): (0, "percent of the total taken per started day late"),
+    ("late", "max_penalty_percent"): (100, "the most the late penalty takes"),
+}
+
+SCHEDULERS = ("auto", "slurm", "local")
+LATE_POLICIES = ("latest", "prefer-on-time", "on-time-only")
+# Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
+TIME_LIMIT_RE = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$")
+GRES_RE = re.compile(r"^gpu(:[A-Za-z0-9_.-]+)?:[1-9]\d*$")
+MEM_RE = re.compile(r"^[1-9]\d*[KMGT]?$")
+SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass
+class Deadline:
+    due: dt.datetime | None
+    grace: dt.timedelta
+    policy: str
+    cutoff: dt.datetime | None
+    penalty_per_day: float
+    max_penalty: float
+
+    def lateness(self, when: dt.datetime) -> dt.timedelta:
+        """How late an attempt made at `when` is (zero or negative: on time)."""
+        if self.due is None:
+            return dt.timedelta(0)
+        return when - (self.due + self.grace)
+
+    def penalty_percent(self, when: dt.datetime) -> float:
+        late = self.lateness(when)
+        if late <= dt.timedelta(0):
+            return 0.0
+        days = -(-late // dt.timedelta(days=1))  # started days: 1 s late is one day
+        return min(self.max_penalty, days * self.penalty_per_day)
+
+
+@dataclass
+class ClusterConfig:
+    path: Path
+    course: str
+    values: dict
+    deadline: Deadline
+    root: Path = field(init=False)
+
+    def __post_init__(self):
+        self.root = self.path.parent
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def _path(self, key, fallback):
+        raw = self.values[key] or fallback
+        p = Path(os.path.expanduser(raw))
+        return p if p.is_absolute() else (self.root / p)
+
+    @property
+    def dropbox_dir(self) -> Path:
+        return self._path("dropbox", DEFAULTS[("cluster", "dropbox")][0])
+
+    @property
+    def sweeps_dir(self) -> Path:
+        return self._path("sweeps", DEFAULTS[("cluster", "sweeps")][0])
+
+    @property
+    def grader_dir(self) -> Path:
+        return self._path("grader_root", ".").resolve()
+
+    @property
+    def trusted_cache_dir(self) -> Path:
+        return self._path("trusted_cache", DEFAULTS[("cluster", "trusted_cache")][0])
+
+    @property
+    def roster_path(self) -> Path | None:
+        return self._path("roster", "") if self.values["roster"] else None
+
+    @property
+    def scratch_dir(self) -> Path:
+        if self.values["scratch"]:
+            return self._path("scratch", "")
+        return Path(os.environ.get("TMPDIR") or "/tmp")
+
+    @property
+    def python_exe(self) -> str:
+        return self.values["python"] or sys.executable
+
+    @property
+    def staff_gid(self) -> int | None:
+        name = self.values["staff_group"]
+        return grp.getgrnam(name).gr_gid if name else None
+
+    def use_slurm(self) -> bool:
+        mode = self.values["scheduler"]
+        if mode == "auto":
+            return shutil.which("sbatch") is not None
+        if mode == "slurm" and shutil.which("sbatch") is None:
+            raise ConfigError(f"{self.path}: [cluster] scheduler = \"slurm\" but sbatch is not on PATH. "
+                              "Load Slurm (e.g. `module load slurm`) or set scheduler = \"auto\".")
+        return mode == "slurm"
+
+    def sbatch_options(self) -> list[str]:
+        """The #SBATCH lines every grading job shares, from the config (only the keys set)."""
+        opts = []
+        for key, flag in (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"),
+                          ("gres", "--gres"), ("mem", "--mem")):
+            if self.values[key]:
+                opts.append(f"{flag}={self.values[key]}")
+        opts.append(f"--cpus-per-task={self.values['cpus_per_task']}")
+        opts.append(f"--time={self.values['time_limit']}")
+        return opts
+
+
+def _where(path, section, key):
+    return f"{path}: [{section}] {key}"
+
+
+def _parse_time(path, section, key, raw):
+    """A TOML offset date-time, or a string in ISO 8601 with a time zone; "" -> None."""
+    if raw in ("", None):
+        return None
+    if isinstance(raw, str):
+        try:
+            value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"{_where(path, section, key)} = {raw!r} is not a date-time; "
+                              "write it like 2026-12-04T23:59:00Z or 2026-12-04T23:59:00-08:00") from None
+    elif isinstance(raw, dt.datetime):
+        value = raw
+    else:
+        raise ConfigError(f"{_where(path, section, key)} = {raw!r} is not a date-time; "
+                          "write it like 2026-12-04T23:59:00Z")
+    if value.tzinfo is None:
+        raise ConfigError(f"{_where(path, section, key)} = {raw} has no time zone, so it is ambiguous "
+                          "on a cluster; add Z (UTC) or an offset such as -08:00")
+    return value.astimezone(dt.timezone.utc)
+
+
+def _check_type(path, section, key, value, default):
+    want = type(default)
+    ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
+    if want is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if not ok:
+        kind = {str: "a string", int: "a whole number"}[want]
+        raise ConfigError(f"{_where(path, section, key)} = {value!r} should be {kind} "
+                          f"({DEFAULTS[(section, key)][1]})")
+    return value
+
+
+def load(path) -> ClusterConfig:
+    path = Path(path).resolve()
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such course configuration; pass --config <course.toml> "
+                          "(make: CONFIG=<course.toml>)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+    values = {}
+    for section in ("cluster", "deadline", "late"):
+        table = doc.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [{section}] should be a table")
+        known = [k for (s, k) in DEFAULTS if s == section]
+        for key in table:
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(known)}"
+                raise ConfigError(f"{_where(path, section, key)}: unknown key{hint}")
+        for key in known:
+            default = DEFAULTS[(section, key)][0]
+            raw = table.get(key, default)
+            if (section, key) in (("deadline", "due"), ("late", "cutoff")):
+                values[f"{section}.{key}"] = _parse_time(path, section, key, raw)
+            else:
+                values[f"{section}.{key}"] = _check_type(path, section, key, raw, default)
+
+    c = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("cluster.")}
+
+    def bad(key, value, why):
+        raise ConfigError(f"{_where(path, 'cluster', key)} = {value!r}: {why}")
+
+    if c["scheduler"] not in SCHEDULERS:
+        bad("scheduler", c["scheduler"], f"use one of {', '.join(SCHEDULERS)}")
+    if not TIME_LIMIT_RE.match(c["time_limit"]):
+        bad("time_limit", c["time_limit"], 'not a Slurm time limit; use e.g. "00:30:00" (HH:MM:SS), '
+            '"45" (minutes) or "1-00:00:00" (days)')
+    if c["gres"] and not GRES_RE.match(c["gres"]):
+        bad("gres", c["gres"], 'use "gpu:N" or "gpu:<type>:N" (e.g. "gpu:1", "gpu:a100:1"), or "" for none')
+    if c["mem"] and not MEM_RE.match(c["mem"]):
+        bad("mem", c["mem"], 'use a size such as "16G" or "8000M", or "" for the cluster default')
+    for key in ("partition", "account", "qos"):
+        if c[key] and not SLURM_NAME_RE.match(c[key]):
+            bad(key, c[key], "a Slurm name has only letters, digits, '_', '.' and '-'")
+    if c["arch"] and not re.match(r"^sm_\d+[a-z]?$", c["arch"]):
+        bad("arch", c["arch"], 'use a CUDA architecture such as "sm_80" or "sm_90", or "" for the default')
+    for key, low in (("cpus_per_task", 1), ("sweep_concurrency", 1), ("max_source_kb", 1), ("max_report_mb", 1)):
+        if c[key] < low:
+            bad(key, c[key], f"must be at least {low}")
+    if c["staff_group"]:
+        try:
+            grp.getgrnam(c["staff_group"])
+        except KeyError:
+            bad("staff_group", c["staff_group"], "no such Unix group on this machine "
+                "(create it, e.g. `groupadd gemmlab-staff`, or set \"\" for owner-only hand-ins)")
+
+    policy = values["late.policy"]
+    if policy not in LATE_POLICIES:
+        raise ConfigError(f"{_where(path, 'late', 'policy')} = {policy!r}: use one of {', '.join(LATE_POLICIES)}")
+    grace = values["deadline.grace_minutes"]
+    if grace < 0:
+        raise ConfigError(f"{_where(path, 'deadline', 'grace_minutes')} = {grace}: must be 0 or more")
+    for key in ("penalty_percent_per_day", "max_penalty_percent"):
+        v = values[f"late.{key}"]
+        if not 0 <= v <= 100:
+            raise ConfigError(f"{_where(path, 'late', key)} = {v}: must be between 0 and 100")
+    due, cutoff = values["deadline.due"], values["late.cutoff"]
+    if cutoff and not due:
+        raise ConfigError(f"{_where(path, 'late', 'cutoff')} is set but [deadline] due is not: set the due date too")
+    if cutoff and due and cutoff < due:
+        raise ConfigError(f"{_where(path, 'late', 'cutoff')} = {cutoff.isoformat()} is before "
+                          f"[deadline] due = {due.isoformat()}")
+
+    deadline = Deadline(due=due, grace=dt.timedelta(minutes=grace), policy=policy, cutoff=cutoff,
+                        penalty_per_day=float(values["late.penalty_percent_per_day"]),
+                        max_penalty=float(values["late.max_penalty_percent"]))
+    course = doc.get("course", {}).get("name", "gemm-lab") if isinstance(doc.get("course"), dict) else "gemm-lab"
+    cfg = ClusterConfig(path=path, course=str(course), values=c, deadline=deadline)
+    if not (cfg.grader_dir / "Makefile").is_file() or not (cfg.grader_dir / "grader").is_dir():
+        raise ConfigError(f"{_where(path, 'cluster', 'grader_root')} = {c['grader_root']!r}: "
+                          f"{cfg.grader_dir} is not a GEMM Lab tree (no Makefile and grader/ there)")
+    return cfg

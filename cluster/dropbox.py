@@ -1,0 +1,363 @@
+"""dropbox.py — the drop box: collecting a hand-in, storing it as a new attempt, listing attempts,
+and choosing the attempt that counts under the deadline policy.
+
+Layout (docs/instructor-guide.md explains the permissions):
+
+    <dropbox>/                        owner: staff, group: staff_group, mode 3773 (setgid, sticky,
+                                      students may create their own directory but not list others)
+    <dropbox>/<user>/                 owner: the student, group: staff_group (inherited), mode 2750
+    <dropbox>/<user>/attempt-0003-20261204T235501Z/
+        manifest.json                 who, when (drop-box file system clock), sha256 of every file
+        files/<stage>.cu ...          the whitelisted stage files only
+        files/report.pdf              when handed in
+        grading/                      the feedback grading of this attempt (written by its job)
+
+An attempt is written into a hidden temporary directory and renamed into place in one step, so a
+reader never sees half of one, and its number is never reused: nothing is overwritten.
+"""
+import datetime as dt
+import errno
+import hashlib
+import json
+import os
+import pwd
+import re
+import secrets
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
+MANIFEST_SCHEMA = "gemmlab.attempt/1"
+REPORT_NAME = "report.pdf"
+# Source files that, left out of a hand-in, would change what compiles: refuse rather than drop.
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
+
+
+class SubmissionError(Exception):
+    """The hand-in cannot be accepted; the message lists every problem and what to do."""
+
+
+def utc_stamp(t: dt.datetime) -> str:
+    return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def iso(t: dt.datetime) -> str:
+    return t.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def parse_iso(s: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def attempt_digest(files: dict) -> str:
+    """One hash for a whole attempt: its file names and contents (not its time or number)."""
+    lines = "".join(f"{name} {files[name]['sha256']}\n" for name in sorted(files))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def stage_files(grader_dir: Path) -> list[str]:
+    """The whitelist: the stage files of the trusted tree's student/ (one per registry stage)."""
+    names = sorted(p.name for p in (grader_dir / "student").glob("*.cu"))
+    if not names:
+        raise SubmissionError(f"{grader_dir}/student has no stage files (*.cu): is [cluster] grader_root right?")
+    return names
+
+
+def collect(cfg, student_dir: Path, report: Path | None) -> dict[str, Path]:
+    """name -> path of every file to hand in; raises SubmissionError naming each problem."""
+    student_dir = Path(student_dir)
+    if not student_dir.is_dir():
+        raise SubmissionError(f"{student_dir}: no such directory (make submit SUBMISSION=<dir like student/>)")
+    wanted = stage_files(cfg.grader_dir)
+    problems, files = [], {}
+    limit = cfg.max_source_kb * 1024
+    for name in wanted:
+        p = student_dir / name
+        if not p.is_file():
+            problems.append(f"missing {p}: every stage file must be handed in (copy the stub back "
+                            f"from the handout if you did not start that stage)")
+        elif p.stat().st_size > limit:
+            problems.append(f"{p} is {p.stat().st_size // 1024} KiB, more than the {cfg.max_source_kb} KiB "
+                            "allowed ([cluster] max_source_kb)")
+        else:
+            files[name] = p
+    extra = sorted(p.name for p in student_dir.iterdir()
+                   if p.is_file() and p.suffix in SOURCE_SUFFIXES and p.name not in wanted)
+    if extra:
+        problems.append(f"{student_dir} holds source files that are not stage files: {', '.join(extra)}. "
+                        f"Only {', '.join(wanted)} are graded; move that code into the stage files "
+                        "(or delete the extra files) and submit again")
+    if report is not None and report.is_file():
+        if report.stat().st_size > cfg.max_report_mb * 1024 * 1024:
+            problems.append(f"{report} is larger than {cfg.max_report_mb} MiB ([cluster] max_report_mb)")
+        else:
+            files[REPORT_NAME] = report
+    if problems:
+        raise SubmissionError("the hand-in was not accepted:\n  - " + "\n  - ".join(problems))
+    return files
+
+
+def git_info(path: Path):
+    def git(*args):
+        r = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--", "."))}
+
+
+def current_user() -> str:
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def set_umask(cfg):
+    """Group (staff) may read, others nothing; with no staff group, the owner alone."""
+    return os.umask(0o027 if cfg.staff_group else 0o077)
+
+
+def ensure_dropbox(cfg) -> Path:
+    box = cfg.dropbox_dir
+    if box.is_dir():
+        return box
+    if cfg.staff_group:
+        raise SubmissionError(f"the drop box {box} does not exist. Course staff create it once with:\n"
+                              f"  python3 cluster/gemmlab_cluster.py --config {cfg.path} setup")
+    box.mkdir(parents=True, mode=0o700)
+    return box
+
+
+def setup_dirs(cfg):
+    """(staff) Create the drop box and the sweeps directory with the modes described above."""
+    gid = cfg.staff_gid
+    # Drop box: students create their own directory (w+x) but cannot list the others (no r);
+    # sticky: nobody removes another's; setgid: every directory below gets the staff group.
+    modes = {cfg.dropbox_dir: 0o3773 if gid is not None else 0o1733,
+             cfg.sweeps_dir: 0o2770 if gid is not None else 0o700}
+    for d, mode in modes.items():
+        d.mkdir(parents=True, exist_ok=True)
+        if gid is not None:
+            os.chown(d, -1, gid)
+        os.chmod(d, mode)
+    return cfg.dropbox_dir, cfg.sweeps_dir
+
+
+def user_dir(cfg, user: str, create: bool) -> Path:
+    box = ensure_dropbox(cfg) if create else cfg.dropbox_dir
+    d = box / user
+    if not d.exists():
+        if not create:
+            return d
+        try:
+            d.mkdir(mode=0o750 if cfg.staff_group else 0o700)  # group staff is inherited (setgid)
+        except PermissionError:
+            raise SubmissionError(f"cannot create {d}: the drop box is not writable by you; "
+                                  "ask course staff to run `gemmlab_cluster.py setup`") from None
+        if os.getuid() == 0:
+            _chown_to(d, user, cfg)
+    st = d.stat()
+    try:
+        owner_uid = pwd.getpwnam(user).pw_uid
+    except KeyError:
+        owner_uid = None  # not a local account (e.g. synthetic tests, external roster): not checked
+    if owner_uid is not None and st.st_uid != owner_uid:
+        raise SubmissionError(f"{d} is not owned by {user}: ask course staff to look at it "
+                              "(someone else may have created it)")
+    if cfg.staff_group and st.st_gid != cfg.staff_gid:
+        raise SubmissionError(f"{d} does not belong to the staff group {cfg.staff_group}, so staff could "
+                              "not read your hand-in: ask course staff to run `gemmlab_cluster.py setup`")
+    return d
+
+
+def _chown_to(path: Path, user: str, cfg):
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        return
+    os.chown(path, pw.pw_uid, cfg.staff_gid if cfg.staff_gid is not None else pw.pw_gid)
+
+
+def _fs_now(directory: Path) -> dt.datetime:
+    """The drop box's clock: the modification time the file system gives a file written now
+    (on NFS, the server's clock; never the client's)."""
+    probe = directory / f".clock-{os.getpid()}-{secrets.token_hex(4)}"
+    probe.write_bytes(b"")
+    try:
+        return dt.datetime.fromtimestamp(probe.stat().st_mtime, dt.timezone.utc)
+    finally:
+        probe.unlink()
+
+
+def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at=None, extra=None) -> Path:
+    """Write a new attempt atomically; returns its directory. submitted_at overrides the clock
+    (tests and staff-entered hand-ins only)."""
+    old_umask = set_umask(cfg)
+    try:
+        return _store_attempt(cfg, user, files, git, submitted_at, extra)
+    finally:
+        os.umask(old_umask)
+
+
+def _store_attempt(cfg, user, files, git, submitted_at, extra) -> Path:
+    d = user_dir(cfg, user, create=True)
+    tmp = d / f".incoming-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        (tmp / "files").mkdir()
+        entries = {}
+        for name, src in sorted(files.items()):
+            data = Path(src).read_bytes()
+            dst = tmp / "files" / name
+            with open(dst, "wb") as f:
+                f.write(data)
+            entries[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        when = submitted_at or _fs_now(tmp)
+        manifest = {
+            "schema": MANIFEST_SCHEMA,
+            "course": cfg.course,
+            "user": user,
+            "uid": os.getuid(),
+            "submitted_at": iso(when),
+            "clock": "drop-box file system" if submitted_at is None else "set by staff",
+            "host": socket.gethostname(),
+            "files": entries,
+            "attempt_sha256": attempt_digest(entries),
+            "git": git,
+        }
+        if extra:
+            manifest.update(extra)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        if os.getuid() == 0:
+            for p in [tmp, tmp / "files", *tmp.rglob("*")]:
+                _chown_to(p, user, cfg)
+        for _ in range(1000):  # two hand-ins at once: the loser of a rename takes the next number
+            number = max([a.number for a in list_attempts(d)], default=0) + 1
+            final = d / f"attempt-{number:04d}-{utc_stamp(when)}"
+            try:
+                os.rename(tmp, final)  # fails on an existing (never empty) attempt: nothing is overwritten
+                return final
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+        raise SubmissionError(f"could not find a free attempt number in {d}")
+    except BaseException:
+        _rmtree(tmp)
+        raise
+
+
+def _rmtree(p: Path):
+    import shutil
+    shutil.rmtree(p, ignore_errors=True)
+
+
+@dataclass
+class Attempt:
+    path: Path
+    number: int
+    manifest: dict
+
+    @property
+    def student(self) -> str:
+        return self.path.parent.name
+
+    @property
+    def digest(self) -> str:
+        return self.manifest["attempt_sha256"]
+
+    @property
+    def submitted_at(self) -> dt.datetime:
+        return parse_iso(self.manifest["submitted_at"])
+
+    def effective_time(self) -> dt.datetime:
+        """The later of the manifest's time and the change time (ctime) of every file in the attempt:
+        a user can rewrite a manifest but cannot set a ctime, so editing an attempt after the fact
+        makes it late rather than backdating it."""
+        times = [self.submitted_at]
+        for p in [self.path / "manifest.json", *(self.path / "files").iterdir()]:
+            times.append(dt.datetime.fromtimestamp(p.stat().st_ctime, dt.timezone.utc)
+                         - dt.timedelta(seconds=2))  # the manifest time is taken just before writing
+        return max(times)
+
+    def verify(self) -> str:
+        """'' when the files match the manifest, else what differs."""
+        listed = self.manifest.get("files", {})
+        present = {p.name for p in (self.path / "files").iterdir()}
+        if present != set(listed):
+            return f"files {sorted(present ^ set(listed))} differ from the manifest"
+        for name, entry in listed.items():
+            if sha256_file(self.path / "files" / name) != entry["sha256"]:
+                return f"{name} does not match its sha256 in the manifest"
+        if attempt_digest(listed) != self.digest:
+            return "the manifest's attempt_sha256 does not match its files"
+        return ""
+
+
+def list_attempts(d: Path) -> list[Attempt]:
+    out = []
+    if not d.is_dir():
+        return out
+    for p in d.iterdir():
+        m = ATTEMPT_RE.match(p.name)
+        if not m or not p.is_dir():
+            continue
+        try:
+            manifest = json.loads((p / "manifest.json").read_text())
+        except (OSError, ValueError):
+            continue  # unreadable: reported by the sweep as a problem of that student
+        out.append(Attempt(path=p, number=int(m.group(1)), manifest=manifest))
+    return sorted(out, key=lambda a: a.number)
+
+
+def students(cfg) -> list[str]:
+    """The roster when there is one, plus everyone with a directory in the drop box."""
+    names = set()
+    if cfg.roster_path:
+        try:
+            for line in cfg.roster_path.read_text().splitlines():
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    names.add(line)
+        except OSError as e:
+            raise SubmissionError(f"[cluster] roster = {cfg.roster}: cannot read it ({e.strerror})") from None
+    if cfg.dropbox_dir.is_dir():
+        names.update(p.name for p in cfg.dropbox_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return sorted(names)
+
+
+def choose(attempts: list[Attempt], deadline) -> tuple[Attempt | None, dict]:
+    """The attempt that counts under the late policy, and why: {late, days_late, penalty_pct, note}."""
+    timed = [(a, a.effective_time()) for a in attempts]
+    if deadline.cutoff is not None:
+        dropped = [a for a, t in timed if t > deadline.cutoff]
+        timed = [(a, t) for a, t in timed if t <= deadline.cutoff]
+    else:
+        dropped = []
+    on_time = [(a, t) for a, t in timed if deadline.lateness(t) <= dt.timedelta(0)]
+    if deadline.policy == "on-time-only":
+        pick = on_time[-1] if on_time else None
+    elif deadline.policy == "prefer-on-time":
+        pick = on_time[-1] if on_time else (timed[-1] if timed else None)
+    else:  # latest
+        pick = timed[-1] if timed else None
+    info = {"late": False, "days_late": 0, "penalty_pct": 0.0,
+            "note": f"{len(dropped)} attempt(s) after the cutoff ignored" if dropped else ""}
+    if pick is None:
+        if attempts:
+            info["note"] = "no attempt counts under the late policy" + (f"; {info['note']}" if info["note"] else "")
+        return None, info
+    a, t = pick
+    late = deadline.lateness(t)
+    if late > dt.timedelta(0):
+        info.update(late=True, days_late=-(-late // dt.timedelta(days=1)), penalty_pct=deadline.penalty_percent(t))
+    info["effective_time"] = iso(t)
+    return a, info

@@ -1,0 +1,487 @@
+#!/usr/bin/env python3
+"""gemmlab_cluster.py — hand-ins and class-wide grading of GEMM Lab, on Slurm or on this machine.
+
+Students (through the Makefile):
+  make submit         submit --student-dir student     hand in student/ (+ report/report.pdf), queue grading
+  make status         status                           your attempts and their grading jobs
+  make results        results [--attempt N]            the results of your latest graded attempt
+Course staff:
+  setup                                                create the drop box, sweeps and cache directories
+  make sweep          sweep [--name final] [--student S ... --force]
+                                                       grade the attempt that counts of every student
+  make sweep-status   sweep-status [--name final]      done / running / queued / failed
+  gradebook --sweep DIR                                (re)build gradebook.csv and summary.md
+Internal (what the job scripts run): grade-attempt, sweep-task.
+
+With Slurm (sbatch on PATH, or [cluster] scheduler = "slurm") grading runs as batch jobs made from
+cluster/templates/; without it, right away on this machine (and records no_gpu when it has none).
+Everything is configured in course.toml [cluster], [deadline] and [late]; docs/instructor-guide.md
+explains it. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
+"""
+import argparse
+import datetime as dt
+import json
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import config as config_mod  # noqa: E402
+import dropbox  # noqa: E402
+import gradebook  # noqa: E402
+import grading  # noqa: E402
+import slurm  # noqa: E402
+from config import ConfigError  # noqa: E402
+from dropbox import SubmissionError  # noqa: E402
+
+
+class Refused(Exception):
+    """A request that cannot be carried out; the message says why and what to do."""
+
+
+def trusted_tool(cfg) -> Path:
+    """Jobs run this tool from the trusted tree ([cluster] grader_root), never a student's copy."""
+    return cfg.grader_dir / "cluster" / "gemmlab_cluster.py"
+
+
+def now():
+    return dt.datetime.now(dt.timezone.utc)
+
+
+# ---- students -------------------------------------------------------------------------------
+def cmd_submit(cfg, args):
+    user = _acting_user(args)
+    student_dir = Path(args.student_dir).resolve()
+    report = Path(args.report).resolve() if args.report else student_dir.parent / "report" / "report.pdf"
+    files = dropbox.collect(cfg, student_dir, report)
+    stage_names = [n for n in files if n.endswith(".cu")]
+    print(f"submit: {len(stage_names)} stage file(s) from {student_dir}"
+          + (f" and {report}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
+    if not args.no_compile_check:
+        _compile_check(cfg, files)
+    attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir))
+    manifest = json.loads((attempt / "manifest.json").read_text())
+    print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
+    if cfg.use_slurm():
+        script = slurm.render("grade-attempt.sbatch", attempt / "grade.sbatch", cfg.sbatch_options(),
+                              user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
+                              log=attempt / "grade-%j.log", python=cfg.python_exe, config=cfg.path,
+                              tool=trusted_tool(cfg))
+        try:
+            job = slurm.sbatch(script, cwd=attempt)
+        except slurm.SlurmError as e:
+            raise Refused(f"your hand-in is stored ({attempt.name}), but its grading was not queued: {e}\n"
+                          f"  Queue it later with:  sbatch {script}") from None
+        grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
+        print(f"submit: grading job {job} queued. Follow it with `make status`; when it has run, "
+              "`make results` shows the score.")
+    else:
+        print("submit: no Slurm here: grading now on this machine ...")
+        outcome = grade_attempt(cfg, attempt)
+        print(f"submit: {outcome['status']}: {outcome.get('message', '')}")
+        print("submit: `make results` shows the details; `make status` lists your attempts.")
+    return 0
+
+
+def _compile_check(cfg, files):
+    with tempfile.TemporaryDirectory(prefix="gemmlab-submit-") as tmp:
+        sub = Path(tmp) / "submission"
+        sub.mkdir()
+        for name, src in files.items():
+            if name.endswith(".cu"):
+                shutil.copyfile(src, sub / name)
+        log = Path(tmp) / "compile.log"
+        print("submit: compiling each stage file with the grader's flags ...", flush=True)
+        broken = grading.Toolchain(cfg).compile_only(sub, Path(tmp) / "build", log)
+        if broken:
+            print(grading.tail(log, 60), file=sys.stderr)
+            raise Refused(f"not submitted: {', '.join(broken)} do(es) not compile (errors above). "
+                          "Fix them (`make check` builds the same way) and run `make submit` again.")
+
+
+def grade_attempt(cfg, attempt_path: Path) -> dict:
+    """Grade one attempt into <attempt>/grading/ (atomically); what the submit job runs."""
+    attempt_path = Path(attempt_path).resolve()
+    manifest = json.loads((attempt_path / "manifest.json").read_text())
+    a = dropbox.Attempt(attempt_path, int(attempt_path.name.split("-")[1]), manifest)
+    tmp = attempt_path / f".grading-tmp-{os.environ.get('SLURM_JOB_ID') or os.getpid()}-{secrets.token_hex(3)}"
+    tmp.mkdir()
+    try:
+        meta = {"student": a.student, "attempt": attempt_path.name, "attempt_sha256": a.digest}
+        problem = a.verify()
+        if problem:
+            outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered",
+                                                message=problem))
+        else:
+            outcome = grading.grade_into(cfg, attempt_path / "files", tmp, meta)
+        grading.publish(tmp, attempt_path / "grading")
+        return outcome
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def cmd_grade_attempt(cfg, args):
+    outcome = grade_attempt(cfg, Path(args.attempt))
+    print(f"grade-attempt: {outcome['status']}: {outcome.get('message', '')}")
+    return 1 if outcome["status"] in grading.RETRIED else 0
+
+
+def _acting_user(args):
+    me = dropbox.current_user()
+    if getattr(args, "user", None) and args.user != me:
+        if os.getuid() != 0:
+            raise Refused("--user is for course staff running as root (to act for a student)")
+        return args.user
+    return me
+
+
+def _attempt_state(a: dropbox.Attempt) -> str:
+    outcome = grading._read_json(a.path / "grading" / "outcome.json")
+    if outcome:
+        score = outcome.get("score")
+        pts = f" {score['total']}/{score['max']}" if score and outcome["status"] == "graded" else ""
+        return f"{outcome['status']}{pts}"
+    job = grading._read_json(a.path / "job.json")
+    if job:
+        state = slurm.job_state(job["job_id"]) if shutil.which("scontrol") else ""
+        if state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            return f"job {job['job_id']} {state.lower()}"
+        return f"job {job['job_id']} ended ({state.lower() or 'gone'}) without results: see {a.path}/grade-{job['job_id']}.log"
+    return "not graded"
+
+
+def cmd_status(cfg, args):
+    user = args.user or dropbox.current_user()
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    if not attempts:
+        print(f"status: no attempts of {user} in {cfg.dropbox_dir} yet (`make submit` hands in)")
+        return 0
+    print(f"attempts of {user} in {cfg.dropbox_dir / user}:")
+    for a in attempts:
+        print(f"  #{a.number:<3d} {a.manifest['submitted_at']}  {len(a.manifest['files'])} file(s)  "
+              f"{a.digest[:12]}  {_attempt_state(a)}")
+    return 0
+
+
+def cmd_results(cfg, args):
+    user = args.user or dropbox.current_user()
+    attempts = [a for a in dropbox.list_attempts(cfg.dropbox_dir / user) if (a.path / "grading").is_dir()]
+    if args.attempt:
+        attempts = [a for a in attempts if a.number == args.attempt]
+    if not attempts:
+        raise Refused(f"no graded attempt of {user}" + (f" numbered {args.attempt}" if args.attempt else "")
+                      + " yet; `make status` shows where grading stands")
+    a = attempts[-1]
+    out = a.path / "grading"
+    outcome = json.loads((out / "outcome.json").read_text())
+    print(f"attempt #{a.number} of {user} ({a.manifest['submitted_at']}): {outcome['status']}")
+    print(f"  {outcome.get('message', '')}")
+    results = grading._read_json(out / "results.json")
+    if results and results.get("score"):
+        print(f"  {'stage':<10} {'precision':<9} {'variant':<7} {'disposition':<16} {'points':>8}")
+        for row in results["score"].get("stages", []):
+            got = (row.get("correctness") or 0) + (row.get("performance") or 0)
+            top = (row.get("correctness_max") or 0) + (row.get("performance_max") or 0)
+            print(f"  {row['stage']:<10} {row['precision']:<9} {row.get('variant_used', ''):<7} "
+                  f"{row.get('disposition', ''):<16} {got:>4g}/{top:g}")
+        print(f"  total {results['score'].get('total')} / {results['score'].get('max')}")
+    if outcome.get("log_tail"):
+        print("  last lines of the log:\n    " + outcome["log_tail"].replace("\n", "\n    "))
+    print(f"  files: {out}")
+    return 0
+
+
+# ---- staff: set-up and sweeps -----------------------------------------------------------------
+def cmd_setup(cfg, args):
+    box, sweeps = dropbox.setup_dirs(cfg)
+    cache = cfg.trusted_cache_dir
+    cache.mkdir(parents=True, exist_ok=True)
+    if cfg.staff_gid is not None:
+        os.chown(cache, -1, cfg.staff_gid)
+        os.chmod(cache, 0o2775)  # staff write, everyone reads the trusted build
+    else:
+        os.chmod(cache, 0o755)
+    print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
+          f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
+    if args.build:
+        grading.Toolchain(cfg).trusted(cache / "trusted-build.log")
+    return 0
+
+
+def sweep_dir(cfg, name) -> Path:
+    return cfg.sweeps_dir / name
+
+
+def _runs(sweep: Path) -> list[Path]:
+    return sorted((sweep / "runs").glob("run-*")) if (sweep / "runs").is_dir() else []
+
+
+def _active_jobs(run: Path) -> dict:
+    jobs = grading._read_json(run / "jobs.json") or {}
+    ids = [jobs.get("array"), jobs.get("gradebook")]
+    return slurm.queue_states(ids) if any(ids) and shutil.which("squeue") else {}
+
+
+def plan_sweep(cfg) -> list[dict]:
+    entries = []
+    for student in dropbox.students(cfg):
+        attempts = dropbox.list_attempts(cfg.dropbox_dir / student)
+        pick, info = dropbox.choose(attempts, cfg.deadline)
+        entry = {"student": student, "attempts": len(attempts), **info}
+        if pick is None:
+            entry["status"] = "missing" if not attempts else "not_counted"
+        else:
+            entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name,
+                         digest=pick.digest)
+        entries.append(entry)
+    return entries
+
+
+def cmd_sweep(cfg, args):
+    sweep = sweep_dir(cfg, args.name)
+    sweep.mkdir(parents=True, exist_ok=True)
+    runs = _runs(sweep)
+    if runs and _active_jobs(runs[-1]):
+        raise Refused(f"sweep {args.name!r} is still running ({runs[-1].name}): wait for it "
+                      "(`make sweep-status`) or cancel its jobs (scancel) before sweeping again")
+    for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
+        shutil.rmtree(stale, ignore_errors=True)
+    entries = plan_sweep(cfg)
+    grading.write_json_atomic(sweep / "plan.json", {
+        "schema": "gemmlab.sweep-plan/1", "sweep": args.name, "course": cfg.course, "created": dropbox.iso(now()),
+        "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
+        "students": entries})
+    todo = []
+    for e in entries:
+        if not e.get("digest"):
+            continue
+        if args.student and e["student"] not in args.student:
+            continue
+        outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
+        if outcome and outcome.get("status") not in grading.RETRIED and not args.force:
+            continue
+        todo.append(dict({k: e[k] for k in ("student", "attempt", "attempt_name", "digest")},
+                         force=bool(args.force and outcome)))
+    missing = [s for s in (args.student or []) if s not in {e["student"] for e in entries}]
+    if missing:
+        raise Refused(f"no such student in the drop box or roster: {', '.join(missing)}")
+    counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("selected", "missing", "not_counted")}
+    print(f"sweep {args.name}: {len(entries)} student(s): {counts['selected']} with an attempt that counts, "
+          f"{counts['missing']} without any, {counts['not_counted']} with none that counts; "
+          f"{len(todo)} to grade, {counts['selected'] - len(todo)} already graded for the same attempt")
+    if todo:
+        grading.Toolchain(cfg).trusted(sweep / "trusted-build.log")  # once, before any task starts
+    run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
+    (run / "logs").mkdir(parents=True)
+    grading.write_json_atomic(run / "tasks.json", todo)
+    if cfg.use_slurm():
+        jobs = {}
+        common = dict(course=cfg.course, sweep=args.name, sweep_dir=sweep, run=run.name, python=cfg.python_exe,
+                      config=cfg.path, logs=run / "logs", tool=trusted_tool(cfg))
+        if todo:
+            concurrency = min(cfg.sweep_concurrency, len(todo))
+            script = slurm.render("sweep-array.sbatch", run / "sweep-array.sbatch", cfg.sbatch_options(),
+                                  job_name=f"gemmlab-sweep-{args.name}", count=len(todo), last=len(todo) - 1,
+                                  concurrency=concurrency, tasks=run / "tasks.json", **common)
+            jobs["array"] = slurm.sbatch(script, cwd=run)
+        light = [o for o in cfg.sbatch_options() if o.split("=")[0] in ("--partition", "--account", "--qos")]
+        script = slurm.render("gradebook.sbatch", run / "gradebook.sbatch", light,
+                              job_name=f"gemmlab-gradebook-{args.name}", **common)
+        dep = [f"--dependency=afterany:{jobs['array']}"] if "array" in jobs else []
+        jobs["gradebook"] = slurm.sbatch(script, *dep, cwd=run)
+        jobs["queued"] = dropbox.iso(now())
+        grading.write_json_atomic(run / "jobs.json", jobs)
+        print(f"sweep {args.name}: " + (f"array job {jobs['array']} ({len(todo)} task(s), at most "
+              f"{min(cfg.sweep_concurrency, len(todo))} at once), " if "array" in jobs else "")
+              + f"gradebook job {jobs['gradebook']}. `make sweep-status` follows it; the gradebook will be "
+              f"{sweep / 'gradebook.csv'}")
+        return 0
+    failed = 0
+    for i in range(len(todo)):
+        outcome = run_task(cfg, sweep, run.name, i)
+        print(f"  [{i + 1}/{len(todo)}] {todo[i]['student']}: {outcome['status']}", flush=True)
+        failed += outcome["status"] in grading.RETRIED
+    return cmd_gradebook(cfg, argparse.Namespace(sweep=str(sweep))) or (1 if failed else 0)
+
+
+def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
+    tasks = json.loads((sweep / "runs" / run / "tasks.json").read_text())
+    if not 0 <= index < len(tasks):
+        raise Refused(f"task {index} is not in {run}/tasks.json ({len(tasks)} tasks)")
+    t = tasks[index]
+    final = gradebook.grade_dir(sweep, t["student"], t["digest"])
+    done = grading._read_json(final / "outcome.json")
+    if done and done.get("status") not in grading.RETRIED and not t.get("force"):
+        return done  # graded already (by an earlier run): never twice
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tag = f"{os.environ.get('SLURM_ARRAY_JOB_ID', 'local')}_{os.environ.get('SLURM_ARRAY_TASK_ID', index)}"
+    tmp = final.parent / f".tmp-{tag}-{secrets.token_hex(3)}"
+    tmp.mkdir()
+    try:
+        path = Path(t["attempt"])
+        a = dropbox.Attempt(path, int(path.name.split("-")[1]), json.loads((path / "manifest.json").read_text()))
+        meta = {"student": t["student"], "attempt": t["attempt_name"], "attempt_sha256": t["digest"], "run": run}
+        problem = a.verify() or ("" if a.digest == t["digest"] else "the attempt changed since the sweep planned it")
+        if problem:
+            outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
+        else:
+            outcome = grading.grade_into(cfg, path / "files", tmp, meta, say=lambda *_: None)
+        grading.publish(tmp, final)
+        return outcome
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def cmd_sweep_task(cfg, args):
+    outcome = run_task(cfg, Path(args.sweep), args.run, args.task)
+    print(f"sweep-task {args.task}: {outcome['student']}: {outcome['status']}: {outcome.get('message', '')}")
+    return 1 if outcome["status"] in grading.RETRIED else 0
+
+
+def cmd_gradebook(cfg, args):
+    sweep = Path(args.sweep)
+    try:
+        stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
+    except SubmissionError:
+        stage_order = []
+    csv_path, summary, rows = gradebook.write(sweep, stage_order, f"{cfg.course} / {sweep.name}")
+    print(f"gradebook: {len(rows)} student(s) -> {csv_path}")
+    print(summary.read_text())
+    return 0
+
+
+def cmd_sweep_status(cfg, args):
+    sweep = sweep_dir(cfg, args.name)
+    plan = grading._read_json(sweep / "plan.json")
+    if plan is None:
+        raise Refused(f"no sweep {args.name!r} in {cfg.sweeps_dir} yet (`make sweep` starts one)")
+    runs = _runs(sweep)
+    jobs = grading._read_json(runs[-1] / "jobs.json") if runs else None
+    tasks = json.loads((runs[-1] / "tasks.json").read_text()) if runs else []
+    states = _active_jobs(runs[-1]) if runs else {}
+    array = (jobs or {}).get("array")
+    in_queue = {}
+    for key, state in states.items():
+        if array and key.startswith(f"{array}_"):
+            idx = key.split("_", 1)[1]
+            if idx.isdigit():
+                in_queue[int(idx)] = state
+            elif idx.startswith("["):  # pending remainder of the array, e.g. 7_[5-9%2]
+                spec = idx.strip("[]").split("%")[0]
+                for part in spec.split(","):
+                    lo, _, hi = part.partition("-")
+                    for i in range(int(lo), int(hi or lo) + 1):
+                        in_queue[i] = state
+    counts = {"done": 0, "running": 0, "queued": 0, "failed": 0}
+    failed = []
+    task_of = {(t["student"], t["digest"]): i for i, t in enumerate(tasks)}
+    for e in plan["students"]:
+        if not e.get("digest"):
+            continue
+        outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
+        i = task_of.get((e["student"], e["digest"]))
+        state = in_queue.get(i) if i is not None else None
+        if state == "RUNNING":
+            counts["running"] += 1
+        elif state:
+            counts["queued"] += 1
+        elif outcome and outcome.get("status") not in grading.RETRIED:
+            counts["done"] += 1
+        else:
+            counts["failed"] += 1
+            failed.append(e["student"])
+    total = sum(counts.values())
+    print(f"sweep {args.name} ({runs[-1].name if runs else 'no run'}): " +
+          ", ".join(f"{k} {v}" for k, v in counts.items()) + f" (of {total} graded attempts)")
+    if failed:
+        print(f"  failed or not graded: {', '.join(failed)}; `make sweep` grades them again")
+    gb = (jobs or {}).get("gradebook")
+    if gb and gb in states:
+        print(f"  gradebook job {gb}: {states[gb].lower()}")
+    if (sweep / "gradebook.csv").is_file():
+        print(f"  gradebook: {sweep / 'gradebook.csv'}")
+    return 0
+
+
+# ---- command line -------------------------------------------------------------------------------
+def parser():
+    ap = argparse.ArgumentParser(prog="gemmlab_cluster.py", description=__doc__.splitlines()[0],
+                                 epilog="docs/instructor-guide.md explains every command.")
+    ap.add_argument("--config", default="course.toml", help="the course configuration (default: course.toml)")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("submit", help="hand in a directory laid out like student/ and queue its grading")
+    p.add_argument("--student-dir", default="student", help="the stage files to hand in (default: student)")
+    p.add_argument("--report", help="the report PDF (default: <student-dir>/../report/report.pdf, if present)")
+    p.add_argument("--no-compile-check", action="store_true", help="hand in even without nvcc here")
+    p.add_argument("--user", help="(staff, as root) hand in for this student")
+    p.set_defaults(fn=cmd_submit)
+
+    p = sub.add_parser("status", help="your attempts and their grading")
+    p.add_argument("--user", help="another student's (staff)")
+    p.set_defaults(fn=cmd_status)
+
+    p = sub.add_parser("results", help="the results of your latest graded attempt")
+    p.add_argument("--attempt", type=int, help="this attempt number instead")
+    p.add_argument("--user", help="another student's (staff)")
+    p.set_defaults(fn=cmd_results)
+
+    p = sub.add_parser("grade-attempt", help="(job) grade one attempt into <attempt>/grading")
+    p.add_argument("--attempt", required=True)
+    p.set_defaults(fn=cmd_grade_attempt)
+
+    p = sub.add_parser("setup", help="(staff) create the drop box, sweeps and cache directories")
+    p.add_argument("--build", action="store_true", help="also build the trusted grader libraries now")
+    p.set_defaults(fn=cmd_setup)
+
+    p = sub.add_parser("sweep", help="(staff) grade every student's attempt that counts; build the gradebook")
+    p.add_argument("--name", default="final", help="the sweep's name (a directory under [cluster] sweeps)")
+    p.add_argument("--student", action="append", help="only this student (repeatable): regrade one")
+    p.add_argument("--force", action="store_true", help="grade again even when graded for the same attempt")
+    p.set_defaults(fn=cmd_sweep)
+
+    p = sub.add_parser("sweep-task", help="(job) one task of a sweep's array")
+    p.add_argument("--sweep", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--task", type=int, required=True)
+    p.set_defaults(fn=cmd_sweep_task)
+
+    p = sub.add_parser("gradebook", help="(staff) build gradebook.csv and summary.md of a sweep")
+    p.add_argument("--sweep", required=True, help="the sweep directory")
+    p.set_defaults(fn=cmd_gradebook)
+
+    p = sub.add_parser("sweep-status", help="(staff) progress of a sweep")
+    p.add_argument("--name", default="final")
+    p.set_defaults(fn=cmd_sweep_status)
+    return ap
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    cfg = None
+    try:
+        cfg = config_mod.load(args.config)
+        dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
+        return args.fn(cfg, args)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (Refused, SubmissionError, grading.BuildError, slurm.SlurmError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except PermissionError as e:
+        where = str(e.filename or e)
+        hint = (" Hand-ins are readable only by their owner and the course staff." if
+                cfg and where.startswith(str(cfg.dropbox_dir)) else " Ask course staff to check its permissions.")
+        print(f"error: permission denied: {where}.{hint}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

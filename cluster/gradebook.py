@@ -1,0 +1,152 @@
+"""gradebook.py — one row per student from a sweep's plan and its graded results.
+
+Reads only files: <sweep>/plan.json (who, which attempt, late or not) and, for each planned
+attempt, <sweep>/grades/<student>/<attempt hash>/outcome.json and results.json
+(docs/results-schema.md). Writes gradebook.csv and summary.md atomically. Pure functions of
+those files, so it can be unit-tested on committed fixtures and re-run at any time.
+"""
+import collections
+import csv
+import io
+import json
+import os
+import statistics
+from pathlib import Path
+
+FIXED_COLUMNS = ["student", "status", "attempt", "submitted_at", "late", "days_late", "total", "max",
+                 "penalty_pct", "final", "dispositions", "message"]
+
+
+def _load(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def grade_dir(sweep: Path, student: str, digest: str) -> Path:
+    return sweep / "grades" / student / digest[:16]
+
+
+def stage_points(results: dict) -> dict[str, float]:
+    """Points per stage (summed over precisions) from score.stages."""
+    points = {}
+    for row in (results.get("score") or {}).get("stages", []):
+        got = float(row.get("correctness", 0) or 0) + float(row.get("performance", 0) or 0)
+        points[row["stage"]] = points.get(row["stage"], 0.0) + got
+    return points
+
+
+def disposition_counts(results: dict) -> collections.Counter:
+    return collections.Counter(r.get("disposition", "?") for r in results.get("results", []))
+
+
+def _fmt(x):
+    if isinstance(x, float):
+        return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+    return "" if x is None else str(x)
+
+
+def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
+    """Rows (one per planned student, in plan order) and the stage columns."""
+    plan = _load(sweep / "plan.json")
+    if plan is None:
+        raise FileNotFoundError(f"{sweep}/plan.json is missing or unreadable: run the sweep first")
+    stages = []  # registry order, as the grader writes score.stages; then any stage no result names
+    rows = []
+    for entry in plan["students"]:
+        row = {"student": entry["student"], "attempt": entry.get("attempt_name", ""),
+               "submitted_at": entry.get("effective_time", ""), "late": "yes" if entry.get("late") else "no",
+               "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
+               "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
+               "_points": {}, "_results": None}
+        if not entry.get("digest"):
+            row["status"] = entry.get("status", "missing")
+            row["late"] = ""
+            rows.append(row)
+            continue
+        gdir = grade_dir(sweep, entry["student"], entry["digest"])
+        outcome = _load(gdir / "outcome.json")
+        if outcome is None:
+            row.update(status="pending", message="not graded yet (task still queued, or it did not finish)")
+            rows.append(row)
+            continue
+        row["status"] = outcome.get("status", "error")
+        row["message"] = outcome.get("message", "")
+        results = _load(gdir / "results.json")
+        if results is not None:
+            row["_results"] = results
+            score = results.get("score") or {}
+            row["total"] = float(score.get("total", 0) or 0)
+            row["max"] = score.get("max", "")
+            row["_points"] = stage_points(results)
+            for s in row["_points"]:
+                if s not in stages:
+                    stages.append(s)
+            counts = disposition_counts(results)
+            row["dispositions"] = " ".join(f"{d}:{n}" for d, n in sorted(counts.items()))
+        elif row["status"] != "graded":
+            row["dispositions"] = row["status"]
+        row["final"] = round(row["total"] * (1 - float(row["penalty_pct"]) / 100), 2)
+        rows.append(row)
+    stages += [s for s in stage_order if s not in stages]
+    return rows, stages
+
+
+def write_csv(rows, stages, path: Path):
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    header = FIXED_COLUMNS[:10] + [f"points.{s}" for s in stages] + FIXED_COLUMNS[10:]
+    w.writerow(header)
+    for r in rows:
+        fixed = [_fmt(r.get(c)) for c in FIXED_COLUMNS[:10]]
+        per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] else "" for s in stages]
+        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in FIXED_COLUMNS[10:]])
+    _atomic_write(path, out.getvalue())
+
+
+def summary_text(rows, stages, title) -> str:
+    n = len(rows)
+    status = collections.Counter(r["status"] for r in rows)
+    lines = [f"# Gradebook summary: {title}", "", f"{n} student(s): " +
+             ", ".join(f"{k} {v}" for k, v in sorted(status.items())), ""]
+    graded = [r for r in rows if r["status"] == "graded"]
+    if graded:
+        totals = sorted(r["final"] for r in graded)
+        top = max((float(r["max"] or 0) for r in graded), default=0) or max(totals) or 1
+        lines += ["## Totals (graded, after late penalties)", "",
+                  f"min {_fmt(totals[0])}, median {_fmt(float(statistics.median(totals)))}, "
+                  f"mean {_fmt(round(statistics.mean(totals), 2))}, max {_fmt(totals[-1])} (out of {_fmt(top)})", ""]
+        bins = collections.Counter(min(9, int(10 * t / top)) for t in totals)
+        for b in range(10):
+            lines.append(f"    {b * 10:3d}-{b * 10 + 9 if b < 9 else 100:3d}%  {'#' * bins.get(b, 0)} {bins.get(b, 0) or ''}".rstrip())
+        lines.append("")
+    else:
+        lines += ["No student was graded with a GPU (see the statuses above).", ""]
+    fails = collections.Counter()
+    for r in rows:
+        if r["_results"]:
+            for res in r["_results"].get("results", []):
+                d = res.get("disposition")
+                if d not in ("passed", "no_gpu", None):
+                    fails[f"{res.get('stage')}/{res.get('precision')}: {d}"] += 1
+        elif r["status"] in ("build_failed", "tampered", "error"):
+            fails[f"{r['status']}"] += 1
+    lines += ["## Most common failures", ""]
+    lines += [f"- {what}: {count}" for what, count in fails.most_common(10)] or ["- none"]
+    late = [r["student"] for r in rows if r["late"] == "yes"]
+    lines += ["", f"Late: {len(late)}" + (f" ({', '.join(late)})" if late else ""), ""]
+    return "\n".join(lines)
+
+
+def _atomic_write(path: Path, text: str):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write(sweep: Path, stage_order: list[str], title: str) -> tuple[Path, Path, list[dict]]:
+    rows, stages = build(sweep, stage_order)
+    write_csv(rows, stages, sweep / "gradebook.csv")
+    _atomic_write(sweep / "summary.md", summary_text(rows, stages, title))
+    return sweep / "gradebook.csv", sweep / "summary.md", rows

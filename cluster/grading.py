@@ -1,0 +1,343 @@
+"""grading.py — grade one hand-in: build it from the TRUSTED grader tree plus the submitted stage
+files only, run `gemmlab grade`, and publish the results atomically.
+
+Build time is kept down by two caches, both keyed by content so they are never stale:
+  * the trusted build: the grader and reference libraries (the Makefile's GRADER_LIB and REF_LIB),
+    built once per (grader sources, nvcc, arch) into <trusted_cache>/trusted-<arch>-<hash>/ — by
+    `sweep` before it queues anything, or by the first job that needs it (under a lock);
+  * the object cache: each compiled stage file (and main.o, registry.o) under the hash of its
+    source, the compiler flags and the trusted headers; identical files compile once per class.
+The Makefile stays the one place that knows how to compile and link: this module asks it for its
+variables (cluster/make-vars.mk), points GRADER_LIB/REF_LIB at the trusted build, seeds objects
+from the cache and lets make do the rest.
+
+Outcome statuses (outcome.json, schema gemmlab.cluster-outcome/1):
+  graded       the grader ran on a GPU; results.json holds the score
+  no_gpu       the grader found no GPU on the node (results.json, when written, says the same)
+  build_failed the submitted files did not compile or link (a result: score 0, not retried)
+  tampered     the attempt's files do not match its manifest (a result: not retried)
+  error        the grading itself failed (grader crash, missing results): retried by the next sweep
+"""
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from dropbox import iso, sha256_file
+
+OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
+RETRIED = ("error",)
+# Test hook: seconds to wait between writing results and publishing them, so a test can kill a
+# task at the worst moment and prove that nothing partial is left. Never set it in a course.
+HOLD_ENV = "GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH"
+
+
+# PYTHON= spares every make call the Makefile's search for a Python with matplotlib.
+MAKE = ["make", f"PYTHON={sys.executable}"]
+
+
+class BuildError(Exception):
+    def __init__(self, message, log_tail="", submission_fault=False):
+        super().__init__(message)
+        self.log_tail = log_tail
+        self.submission_fault = submission_fault  # False: the grading set-up failed, not the student
+
+
+def jobs() -> int:
+    return int(os.environ.get("SLURM_CPUS_PER_TASK") or min(os.cpu_count() or 1, 8))
+
+
+def make_vars(root: Path, build: Path, submission: Path, arch: str) -> dict:
+    cmd = [*MAKE, "-s", "--no-print-directory", "-f", "Makefile", "-f",
+           str(Path(__file__).resolve().parent / "make-vars.mk"), f"BUILD={build}",
+           f"SUBMISSION={submission}", "print-cluster-vars"]
+    if arch:
+        cmd.insert(-1, f"ARCH={arch}")
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BuildError(f"could not read the Makefile's variables in {root}: {r.stderr.strip()}")
+    return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+
+
+def nvcc_version(nvcc: str) -> str:
+    try:
+        return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        raise BuildError(f"nvcc not found ({nvcc}): load the CUDA toolkit (e.g. `module load cuda`)") from None
+
+
+def tree_digest(root: Path) -> str:
+    """Hash of everything in the trusted tree that goes into a grader build."""
+    h = hashlib.sha256()
+    paths = [root / "Makefile"]
+    for sub in ("grader/include", "grader/src", "reference"):
+        paths += sorted(p for p in (root / sub).rglob("*") if p.is_file())
+    for p in paths:
+        if p.exists():
+            h.update(str(p.relative_to(root)).encode() + b"\0" + sha256_file(p).encode())
+    return h.hexdigest()
+
+
+def private_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gemmlab"
+
+
+def _writable_dir(d: Path, public=False) -> bool:
+    """d exists (made if need be) and this user may write it. public: everyone may read it (the
+    trusted build; never the object cache, which holds compiled student code)."""
+    try:
+        if not d.exists():
+            d.mkdir(parents=True)
+            if public:
+                os.chmod(d, 0o755)
+    except OSError:
+        return False
+    return os.access(d, os.W_OK | os.X_OK)
+
+
+def cache_dirs(cfg) -> list[Path]:
+    """Staff cache first (read by everyone, written by staff), then this user's own."""
+    return [cfg.trusted_cache_dir, private_cache()]
+
+
+def run_logged(cmd, cwd, log, env=None) -> int:
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(map(str, cmd))}\n")
+        f.flush()
+        return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+
+
+def tail(path: Path, lines=40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+KEEP_TRUSTED_BUILDS = 3  # older ones (grader sources since changed) are removed
+
+
+def _prune_trusted(cache: Path, keep: int):
+    """Remove all but the `keep` newest trusted builds (each is ~100 MB). One in use by a running
+    job a few builds back would be gone: that job ends in `error` and the next sweep retries it."""
+    builds = sorted(cache.glob("trusted-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[keep:]:
+        for p in [old, *old.rglob("*")]:
+            if p.is_dir():
+                os.chmod(p, 0o755)
+        shutil.rmtree(old, ignore_errors=True)
+        (cache / f".lock-{old.name}").unlink(missing_ok=True)
+
+
+class Toolchain:
+    """The trusted tree, its Makefile's flags, and the key every cached build is filed under."""
+
+    def __init__(self, cfg, say=print):
+        self.cfg, self.root, self.say = cfg, cfg.grader_dir, say
+        probe = make_vars(self.root, Path("/nonexistent-build"), Path("/nonexistent-submission"), cfg.arch)
+        self.arch = probe["ARCH"]
+        self.nvcc = probe["NVCC"]
+        self.key = hashlib.sha256("\0".join([
+            tree_digest(self.root), nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["CXXFLAGS"],
+        ]).encode()).hexdigest()
+        self.name = f"trusted-{self.arch}-{self.key[:16]}"
+
+    # ---- the trusted build ------------------------------------------------------------------
+    def find_trusted(self) -> Path | None:
+        for d in cache_dirs(self.cfg):
+            if (d / self.name / "COMPLETE").is_file():
+                return d / self.name
+        return None
+
+    def trusted(self, log: Path) -> Path:
+        """The trusted grader/reference libraries, built once per key (under a lock)."""
+        found = self.find_trusted()
+        if found:
+            return found
+        for d in cache_dirs(self.cfg):
+            if _writable_dir(d, public=True):
+                break
+        else:
+            raise BuildError(f"no writable cache for the grader build (tried {', '.join(map(str, cache_dirs(self.cfg)))})")
+        with open(d / f".lock-{self.name}", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; the others wait, then find it built
+            if (d / self.name / "COMPLETE").is_file():
+                return d / self.name
+            for stale in d.glob(f".tmp-{self.name}-*"):  # left by a killed build (we hold the lock)
+                shutil.rmtree(stale, ignore_errors=True)
+            tmp = d / f".tmp-{self.name}-{os.getpid()}"
+            v = make_vars(self.root, tmp, Path("/nonexistent-submission"), self.arch)
+            targets = [v["GRADER_LIB"]] + ([v["REF_LIB"]] if v["REF_LIB"].startswith(str(tmp)) else [])
+            self.say(f"building the trusted grader libraries once ({self.arch}) into {d / self.name} ...")
+            t0 = time.time()
+            rc = run_logged([*MAKE, f"-j{jobs()}", f"BUILD={tmp}", f"ARCH={self.arch}", *targets], self.root, log)
+            if rc != 0:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise BuildError(f"the trusted grader does not build (make exit {rc}); see {log}", tail(log))
+            (tmp / "COMPLETE").write_text(json.dumps({"key": self.key, "arch": self.arch, "built": iso(
+                dt.datetime.now(dt.timezone.utc)), "seconds": round(time.time() - t0, 1),
+                "libs": [str(Path(t).relative_to(tmp)) for t in targets]}) + "\n")
+            for p in [tmp, *tmp.rglob("*")]:
+                os.chmod(p, (p.stat().st_mode | 0o444 | (0o111 if p.is_dir() else 0)) & ~0o222)
+            os.rename(tmp, d / self.name)
+            self.say(f"trusted grader built in {time.time() - t0:.0f} s")
+            _prune_trusted(d, keep=KEEP_TRUSTED_BUILDS)
+            return d / self.name
+
+    # ---- the object cache -------------------------------------------------------------------
+    def object_cache(self) -> Path:
+        for d in cache_dirs(self.cfg):
+            if _writable_dir(d / "objects"):
+                return d / "objects"
+        raise BuildError("no writable object cache")
+
+    def _object_keys(self, v: dict, submission: Path) -> dict[Path, str]:
+        sub_build = Path(v["SUB_BUILD"])
+        keys = {sub_build / "registry.o": "registry", sub_build / "main.o": "main"}
+        for src in sorted(submission.glob("*.cu")):
+            keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
+        return {obj: hashlib.sha256(f"{self.key} {what}".encode()).hexdigest() for obj, what in keys.items()}
+
+    def _seed(self, keys: dict[Path, str]):
+        """Copy cached objects into place, newer than every source, so make keeps them."""
+        later = time.time() + 1
+        for obj, key in keys.items():
+            for cache in [d / "objects" for d in cache_dirs(self.cfg)]:
+                try:
+                    obj.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(cache / f"{key}.o", obj)
+                except OSError:  # not cached there, or another user's cache (compiled student code)
+                    continue
+                os.utime(obj, (later, later))
+                break
+
+    def _store(self, keys: dict[Path, str]):
+        cache = self.object_cache()
+        for obj, key in keys.items():
+            dst = cache / f"{key}.o"
+            if obj.is_file() and not dst.exists():
+                tmp = cache / f".{key}.{os.getpid()}.tmp"
+                shutil.copyfile(obj, tmp)
+                os.replace(tmp, dst)
+
+    def compile_only(self, submission: Path, build: Path, log: Path) -> list[str]:
+        """Compile each stage file as the Makefile does; returns the names that do not compile."""
+        v = make_vars(self.root, build, submission, self.arch)
+        keys = self._object_keys(v, submission)
+        stage_objs = {obj: k for obj, k in keys.items() if obj.parent.name == "stages"}
+        self._seed(stage_objs)
+        run_logged([*MAKE, "-k", f"-j{jobs()}", f"BUILD={build}", f"SUBMISSION={submission}",
+                    f"ARCH={self.arch}", *stage_objs], self.root, log)
+        self._store(stage_objs)
+        return sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
+
+    def build(self, submission: Path, build: Path, log: Path) -> Path:
+        """The gemmlab binary of this submission, linked against the trusted libraries."""
+        trusted = self.trusted(log)
+        tv = make_vars(self.root, trusted, submission, self.arch)
+        v = make_vars(self.root, build, submission, self.arch)
+        keys = self._object_keys(v, submission)
+        self._seed(keys)
+        libs = [f"GRADER_LIB={tv['GRADER_LIB']}", f"REF_LIB={tv['REF_LIB']}"]
+        keep = ["-o", tv["GRADER_LIB"], "-o", tv["REF_LIB"]]  # never rebuild the trusted libraries
+        rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
+                         f"ARCH={self.arch}", *libs, v["GRADER"]], self.root, log)
+        self._store(keys)
+        if rc != 0 or not Path(v["GRADER"]).is_file():
+            broken = sorted(f"{o.stem}.cu" for o in keys if o.parent.name == "stages" and not o.is_file())
+            what = f"these files do not compile: {', '.join(broken)}" if broken else "the link failed"
+            raise BuildError(f"the submission does not build: {what}", tail(log), submission_fault=True)
+        return Path(v["GRADER"])
+
+
+def _has_grade_command(grader: Path) -> bool:
+    r = subprocess.run([str(grader), "--help"], capture_output=True, text=True)
+    return any(line.split()[:1] == ["grade"] for line in r.stdout.splitlines())
+
+
+def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
+    """Grade the stage files in files_dir; write outcome.json (+ results.json, gradescope.json,
+    build.log, grader.log) into out, which must be a fresh directory. Returns the outcome."""
+    started = dt.datetime.now(dt.timezone.utc)
+    outcome = dict(meta, schema=OUTCOME_SCHEMA, host=socket.gethostname(), started=iso(started),
+                   job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""))
+    log = out / "build.log"
+    scratch = cfg.scratch_dir / f"gemmlab-{os.getuid()}-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        submission = scratch / "submission"
+        submission.mkdir(parents=True)
+        for src in sorted(files_dir.glob("*.cu")):  # stage files only: the report is not built
+            shutil.copyfile(src, submission / src.name)
+        try:
+            tools = Toolchain(cfg, say=say)
+            grader = tools.build(submission, scratch / "build", log)
+        except BuildError as e:
+            status = "build_failed" if e.submission_fault else "error"
+            outcome.update(status=status, message=str(e), log_tail=e.log_tail)
+            return _finish(out, outcome)
+        outcome["arch"] = tools.arch
+        glog = out / "grader.log"
+        if _has_grade_command(grader):
+            cmd = [grader, "grade", "--config", cfg.path, "--out", out]
+        else:  # a grader from before `grade` existed: `check` still tells whether there is a GPU
+            cmd = [grader, "check", "--full", "--no-color", "--json", out / "check.json"]
+            outcome["note"] = "this grader has no `grade` subcommand; ran `check` instead"
+        rc = run_logged(cmd, cfg.grader_dir, glog)
+        outcome["grader_exit"] = rc
+        results = _read_json(out / "results.json")
+        if results is not None:
+            outcome["status"] = "no_gpu" if results.get("status") == "no_gpu" else "graded"
+            score = results.get("score") or {}
+            outcome["score"] = {"total": score.get("total", 0), "max": score.get("max", 0)}
+            outcome["message"] = ("the grader found no GPU on this node" if outcome["status"] == "no_gpu"
+                                  else f"graded: {outcome['score']['total']} / {outcome['score']['max']}")
+            if rc not in (0, 1, 3):
+                outcome.update(status="error", message=f"the grader exited with {rc} after writing results")
+        elif rc == 3:
+            outcome.update(status="no_gpu", message="the grader found no GPU on this node: " + tail(glog, 3).strip())
+        else:
+            outcome.update(status="error", message=f"the grader exited with {rc} and wrote no results.json",
+                           log_tail=tail(glog))
+        return _finish(out, outcome)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _finish(out: Path, outcome: dict) -> dict:
+    outcome["finished"] = iso(dt.datetime.now(dt.timezone.utc))
+    write_json_atomic(out / "outcome.json", outcome)
+    return outcome
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_json_atomic(path: Path, data):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def publish(tmp: Path, final: Path):
+    """Move a finished result directory into place in one rename. An older result there (one that
+    is being retried) is moved aside first and kept."""
+    hold = float(os.environ.get(HOLD_ENV) or 0)
+    if hold:
+        time.sleep(hold)
+    if final.exists():
+        old = final.with_name(f"{final.name}.replaced-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
+        os.rename(final, old)
+    os.rename(tmp, final)

@@ -1,0 +1,66 @@
+"""slurm.py — job scripts from cluster/templates/ (string.Template) and the few Slurm commands the
+cluster tools use: sbatch --parsable, squeue. Every script is written to disk before it is queued,
+so staff can read it and queue it again by hand with plain `sbatch <script>`.
+"""
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from string import Template
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TOOL = Path(__file__).resolve().parent / "gemmlab_cluster.py"
+
+
+class SlurmError(Exception):
+    pass
+
+
+def render(template: str, out: Path, sbatch_options: list[str], **values) -> Path:
+    """Fill templates/<template> and write it to out (mode 0750; group: the directory's)."""
+    text = (TEMPLATES / template).read_text()
+    quoted = {k: shlex.quote(str(v)) if k in ("python", "tool", "config", "attempt", "sweep_dir", "script")
+              else str(v) for k, v in values.items()}
+    quoted["sbatch_options"] = "\n".join(f"#SBATCH {o}" for o in sbatch_options)
+    quoted.setdefault("tool", shlex.quote(str(TOOL)))
+    quoted.setdefault("script", shlex.quote(str(out)))
+    body = Template(text).substitute(quoted)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(body)
+    os.chmod(tmp, 0o750)
+    os.replace(tmp, out)
+    return out
+
+
+def sbatch(script: Path, *extra: str, cwd=None) -> str:
+    cmd = ["sbatch", "--parsable", *extra, str(script)]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if r.returncode != 0:
+        raise SlurmError(f"sbatch refused {script}: {r.stderr.strip() or r.stdout.strip()}\n"
+                         f"  (command: {' '.join(map(shlex.quote, cmd))}; check [cluster] partition, "
+                         "account, qos, gres and time_limit in course.toml)")
+    return r.stdout.strip().split(";")[0]
+
+
+def queue_states(job_ids) -> dict[str, str]:
+    """'<job>' or '<job>_<task>' -> state (PENDING, RUNNING, ...) for jobs still in the queue."""
+    ids = [str(j) for j in job_ids if j]
+    if not ids:
+        return {}
+    r = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i %T"], capture_output=True, text=True)
+    states = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            states[parts[0]] = parts[1]
+    return states
+
+
+def job_state(job_id: str) -> str:
+    """The state of a job, also shortly after it ended (scontrol keeps finished jobs a few minutes);
+    '' when Slurm no longer knows it."""
+    r = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True)
+    for field in r.stdout.split():
+        if field.startswith("JobState="):
+            return field.split("=", 1)[1]
+    return ""

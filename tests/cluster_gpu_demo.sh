@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# cluster_gpu_demo.sh — grades a small class end to end on the LOCAL path (no Slurm) and prints the
+# gradebook: on a GPU machine this shows real per-stage points flowing from `gemmlab grade` into
+# gradebook.csv. The class: reference/ (full solutions), student/ (stubs: naive only), one broken
+# hand-in (does not compile), one late hand-in of the reference, and one student on the roster who
+# handed in nothing.
+#
+#   bash tests/cluster_gpu_demo.sh            (from the repository root; KEEP=1 keeps the course dir)
+#
+# Everything goes to a temporary course directory; the grader is built from this tree (trusted
+# libraries cached in build/cluster-tests/cache).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+PY=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+BASE=$(mktemp -d /tmp/gemmlab-gpu-demo.XXXX)
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$BASE"' EXIT
+mkdir -p build/cluster-tests/cache
+"$PY" - "$BASE" <<'PYEOF'
+import datetime as dt, sys
+from pathlib import Path
+sys.path.insert(0, "tests/py")
+from cluster_helpers import config, dropbox, hand_in_dir, write_config
+base = Path(sys.argv[1])
+due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=1)
+cfg = config.load(write_config(base, "local", due))
+class_ = {"ref": "reference", "stubs": "stub", "broken": "broken", "late": "reference"}
+for student, kind in class_.items():
+    files = dropbox.collect(cfg, hand_in_dir(base / "src" / kind, kind), None)
+    dropbox.store_attempt(cfg, student, files,
+                          submitted_at=due + dt.timedelta(hours=3) if student == "late" else None)
+(base / "roster.txt").write_text("\n".join([*class_, "absent"]) + "\n")
+print(f"demo class of {len(class_) + 1} in {base}")
+PYEOF
+"$PY" cluster/gemmlab_cluster.py --config "$BASE/course.toml" sweep --name demo
+echo "== $BASE/sweeps/demo/gradebook.csv"
+if command -v column >/dev/null; then column -s, -t < "$BASE/sweeps/demo/gradebook.csv" | cut -c1-220; else cat "$BASE/sweeps/demo/gradebook.csv"; fi

@@ -1,0 +1,114 @@
+"""Helpers shared by the cluster tests (test_cluster_local.py, test_cluster_slurm.py): a course.toml
+for a throw-away course, and a synthetic class of hand-ins built from student/ (stubs),
+reference/ (solutions) and deliberately broken copies."""
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "cluster" / "gemmlab_cluster.py"
+sys.path.insert(0, str(ROOT / "cluster"))
+
+import config  # noqa: E402,F401  (re-exported to the tests)
+import dropbox  # noqa: E402
+
+STAGES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
+# Content-keyed, so safe to share between runs: the trusted grader build and compiled objects.
+CACHE = ROOT / "build" / "cluster-tests" / "cache"
+PYTHON = sys.executable
+
+
+def write_config(base: Path, scheduler: str, due: dt.datetime, **cluster) -> Path:
+    lines = ['[course]', 'name = "cluster-test"', "[cluster]", f'scheduler = "{scheduler}"',
+             f'dropbox = "{base}/dropbox"', f'sweeps = "{base}/sweeps"', f'grader_root = "{ROOT}"',
+             f'trusted_cache = "{CACHE}"', f'roster = "{base}/roster.txt"']
+    lines += [f"{k} = {json.dumps(v)}" for k, v in cluster.items()]
+    lines += ["[deadline]", f"due = {due.isoformat()}", "[late]", 'policy = "latest"', "penalty_percent_per_day = 10"]
+    path = base / "course.toml"
+    path.write_text("\n".join(lines) + "\n")
+    os.chmod(path, 0o644)
+    return path
+
+
+def hand_in_dir(dest: Path, kind: str) -> Path:
+    """A directory laid out like student/: 'stub', 'reference' or 'broken' (tiled.cu does not compile)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    src = ROOT / ("reference" if kind == "reference" else "student")
+    for name in STAGES:
+        shutil.copyfile(src / name, dest / name)
+    if kind == "broken":
+        (dest / "tiled.cu").write_text((dest / "tiled.cu").read_text() + "\nthis line is not C++;\n")
+    return dest
+
+
+# The class: kind per student, cycled. 'late' hands in stubs after the due date; 'twice' hands in
+# twice (the later one counts); 'missing' is on the roster with no hand-in.
+KINDS = ["stub", "reference", "broken", "late", "twice", "stub", "reference", "missing"]
+EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "build_failed", "late": "no_gpu",
+                   "twice": "no_gpu", "missing": "missing"}
+
+
+def make_class(cfg, base: Path, n: int, due: dt.datetime) -> dict[str, str]:
+    """n synthetic students s01.. (not Unix accounts) stored as root; returns student -> kind."""
+    work = base / "class-src"
+    dirs = {k: hand_in_dir(work / k, k) for k in ("stub", "reference", "broken")}
+    kinds = {}
+    for i in range(n):
+        student, kind = f"s{i + 1:02d}", KINDS[i % len(KINDS)]
+        kinds[student] = kind
+        if kind == "missing":
+            continue
+        src = dirs["stub" if kind in ("late", "twice") else kind]
+        files = dropbox.collect(cfg, src, None)
+        when = due + dt.timedelta(hours=5) if kind == "late" else None
+        if kind == "twice":
+            dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["broken"], None))
+        dropbox.store_attempt(cfg, student, files, submitted_at=when)
+    (base / "roster.txt").write_text("# synthetic class\n" + "\n".join(kinds) + "\n")
+    return kinds
+
+
+def tool(cfg_path, *args, user=None, env=None, timeout=900):
+    cmd = [PYTHON, str(TOOL), "--config", str(cfg_path), *map(str, args)]
+    if user:
+        cmd = ["runuser", "-u", user, "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+
+
+def read_gradebook(sweep: Path) -> list[dict]:
+    import csv
+    with open(sweep / "gradebook.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def wait_for(predicate, timeout, what, poll=1.0):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def check_gradebook(rows, kinds, gpu=False):
+    """One row per student, each with the status its kind must give (on a GPU-less node: no_gpu)."""
+    students = [r["student"] for r in rows]
+    assert len(students) == len(set(students)), f"duplicate rows: {students}"
+    assert sorted(students) == sorted(kinds)
+    for r in rows:
+        kind = kinds[r["student"]]
+        want = EXPECTED_STATUS[kind]
+        if gpu and want == "no_gpu":
+            want = "graded"
+        assert r["status"] == want, (r["student"], kind, r["status"], r["message"])
+        assert r["late"] == ("yes" if kind == "late" else "" if kind == "missing" else "no"), r
+        if not gpu:
+            assert float(r["total"] or 0) == 0  # honest: no GPU, no points
+        elif kind == "reference":
+            assert float(r["total"]) > 0, r

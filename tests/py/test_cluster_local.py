@@ -1,0 +1,88 @@
+"""The hand-in and sweep flows on the local path (no Slurm: [cluster] scheduler = "local"), as on a
+machine without sbatch: grading runs right away, and records no_gpu on a GPU-less machine.
+Needs nvcc (the CUDA toolkit); the first run builds the trusted grader once (content-keyed cache
+in build/cluster-tests/)."""
+import datetime as dt
+import json
+import os
+import shutil
+
+import pytest
+
+from cluster_helpers import (CACHE, check_gradebook, config, hand_in_dir, make_class,
+                             read_gradebook, tool, write_config)
+from conftest import HAS_GPU
+
+pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
+                                reason="needs nvcc (the CUDA toolkit) to build submissions")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    base = tmp_path_factory.mktemp("local-course")
+    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=1)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    return base, write_config(base, "local", due), due
+
+
+def test_submit_grades_right_away(course):
+    base, cfg_path, _ = course
+    student = hand_in_dir(base / "me" / "student", "stub")
+    r = tool(cfg_path, "submit", "--student-dir", student)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no Slurm here: grading now" in r.stdout
+    cfg = config.load(cfg_path)
+    user = json.loads(next((cfg.dropbox_dir).glob("*/attempt-0001-*/manifest.json")).read_text())["user"]
+    attempt = next((cfg.dropbox_dir / user).glob("attempt-0001-*"))
+    outcome = json.loads((attempt / "grading" / "outcome.json").read_text())
+    assert outcome["status"] == ("graded" if HAS_GPU else "no_gpu"), outcome
+    assert not list(attempt.glob(".grading-tmp-*"))
+    # a second attempt is stored beside the first, which is left as it was
+    before = (attempt / "manifest.json").read_text()
+    r = tool(cfg_path, "submit", "--student-dir", student)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(list((cfg.dropbox_dir / user).glob("attempt-*"))) == 2
+    assert (attempt / "manifest.json").read_text() == before
+    r = tool(cfg_path, "status")
+    assert r.returncode == 0 and "#1" in r.stdout and "#2" in r.stdout, r.stdout
+    r = tool(cfg_path, "results")
+    assert r.returncode == 0 and "attempt #2" in r.stdout, r.stdout + r.stderr
+
+
+def test_submit_refuses_extra_missing_and_broken_files(course):
+    base, cfg_path, _ = course
+    d = hand_in_dir(base / "bad" / "student", "stub")
+    (d / "helpers.cuh").write_text("// a helper the grader would never see\n")
+    (d / "naive.cu").unlink()
+    r = tool(cfg_path, "submit", "--student-dir", d)
+    assert r.returncode == 1
+    assert "missing" in r.stderr and "naive.cu" in r.stderr and "helpers.cuh" in r.stderr
+    broken = hand_in_dir(base / "broken" / "student", "broken")
+    r = tool(cfg_path, "submit", "--student-dir", broken)
+    assert r.returncode == 1
+    assert "tiled.cu do(es) not compile" in r.stderr and "not submitted" in r.stderr
+
+
+def test_local_sweep_builds_a_complete_gradebook(course):
+    base, cfg_path, due = course
+    cfg = config.load(cfg_path)
+    for d in cfg.dropbox_dir.iterdir():  # only the synthetic class
+        shutil.rmtree(d)
+    kinds = make_class(cfg, base, 8, due)
+    r = tool(cfg_path, "sweep", "--name", "local")
+    assert r.returncode == 0, r.stdout + r.stderr
+    sweep = cfg.sweeps_dir / "local"
+    rows = read_gradebook(sweep)
+    check_gradebook(rows, kinds, gpu=HAS_GPU)
+    assert "8 student(s)" in (sweep / "summary.md").read_text()
+    # again: nothing left to grade
+    r = tool(cfg_path, "sweep", "--name", "local")
+    assert "0 to grade" in r.stdout, r.stdout
+    assert read_gradebook(sweep) == rows
+    # regrading one student replaces their result and keeps the old one beside it
+    r = tool(cfg_path, "sweep", "--name", "local", "--student", "s01", "--force")
+    assert r.returncode == 0 and "1 to grade" in r.stdout, r.stdout + r.stderr
+    assert len(list((sweep / "grades" / "s01").glob("*.replaced-*"))) == 1
+    assert read_gradebook(sweep) == rows
+    r = tool(cfg_path, "sweep", "--name", "local", "--student", "nobody")
+    assert r.returncode == 1 and "no such student" in r.stderr

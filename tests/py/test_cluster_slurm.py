@@ -1,0 +1,229 @@
+"""Hand-ins and sweeps on a REAL single-node Slurm cluster (tests/slurm/start-slurm.sh: slurmctld,
+slurmd, munge; two fake GPUs, so --gres=gpu:1 jobs run on this GPU-less node and the grader there
+honestly records no_gpu). Real Unix users hand in (useradd; runuser). Needs root and Slurm
+installed (make setup); skipped with the reason otherwise."""
+import datetime as dt
+import fcntl
+import grp
+import json
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from cluster_helpers import (CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class,
+                             read_gradebook, tool, wait_for, write_config)
+
+SLURM = ROOT / "tests" / "slurm"
+ALICE, BOB, STAFF = "glab_alice", "glab_bob", "glab_staff"
+CLASS_SIZE = 22
+
+if os.geteuid() != 0:
+    pytest.skip("the Slurm cluster tests need root (they start slurmctld/slurmd and add users)",
+                allow_module_level=True)
+if not (shutil.which("slurmctld") and shutil.which("slurmd") and shutil.which("sbatch") and shutil.which("munged")):
+    pytest.skip("Slurm is not installed (slurmctld, slurmd, slurm-client, munge: `make setup`)",
+                allow_module_level=True)
+
+
+def _ensure_account(name, group=None):
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+    if group:
+        subprocess.run(["usermod", "-a", "-G", group, name], check=True)
+
+
+LOCK = Path("/tmp/gemmlab-slurm-ci.lock")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # One machine has one Slurm configuration (/etc/slurm): two test sessions at once (say, two
+    # `make test` in different checkouts) would restart each other's cluster. The second one waits
+    # a while, then skips with this reason.
+    lock = open(LOCK, "w")
+    deadline = time.time() + float(os.environ.get("GEMMLAB_SLURM_LOCK_WAIT", "60"))
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.time() > deadline:
+                pytest.skip(f"another test session is using this machine's test Slurm cluster ({LOCK})")
+            time.sleep(2)
+    env = dict(os.environ, SLURM_CI_GPUS="2", SLURM_CI_DIR="/tmp/gemmlab-slurm-ci")
+    r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=env, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        pytest.fail(f"start-slurm.sh failed:\n{r.stdout}\n{r.stderr}")
+    try:
+        yield
+    finally:
+        subprocess.run(["bash", str(SLURM / "stop-slurm.sh")], env=env, capture_output=True, timeout=120)
+        lock.close()
+
+
+@pytest.fixture(scope="module")
+def course(cluster):
+    try:
+        grp.getgrnam(STAFF)
+    except KeyError:
+        subprocess.run(["groupadd", STAFF], check=True)
+    _ensure_account(ALICE)
+    _ensure_account(BOB)
+    base = Path(tempfile.mkdtemp(prefix="gemmlab-cluster-test-", dir="/tmp"))
+    os.chmod(base, 0o755)  # the students reach the config and the drop box through it
+    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=2)
+    cfg_path = write_config(base, "slurm", due, staff_group=STAFF, gres="gpu:1", cpus_per_task=1,
+                            time_limit="00:15:00", sweep_concurrency=2)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for d in (CACHE, CACHE.parent, CACHE.parent.parent):  # the students' jobs read the trusted build
+        os.chmod(d, d.stat().st_mode | 0o055)
+    r = tool(cfg_path, "setup", "--build")
+    assert r.returncode == 0, r.stdout + r.stderr
+    yield base, cfg_path, due
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _student_copy(user, kind="stub"):
+    home = Path(pwd.getpwnam(user).pw_dir)
+    d = hand_in_dir(home / "gemm-lab" / "student", kind)
+    subprocess.run(["chown", "-R", f"{user}:", str(home / "gemm-lab")], check=True)
+    return d
+
+
+def _submit_as(cfg_path, user, student_dir):
+    r = tool(cfg_path, "submit", "--student-dir", student_dir, user=user)
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = re.search(r"grading job (\d+) queued", r.stdout)
+    assert job, r.stdout
+    attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    return attempt, job.group(1)
+
+
+def test_submit_is_stored_queued_run_and_recorded(course):
+    base, cfg_path, _ = course
+    attempt, job = _submit_as(cfg_path, ALICE, _student_copy(ALICE))
+    # stored: owned by the student, group staff, no access for others
+    st = attempt.stat()
+    assert pwd.getpwuid(st.st_uid).pw_name == ALICE and grp.getgrgid(st.st_gid).gr_name == STAFF
+    assert st.st_mode & 0o7777 == 0o2750, oct(st.st_mode)
+    assert (attempt / "files" / "naive.cu").stat().st_mode & 0o777 == 0o640
+    outcome_file = attempt / "grading" / "outcome.json"
+    wait_for(lambda: outcome_file.exists() or _job_gone(job), 600, f"job {job} to write {outcome_file}")
+    log = attempt / f"grade-{job}.log"
+    assert outcome_file.exists(), f"job {job} ended without results: {log.read_text() if log.exists() else ''}"
+    outcome = json.loads(outcome_file.read_text())
+    assert outcome["status"] == "no_gpu", outcome  # the honest result on a GPU-less node
+    assert outcome["job_id"] == job and outcome["student"] == ALICE
+    assert "grade.sbatch" in os.listdir(attempt)
+    r = tool(cfg_path, "status", user=ALICE)
+    assert r.returncode == 0 and "no_gpu" in r.stdout, r.stdout + r.stderr
+    r = tool(cfg_path, "results", user=ALICE)
+    assert r.returncode == 0 and "no_gpu" in r.stdout, r.stdout + r.stderr
+
+
+def test_second_attempt_is_kept_beside_the_first(course):
+    base, cfg_path, _ = course
+    cfg = config.load(cfg_path)
+    first = sorted((cfg.dropbox_dir / ALICE).glob("attempt-*"))
+    before = {p: p.read_bytes() for p in first[0].rglob("*") if p.is_file() and "grading" not in p.parts}
+    d = _student_copy(ALICE)
+    (d / "naive.cu").write_text((d / "naive.cu").read_text() + "\n// second attempt\n")
+    attempt, job = _submit_as(cfg_path, ALICE, d)
+    attempts = sorted((cfg.dropbox_dir / ALICE).glob("attempt-*"))
+    assert len(attempts) == len(first) + 1 and attempts[-1] == attempt
+    assert {p: p.read_bytes() for p in before} == before
+    m1, m2 = (json.loads((a / "manifest.json").read_text()) for a in (first[0], attempt))
+    assert m1["attempt_sha256"] != m2["attempt_sha256"]
+
+
+def test_another_student_cannot_read_an_attempt(course):
+    base, cfg_path, _ = course
+    cfg = config.load(cfg_path)
+    attempt = sorted((cfg.dropbox_dir / ALICE).glob("attempt-*"))[0]
+    for cmd in (["cat", str(attempt / "manifest.json")], ["cat", str(attempt / "files" / "naive.cu")],
+                ["ls", str(cfg.dropbox_dir / ALICE)], ["ls", str(cfg.dropbox_dir)],
+                ["touch", str(cfg.dropbox_dir / ALICE / "planted")]):
+        r = subprocess.run(["runuser", "-u", BOB, "--", *cmd], capture_output=True, text=True)
+        assert r.returncode != 0 and "Permission denied" in r.stderr, (cmd, r.stdout, r.stderr)
+    r = tool(cfg_path, "results", "--user", ALICE, user=BOB)
+    assert r.returncode != 0
+    # the course staff can
+    _ensure_account("glab_ta", STAFF)
+    r = subprocess.run(["runuser", "-u", "glab_ta", "--", "cat", str(attempt / "manifest.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and ALICE in r.stdout, r.stderr
+
+
+def _sweep_jobs(cfg, name, run):
+    return json.loads((cfg.sweeps_dir / name / "runs" / run / "jobs.json").read_text())
+
+
+def _job_gone(job):
+    return subprocess.run(["squeue", "-h", "-j", job], capture_output=True, text=True).stdout.strip() == ""
+
+
+def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
+    base, cfg_path, due = course
+    cfg = config.load(cfg_path)
+    kinds = make_class(cfg, base, CLASS_SIZE, due)
+    kinds[ALICE] = "stub"  # she handed in (stubs) above
+    (base / "roster.txt").write_text("\n".join(kinds) + "\n")
+    sweep = cfg.sweeps_dir / "final"
+
+    # run 1: every task holds its finished results 3 s before publishing; cancel the array midway
+    env = dict(os.environ, GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH="3")
+    r = tool(cfg_path, "sweep", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jobs = _sweep_jobs(cfg, "final", "run-001")
+    # published results only: a task killed while holding leaves a hidden .tmp-* directory
+    graded = lambda: [p for p in (sweep / "grades").glob("*/*/outcome.json")  # noqa: E731
+                      if not p.parent.name.startswith(".")]
+    wait_for(lambda: len(graded()) >= 4, 600, "4 graded tasks")
+    running = subprocess.run(["squeue", "-h", "-r", "-j", jobs["array"], "-t", "RUNNING", "-o", "%i"],
+                             capture_output=True, text=True).stdout.split()
+    subprocess.run(["scancel", jobs["array"]], check=True)
+    wait_for(lambda: _job_gone(jobs["gradebook"]), 300, "the gradebook job after the cancel")
+    first = {p.parent.parent.name: json.loads(p.read_text()) for p in graded()}
+    errors = {s: o.get("message", "") + o.get("log_tail", "")[-800:] for s, o in first.items() if o["status"] == "error"}
+    assert not errors, errors
+    assert 4 <= len(first) < len(kinds) - 3, "the cancel came too late to test resuming"
+    for d in (sweep / "grades").glob("*/*"):  # killed tasks left nothing in place (only hidden .tmp-*)
+        assert d.name.startswith(".tmp-") or (d / "outcome.json").is_file(), d
+    killed_mid_publish = list((sweep / "grades").glob("*/.tmp-*/outcome.json"))
+    rows = read_gradebook(sweep)
+    assert sum(r["status"] == "pending" for r in rows) >= 1
+    status = tool(cfg_path, "sweep-status")
+    assert "failed" in status.stdout and "make sweep" in status.stdout, status.stdout
+    print(f"cancelled with {len(first)} graded; running at cancel: {running}")
+
+    # run 2: grades only what is missing, then the gradebook is complete
+    r = tool(cfg_path, "sweep")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{len(first)} already graded" in r.stdout, r.stdout
+    jobs2 = _sweep_jobs(cfg, "final", "run-002")
+    wait_for(lambda: _job_gone(jobs2["gradebook"]) and (sweep / "gradebook.csv").stat().st_mtime
+             > (sweep / "runs" / "run-002").stat().st_mtime, 900, "the second sweep's gradebook")
+    rows = read_gradebook(sweep)
+    check_gradebook(rows, kinds)
+    assert len(rows) == CLASS_SIZE + 1
+    for p in graded():  # the first run's results were kept, not graded twice
+        o = json.loads(p.read_text())
+        if o["student"] in first:
+            assert o == first[o["student"]]
+    assert not list((sweep / "grades").glob("*/.tmp-*")), "stale temporary results left"
+    assert running, "no task was running when the array was cancelled (the test proved less)"
+    print(f"killed while holding finished results: {len(killed_mid_publish)} task(s)")
+    status = tool(cfg_path, "sweep-status")
+    graded_count = sum(1 for k in kinds.values() if k != "missing")
+    assert f"done {graded_count}, running 0, queued 0, failed 0" in status.stdout, status.stdout
+    summary = (sweep / "summary.md").read_text()
+    assert f"{CLASS_SIZE + 1} student(s)" in summary and "build_failed" in summary

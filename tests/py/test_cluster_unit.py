@@ -1,0 +1,194 @@
+"""Cluster tools without a build or a cluster: course.toml validation, collecting and storing
+hand-ins, the late policy, job-script templates, and the gradebook on committed fixtures.
+
+The gradebook fixtures (tests/fixtures/cluster/) are SYNTHETIC results.json files: on a GPU-less
+CI node every real grade is no_gpu with score 0, so real per-stage points are proven here.
+"""
+import datetime as dt
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "cluster"))
+
+import config  # noqa: E402
+import dropbox  # noqa: E402
+import gradebook  # noqa: E402
+import slurm  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "cluster"
+STAGES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
+
+
+def write_config(tmp_path, cluster="", extra=""):
+    path = tmp_path / "course.toml"
+    path.write_text(f'[course]\nname = "unit"\n[cluster]\ngrader_root = "{ROOT}"\n'
+                    f'dropbox = "{tmp_path}/dropbox"\nsweeps = "{tmp_path}/sweeps"\nscheduler = "local"\n'
+                    f"{cluster}\n{extra}\n")
+    return path
+
+
+def test_repo_course_toml_loads_with_defaults():
+    cfg = config.load(ROOT / "course.toml")
+    assert cfg.gres == "gpu:1" and cfg.sweep_concurrency == 8 and cfg.time_limit == "00:30:00"
+    assert cfg.deadline.due is None and cfg.deadline.policy == "latest"
+    assert cfg.grader_dir == ROOT
+
+
+def test_missing_sections_take_defaults(tmp_path):
+    path = tmp_path / "course.toml"
+    path.write_text(f'[course]\nname = "x"\n[cluster]\ngrader_root = "{ROOT}"\n')
+    cfg = config.load(path)
+    assert cfg.cpus_per_task == 2 and cfg.max_source_kb == 256 and cfg.dropbox_dir == tmp_path / "results/dropbox"
+
+
+@pytest.mark.parametrize("cluster, extra, words", [
+    ('time_limit = "2h"', "", ["[cluster] time_limit", "'2h'", "HH:MM:SS"]),
+    ('gres = "gpus=1"', "", ["[cluster] gres", "gpu:N"]),
+    ('partion = "gpu"', "", ["[cluster] partion", "did you mean 'partition'"]),
+    ("sweep_concurrency = 0", "", ["[cluster] sweep_concurrency", "at least 1"]),
+    ('sweep_concurrency = "8"', "", ["[cluster] sweep_concurrency", "whole number"]),
+    ('scheduler = "pbs"', "", ["[cluster] scheduler", "auto, slurm, local"]),
+    ('staff_group = "no-such-group-xyz"', "", ["[cluster] staff_group", "no such Unix group"]),
+    ('mem = "lots"', "", ["[cluster] mem", "16G"]),
+    ("", "[deadline]\ndue = 2026-12-04T23:59:00", ["[deadline] due", "no time zone"]),
+    ("", '[deadline]\ndue = "next friday"', ["[deadline] due", "not a date-time"]),
+    ("", "[deadline]\ndue = 2026-12-04T23:59:00Z\n[late]\ncutoff = 2026-12-01T00:00:00Z",
+     ["[late] cutoff", "before"]),
+    ("", '[late]\npolicy = "best"', ["[late] policy", "prefer-on-time"]),
+    ('grader_root = "/tmp"', "", ["[cluster] grader_root", "not a GEMM Lab tree"]),
+])
+def test_bad_config_values_are_named(tmp_path, cluster, extra, words):
+    path = write_config(tmp_path, "", extra)
+    if cluster.startswith("grader_root"):
+        path.write_text(path.read_text().replace(f'grader_root = "{ROOT}"', cluster))
+    elif cluster.startswith("scheduler"):
+        path.write_text(path.read_text().replace('scheduler = "local"', cluster))
+    else:
+        path.write_text(path.read_text().replace("[cluster]\n", f"[cluster]\n{cluster}\n"))
+    with pytest.raises(config.ConfigError) as err:
+        config.load(path)
+    for w in words:
+        assert w in str(err.value), str(err.value)
+
+
+def test_cli_reports_bad_config_with_exit_2(tmp_path):
+    path = write_config(tmp_path, 'time_limit = "soon"')
+    r = subprocess.run([sys.executable, str(ROOT / "cluster/gemmlab_cluster.py"), "--config", str(path), "status"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "[cluster] time_limit = 'soon'" in r.stderr
+
+
+def make_student(tmp_path, names=STAGES, extra=()):
+    d = tmp_path / "hand-in" / "student"
+    d.mkdir(parents=True)
+    for n in names:
+        shutil.copyfile(ROOT / "student" / n, d / n)
+    for n in extra:
+        (d / n).write_text("// extra\n")
+    return d
+
+
+def test_collect_refuses_missing_extra_and_large_files(tmp_path):
+    cfg = config.load(write_config(tmp_path, "max_source_kb = 1"))
+    d = make_student(tmp_path, names=STAGES[1:], extra=["helpers.cu", "notes.txt"])
+    (d / STAGES[1]).write_text("x" * 2048)
+    with pytest.raises(dropbox.SubmissionError) as err:
+        dropbox.collect(cfg, d, None)
+    msg = str(err.value)
+    assert f"missing {d / STAGES[0]}" in msg
+    assert "helpers.cu" in msg and "notes.txt" not in msg
+    assert "max_source_kb" in msg
+
+
+def test_collect_takes_whitelist_and_report(tmp_path):
+    cfg = config.load(write_config(tmp_path))
+    d = make_student(tmp_path, extra=["README.txt"])
+    report = tmp_path / "hand-in" / "report" / "report.pdf"
+    report.parent.mkdir()
+    report.write_bytes(b"%PDF-1.4 synthetic\n")
+    files = dropbox.collect(cfg, d, report)
+    assert sorted(files) == sorted(STAGES + ["report.pdf"])
+
+
+def test_attempts_are_kept_numbered_and_hashed(tmp_path):
+    cfg = config.load(write_config(tmp_path))
+    d = make_student(tmp_path)
+    files = dropbox.collect(cfg, d, None)
+    first = dropbox.store_attempt(cfg, "alice", files)
+    (d / STAGES[0]).write_text((d / STAGES[0]).read_text() + "\n// changed\n")
+    second = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, d, None))
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / "alice")
+    assert [a.number for a in attempts] == [1, 2]
+    assert attempts[0].path == first and attempts[1].path == second
+    assert attempts[0].digest != attempts[1].digest
+    assert attempts[0].verify() == "" and attempts[1].verify() == ""
+    m = json.loads((first / "manifest.json").read_text())
+    assert m["user"] == "alice" and set(m["files"]) == set(STAGES)
+    assert not list((cfg.dropbox_dir / "alice").glob(".incoming-*"))
+    (first / "files" / STAGES[0]).write_text("// edited afterwards\n")
+    assert "does not match" in attempts[0].verify()
+
+
+def _attempt(cfg, d, when):
+    return dropbox.store_attempt(cfg, "bob", dropbox.collect(cfg, d, None), submitted_at=when)
+
+
+def test_late_policies(tmp_path):
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    due, cutoff = now + dt.timedelta(hours=1), now + dt.timedelta(days=3)
+    d = make_student(tmp_path)
+    cfg = config.load(write_config(tmp_path, extra=(
+        f"[deadline]\ndue = {due.isoformat()}\n[late]\ncutoff = {cutoff.isoformat()}\n"
+        "penalty_percent_per_day = 10\nmax_penalty_percent = 15\n")))
+    _attempt(cfg, d, now)                               # 1: on time
+    _attempt(cfg, d, now + dt.timedelta(days=2))        # 2: late, 2 started days
+    _attempt(cfg, d, now + dt.timedelta(days=5))        # 3: after the cutoff
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / "bob")
+    pick, info = dropbox.choose(attempts, cfg.deadline)
+    assert pick.number == 2 and info["late"] and info["days_late"] == 2 and info["penalty_pct"] == 15
+    assert "after the cutoff" in info["note"]
+    cfg.deadline.policy = "prefer-on-time"
+    pick, info = dropbox.choose(attempts, cfg.deadline)
+    assert pick.number == 1 and not info["late"]
+    cfg.deadline.policy = "on-time-only"
+    pick, info = dropbox.choose(attempts[1:], cfg.deadline)
+    assert pick is None and "no attempt counts" in info["note"]
+
+
+def test_templates_render_config_options(tmp_path):
+    cfg = config.load(write_config(tmp_path, 'partition = "gpu"\naccount = "cs101"\nqos = "class"\n'
+                                             'gres = "gpu:h100:1"\nmem = "16G"\ntime_limit = "00:20:00"'))
+    out = slurm.render("sweep-array.sbatch", tmp_path / "a.sbatch", cfg.sbatch_options(), course="c", sweep="s",
+                       sweep_dir=tmp_path / "sw", run="run-001", python=sys.executable, config=cfg.path,
+                       logs=tmp_path / "logs", job_name="j", count=3, last=2, concurrency=2, tasks=tmp_path / "t.json")
+    text = out.read_text()
+    for line in ("#SBATCH --partition=gpu", "#SBATCH --account=cs101", "#SBATCH --qos=class",
+                 "#SBATCH --gres=gpu:h100:1", "#SBATCH --mem=16G", "#SBATCH --time=00:20:00",
+                 "#SBATCH --array=0-2%2", '--task "${SLURM_ARRAY_TASK_ID}"'):
+        assert line in text, line
+    assert subprocess.run(["bash", "-n", str(out)]).returncode == 0
+    for name in ("grade-attempt.sbatch", "gradebook.sbatch"):
+        o = slurm.render(name, tmp_path / name, cfg.sbatch_options(), course="c", sweep="s", sweep_dir="d",
+                         run="r", python=sys.executable, config=cfg.path, logs="l", job_name="j", user="u",
+                         attempt="/x/attempt-0001", log="/x/log")
+        assert subprocess.run(["bash", "-n", str(o)]).returncode == 0
+
+
+def test_gradebook_aggregates_synthetic_results(tmp_path):
+    sweep = tmp_path / "sweep"
+    shutil.copytree(FIXTURES / "sweep-synthetic", sweep)
+    csv_path, summary, rows = gradebook.write(sweep, ["naive", "pitched", "reuse", "tiled", "unrolled"], "fixture")
+    assert csv_path.read_text() == (FIXTURES / "expected-gradebook.csv").read_text()
+    by = {r["student"]: r for r in rows}
+    assert by["ada"]["total"] == 180 and by["ada"]["_points"]["reuse"] == 50
+    assert by["bob"]["final"] == 32 and by["bob"]["late"] == "yes"
+    assert [by[s]["status"] for s in ("cyd", "dee", "eve", "gus")] == ["build_failed", "missing", "pending", "no_gpu"]
+    text = summary.read_text()
+    assert "7 student(s)" in text and "median 35" in text and "unrolled/float: failed: 2" in text
+    assert "Late: 1 (bob)" in text
