@@ -36,9 +36,15 @@ void fill_nan(T* p, size_t n, cudaStream_t s) {
 std::string status_problem(Status st) {
     switch (st) {
         case Status::unsupported: return "the stage returned Status::unsupported for this shape";
-        case Status::cuda_error:
+        case Status::cuda_error: {
+            // GEMMLAB_TRY keeps the error it caught (checking an error clears it); a stage that
+            // returned cuda_error by hand leaves only what cudaGetLastError still holds.
+            cudaError_t err = last_stage_error;
+            last_stage_error = cudaSuccess;
+            if (err == cudaSuccess) err = cudaGetLastError();
             return "the stage returned Status::cuda_error (a CUDA call inside it failed: " +
-                   std::string(cudaGetErrorString(cudaGetLastError())) + ")";
+                   std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) + ")";
+        }
         default: return "the stage returned an unknown status";
     }
 }
