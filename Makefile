@@ -11,6 +11,8 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
+# Build on every core unless told otherwise (a -j on the command line wins).
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 
 # ---- what to work on ---------------------------------------------------------------------------
 SUBMISSION ?= student
