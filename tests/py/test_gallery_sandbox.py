@@ -74,12 +74,21 @@ def test_a_well_behaved_child_reports_and_runs_in_a_fresh_scratch_directory(prob
     assert event(o, "probe")["scratch_write"] == "WROTE"
 
 
-def test_the_next_child_sweeps_away_the_scratch_of_a_finished_one(probe):
+def test_the_parent_removes_a_finished_childs_scratch(probe):
     first = sandbox(run_probe(probe, "ok"))["scratch"]
-    assert Path(first).exists()  # left behind: nothing removes it until the next child
-    second = sandbox(run_probe(probe, "ok"))["scratch"]
-    assert not Path(first).exists()
-    assert Path(second).exists()
+    assert not Path(first).exists()  # removed once the child was reaped (remove_child_scratch)
+
+
+def test_the_next_child_sweeps_away_scratch_left_by_a_dead_child(probe):
+    # A grader killed before it could clean up leaves its children's scratch behind: the owner pid in
+    # the name no longer exists, and the next child removes such directories.
+    base = Path(sandbox(run_probe(probe, "ok"))["scratch"]).parent
+    dead_pid = 4194303  # above any pid in use on a test machine (pid_max is at most 2^22)
+    leftover = base / f"gemmlab-scratch-{dead_pid}-LEFTVR"
+    leftover.mkdir()
+    (leftover / "file").write_text("left behind")
+    run_probe(probe, "ok")
+    assert not leftover.exists()
 
 
 @pytest.mark.parametrize("scenario", ["fork", "kill_parent", "exec_shell", "setsid"])
