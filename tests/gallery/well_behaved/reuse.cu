@@ -1,4 +1,4 @@
-// tests/gallery/well_behaved/reuse.cu — gallery entry "well_behaved"
+// tests/gallery/well_behaved/reuse.cu — gallery entry "well_behaved"; the entries whose reuse stage behaves link here
 // reuse: well-behaved (the naive kernel), run after the misbehaving stage.
 // Not a model to follow: a submission the grader must survive and see through; README.md says what
 // the grader has to conclude. The arithmetic is the naive kernel's, so only the misbehaviour differs.
