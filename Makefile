@@ -214,6 +214,14 @@ GALLERY ?=
 test-gallery:  ## (GPU) build, check and grade every tests/gallery entry against its expected.json
 	$(PYTHON) tests/gallery/run_gallery.py --build build/gallery --arch $(ARCH) $(if $(GALLERY),--only $(GALLERY))
 
+# fs_trace.so: which files CUDA needs when it will not start under the child sandbox (see the file).
+FS_TRACE := build/tools/fs_trace.so
+$(FS_TRACE): grader/tools/fs_trace.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -o $@ $< -ldl
+.PHONY: fs-trace
+fs-trace: $(FS_TRACE)  ## (TAs) build/tools/fs_trace.so: logs the file accesses of a sandboxed child
+
 # ---- set-up and housekeeping ---------------------------------------------------------------------
 .PHONY: setup
 setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs)

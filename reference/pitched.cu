@@ -138,20 +138,39 @@ __device__ __forceinline__ void load_row_piece(Pack<T>& p, const T* src, int val
     }
 }
 
-template <typename T, int TM_, int TN_, int BK_, int MIN_BLOCKS_>
+// One warp-wide 8×8×4 product on the FP64 tensor cores (sm_80+): C(8×8) += A(8×4)·B(4×8), every
+// product and sum in IEEE double precision. Lane l passes A[l/4][l%4], B[l%4][l/4] and
+// C[l/4][2·(l%4) + {0, 1}].
+__device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                 : "+d"(c0), "+d"(c1)
+                 : "d"(a), "d"(b));
+}
+
+// TENSOR (double only): the same block tile and the same pitched, vectorised copies, but the
+// products run on the FP64 tensor cores: the 8 warps form a 2×4 grid of warp tiles, each made of
+// 8×8 tiles computed by dmma_8x8x4 (see the header, "DGEMM").
+template <typename T, int TM_, int TN_, int BK_, int MIN_BLOCKS_, bool TENSOR_ = false>
 struct PitchedConfig {
     using Elem = T;
+    static constexpr bool kTensor = TENSOR_;
     static constexpr int V = Pack<T>::V;
-    static constexpr int TM = TM_, TN = TN_;          // C elements per thread
+    static constexpr int TM = TM_, TN = TN_;          // C elements per thread (FMA)
     static constexpr int THREADS_M = 16, THREADS_N = 16, THREADS = 256;
     static constexpr int BM = TM * THREADS_M, BN = TN * THREADS_N, BK = BK_;
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
     static constexpr int FM = TM / V, FN = TN / V;     // V×V fragments per thread
+    static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;  // TENSOR
+    static constexpr int MT = WM / 8, NT = WN / 8;     // TENSOR: 8×8 tiles per warp
     // Transposed A, rows padded by 16 bytes: the transposing stores are then conflict-free.
-    static constexpr int A_LD = BM + V;
+    // TENSOR reads 4 k × 8 rows per lane group instead: rows of As and Bs padded to ≡ 4 (mod 16)
+    // doubles put the 16 doubles of each half-warp in different bank pairs.
+    static constexpr int A_LD = BM + (kTensor ? 4 : V);
+    static constexpr int B_LD = BN + (kTensor ? 4 : 0);
     static constexpr int A_VECS = BM * BK / V / THREADS;  // 16-byte pieces of A per thread
     static constexpr int B_VECS = BK * BN / V / THREADS;  // and of B
     static_assert(TM % V == 0 && TN % V == 0, "thread tiles are made of whole 16-byte vectors");
+    static_assert(FM * V == TM && FN * V == TN, "V×V fragments cover the thread tile");
     static_assert(BK % V == 0, "the A slab is read as whole vectors along k");
     static_assert((BM * BK / V) % THREADS == 0 && (BK * BN / V) % THREADS == 0,
                   "the vectors of a slab are shared evenly between the threads");
@@ -160,6 +179,10 @@ struct PitchedConfig {
                   "each thread copies fixed columns of the slabs");
     static_assert((A_LD * sizeof(T)) % 16 == 0, "rows of As stay 16-byte aligned");
     static_assert(TM * TN * sizeof(T) <= 512, "at most 128 registers of accumulators");
+    static_assert(!kTensor || (sizeof(T) == 8 && MT * 8 == WM && NT * 8 == WN && BK % 4 == 0),
+                  "TENSOR: double only, warp tiles of whole 8×8 tiles, slabs of whole k-steps of 4");
+    static_assert((B_LD * sizeof(T)) % 16 == 0, "rows of Bs stay 16-byte aligned");
+    static_assert(THREADS_M % 4 == 0 && THREADS_N % 8 == 0, "warps cover 4×8 patches of the thread grid");
 };
 
 template <class Cfg, bool kVec>
@@ -173,10 +196,16 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
     constexpr int A_LD = Cfg::A_LD;
 
     __shared__ __align__(16) T As[2][BK][A_LD];  // two buffers, A transposed: As[buf][k][m]
-    __shared__ __align__(16) T Bs[2][BK][BN];    // Bs[buf][k][n]
+    __shared__ __align__(16) T Bs[2][BK][Cfg::B_LD];  // Bs[buf][k][n]
 
-    const int tid = threadIdx.x;
-    const int tx = tid % Cfg::THREADS_N, ty = tid / Cfg::THREADS_N;
+    // The 256 threads form a 16×16 grid (ty, tx). Which threads share a warp matters: a warp
+    // whose 32 lanes cover 4 rows × 8 columns of that grid reads, at each k, 4 different vectors
+    // of A (64 bytes) and 8 of B (128 bytes) — the other lanes get theirs by broadcast. Two full
+    // rows of 16 (the plain order tid = 16·ty + tx) would read 2 of A but 16 of B (256 bytes), a
+    // third more shared-memory traffic per FMA; measurably slower, most in double.
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    constexpr int WARPS_N = Cfg::THREADS_N / 8;
+    const int tx = (warp % WARPS_N) * 8 + lane % 8, ty = (warp / WARPS_N) * 4 + lane / 8;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 
     // Copy coordinates: vector e = i*THREADS + tid of the A slab is row e/(BK/V), k V*(e%(BK/V));
@@ -215,11 +244,14 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
         }
     };
 
+    // FMA: acc[i][j] is element (i, j) of the thread's TM×TN tile. TENSOR: acc[i][2j + {0,1}]
+    // are the lane's two elements of 8×8 tile (i, j) of its warp tile (8·TM × 4·TN elements).
     T acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;  // TENSOR
 
     const int num_slabs = (K + BK - 1) / BK;
     load_slab(0);
@@ -230,28 +262,44 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
         const int buf = t % 2;
         if (t + 1 < num_slabs) load_slab((t + 1) * BK);  // in flight during the FMAs below
 
+        if constexpr (Cfg::kTensor) {
+            static_assert(Cfg::MT <= TM && 2 * Cfg::NT <= TN, "the tiles' accumulators fit in acc");
 #pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            // Fragment f of A: rows f*16V + ty*V + [0,V); of B: columns f*16V + tx*V + [0,V).
-            T a[TM], b[TN];
+            for (int k = 0; k < BK; k += 4) {
+                T a[Cfg::MT], b[Cfg::NT];
 #pragma unroll
-            for (int f = 0; f < Cfg::FM; ++f) {
-                Pack<T> p;
-                load16(p, &As[buf][k][f * Cfg::THREADS_M * V + ty * V]);
+                for (int i = 0; i < Cfg::MT; ++i) a[i] = As[buf][k + lane % 4][warp_m * Cfg::WM + i * 8 + lane / 4];
 #pragma unroll
-                for (int v = 0; v < V; ++v) a[f * V + v] = p.v[v];
+                for (int j = 0; j < Cfg::NT; ++j) b[j] = Bs[buf][k + lane % 4][warp_n * Cfg::WN + j * 8 + lane / 4];
+#pragma unroll
+                for (int i = 0; i < Cfg::MT; ++i)
+#pragma unroll
+                    for (int j = 0; j < Cfg::NT; ++j) dmma_8x8x4(acc[i][2 * j], acc[i][2 * j + 1], a[i], b[j]);
             }
-#pragma unroll
-            for (int f = 0; f < Cfg::FN; ++f) {
-                Pack<T> p;
-                load16(p, &Bs[buf][k][f * Cfg::THREADS_N * V + tx * V]);
-#pragma unroll
-                for (int v = 0; v < V; ++v) b[f * V + v] = p.v[v];
+        } else {
+    #pragma unroll
+            for (int k = 0; k < BK; ++k) {
+                // Fragment f of A: rows f*16V + ty*V + [0,V); of B: columns f*16V + tx*V + [0,V).
+                T a[TM], b[TN];
+    #pragma unroll
+                for (int f = 0; f < Cfg::FM; ++f) {
+                    Pack<T> p;
+                    load16(p, &As[buf][k][f * Cfg::THREADS_M * V + ty * V]);
+    #pragma unroll
+                    for (int v = 0; v < V; ++v) a[f * V + v] = p.v[v];
+                }
+    #pragma unroll
+                for (int f = 0; f < Cfg::FN; ++f) {
+                    Pack<T> p;
+                    load16(p, &Bs[buf][k][f * Cfg::THREADS_N * V + tx * V]);
+    #pragma unroll
+                    for (int v = 0; v < V; ++v) b[f * V + v] = p.v[v];
+                }
+    #pragma unroll
+                for (int i = 0; i < TM; ++i)
+    #pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
             }
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
         }
 
         // The other buffer was last read before the previous barrier: safe to overwrite.
@@ -260,38 +308,48 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
     }
 
     // Epilogue: C = alpha·acc + beta·C; V-wide stores inside the matrix, elements at the edge.
+    // Writes the V results `values` to row m, columns n..n+V-1 of C.
+    auto write_c = [&](int m, int n, const T* values) {
+        if (m >= M) return;
+        T* const c_row = C + static_cast<size_t>(m) * ldc;
+        Pack<T> out;
 #pragma unroll
-    for (int fi = 0; fi < Cfg::FM; ++fi) {
+        for (int v = 0; v < V; ++v) out.v[v] = alpha * values[v];
+        if (vec_c && n + V <= N) {
+            if (beta != T(0)) {
+                Pack<T> old;
+                load16(old, c_row + n);
 #pragma unroll
-        for (int vi = 0; vi < V; ++vi) {
-            const int m = m0 + fi * Cfg::THREADS_M * V + ty * V + vi;
-            if (m >= M) continue;
-            T* const c_row = C + static_cast<size_t>(m) * ldc;
+                for (int v = 0; v < V; ++v) out.v[v] = fma(beta, old.v[v], out.v[v]);
+            }
+            store16(c_row + n, out);
+        } else {
 #pragma unroll
-            for (int fj = 0; fj < Cfg::FN; ++fj) {
-                const int n = n0 + fj * Cfg::THREADS_N * V + tx * V;
-                Pack<T> out;
-#pragma unroll
-                for (int v = 0; v < V; ++v) out.v[v] = alpha * acc[fi * V + vi][fj * V + v];
-                if (vec_c && n + V <= N) {
-                    if (beta != T(0)) {
-                        Pack<T> old;
-                        load16(old, c_row + n);
-#pragma unroll
-                        for (int v = 0; v < V; ++v) out.v[v] = fma(beta, old.v[v], out.v[v]);
-                    }
-                    store16(c_row + n, out);
-                } else {
-#pragma unroll
-                    for (int v = 0; v < V; ++v) {
-                        if (n + v < N) {
-                            T* c = c_row + n + v;
-                            *c = (beta != T(0)) ? fma(beta, *c, out.v[v]) : out.v[v];
-                        }
-                    }
+            for (int v = 0; v < V; ++v) {
+                if (n + v < N) {
+                    T* c = c_row + n + v;
+                    *c = (beta != T(0)) ? fma(beta, *c, out.v[v]) : out.v[v];
                 }
             }
         }
+    };
+    if constexpr (Cfg::kTensor) {
+        static_assert(V == 2, "a lane's two elements of an 8×8 tile are one 16-byte vector");
+#pragma unroll
+        for (int i = 0; i < Cfg::MT; ++i)
+#pragma unroll
+            for (int j = 0; j < Cfg::NT; ++j)
+                write_c(m0 + warp_m * Cfg::WM + i * 8 + lane / 4, n0 + warp_n * Cfg::WN + j * 8 + (lane % 4) * 2,
+                        &acc[i][2 * j]);
+    } else {
+#pragma unroll
+        for (int fi = 0; fi < Cfg::FM; ++fi)
+#pragma unroll
+            for (int vi = 0; vi < V; ++vi)
+#pragma unroll
+                for (int fj = 0; fj < Cfg::FN; ++fj)
+                    write_c(m0 + fi * Cfg::THREADS_M * V + ty * V + vi, n0 + fj * Cfg::THREADS_N * V + tx * V,
+                            &acc[fi * V + vi][fj * V]);
     }
 }
 
@@ -354,11 +412,18 @@ void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,
     //                                                                   T  TM TN BK MINB
     f32.push_back({"pitched", "t8x8 bk8 minb2", &run_config<PitchedConfig<float, 8, 8, 8, 2>>});
     f32.push_back({"pitched", "t8x8 bk16 minb2", &run_config<PitchedConfig<float, 8, 8, 16, 2>>});
+    f32.push_back({"pitched", "t4x8 bk16 minb3", &run_config<PitchedConfig<float, 4, 8, 16, 3>>});
+    f32.push_back({"pitched", "t8x4 bk16 minb3", &run_config<PitchedConfig<float, 8, 4, 16, 3>>});
+    f32.push_back({"pitched", "t4x4 bk16 minb4", &run_config<PitchedConfig<float, 4, 4, 16, 4>>});
     f64.push_back({"pitched", "t8x4 bk8 minb1", &run_config<PitchedConfig<double, 8, 4, 8, 1>>});
     f64.push_back({"pitched", "t4x8 bk8 minb2", &run_config<PitchedConfig<double, 4, 8, 8, 2>>});
     f64.push_back({"pitched", "t4x4 bk16 minb3", &run_config<PitchedConfig<double, 4, 4, 16, 3>>});
     f64.push_back({"pitched", "t8x8 bk8 minb1", &run_config<PitchedConfig<double, 8, 8, 8, 1>>});
     f64.push_back({"pitched", "t4x4 bk8 minb3", &run_config<PitchedConfig<double, 4, 4, 8, 3>>});
+    f64.push_back({"pitched", "t8x4 bk8 minb2", &run_config<PitchedConfig<double, 8, 4, 8, 2>>});
+    f64.push_back({"pitched", "dmma t4x8 bk8 minb2", &run_config<PitchedConfig<double, 4, 8, 8, 2, true>>});
+    f64.push_back({"pitched", "dmma t8x8 bk8 minb1", &run_config<PitchedConfig<double, 8, 8, 8, 1, true>>});
+    f64.push_back({"pitched", "dmma t4x4 bk16 minb3", &run_config<PitchedConfig<double, 4, 4, 16, 3, true>>});
 }
 #endif
 

@@ -100,14 +100,30 @@ __device__ __forceinline__ void store_vec16(double* dst, const double* v) {
     *reinterpret_cast<double2*>(dst) = make_double2(v[0], v[1]);
 }
 
+// One warp-wide 8×8×4 product on the FP64 tensor cores (sm_80+): C(8×8) += A(8×4)·B(4×8), every
+// product and sum in IEEE double precision. Each lane passes one element of A (row lane/4,
+// column lane%4), one of B (row lane%4, column lane/4) and two of C (row lane/4, columns
+// 2·(lane%4) and 2·(lane%4)+1).
+__device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                 : "+d"(c0), "+d"(c1)
+                 : "d"(a), "d"(b));
+}
+
 // ------------------------------------------------------------------------------------------------
 // The tile configuration: every size of the kernel, and the constraints between them
 // ------------------------------------------------------------------------------------------------
 
+// How the innermost product is computed: by FMAs of single elements (each thread owns a TM×TN
+// tile of C), or by the FP64 tensor cores (each warp multiplies 8×4 by 4×8 blocks with one
+// mma.sync instruction; section 6 of the header).
+enum class Math { fma, dmma };
+
 template <typename T, int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_,
-          int MIN_BLOCKS_>
+          int MIN_BLOCKS_, Math MATH_ = Math::fma>
 struct ReuseConfig {
     using Elem = T;
+    static constexpr bool kTensor = (MATH_ == Math::dmma);
     static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
     static constexpr int WM = WM_, WN = WN_;            // warp tile of C
     static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
@@ -119,12 +135,21 @@ struct ReuseConfig {
     static constexpr int THREADS = 32 * WARPS;
     static constexpr int WTM = WM / TM, WTN = WN / TN;  // the 32 lanes of a warp as a WTM×WTN grid
     static constexpr int FM = TM / V, FN = TN / V;      // V×V fragments per thread
+    // DMMA: a warp tile is MT×NT tiles of 8×8, each an accumulator of 2 values per lane.
+    static constexpr int MT = WM / 8, NT = WN / 8;
+    // Steps of the inner loop per slab (one k, or four k for one mma.sync), fragments loaded
+    // per step, and the accumulators of one thread (ACC_M × ACC_N).
+    static constexpr int KSTEP = kTensor ? 4 : 1, KSTEPS = BK / KSTEP;
+    static constexpr int FRAG_A = kTensor ? MT : TM, FRAG_B = kTensor ? NT : TN;
+    static constexpr int ACC_M = kTensor ? MT : TM, ACC_N = kTensor ? 2 * NT : TN;
 
     // Transposed A: As[k][m], each row padded so that the copy-in (8 k × 4 rows per warp
     // instruction, see below) is conflict-free while rows stay 16-byte aligned for LDS.128.
     // float: A_LD ≡ 4 (mod 32) words; double: A_LD ≡ 2 (mod 16) elements.
-    static constexpr int A_LD = BM + (sizeof(T) == 4 ? 4 : 2);
-    static constexpr int B_LD = BN;  // B rows are copied and read as whole vectors: no conflicts
+    // DMMA reads a 4 k × 8 rows block of As and of Bs per lane group: rows of both padded to
+    // ≡ 4 (mod 16) doubles put the 16 doubles of each half-warp in 16 different bank pairs.
+    static constexpr int A_LD = BM + (sizeof(T) == 4 ? 4 : (kTensor ? 4 : 2));
+    static constexpr int B_LD = BN + (kTensor ? 4 : 0);  // FMA: read as whole vectors, no conflicts
     static constexpr int A_STAGE = BK * A_LD, B_STAGE = BK * B_LD, STAGE = A_STAGE + B_STAGE;
     static constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(T);
 
@@ -139,9 +164,12 @@ struct ReuseConfig {
     static constexpr int B_SCALAR_ITERS = BK * BN / THREADS;  // fallback: one element at a time
 
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
-    static_assert(WM % TM == 0 && WN % TN == 0, "thread tiles must cover the warp tile");
-    static_assert(WTM * WTN == 32, "a warp tile is computed by exactly 32 lanes");
-    static_assert(TM % V == 0 && TN % V == 0, "thread tiles are made of whole 16-byte vectors");
+    static_assert(kTensor || (WM % TM == 0 && WN % TN == 0), "thread tiles must cover the warp tile");
+    static_assert(kTensor || WTM * WTN == 32, "a warp tile is computed by exactly 32 lanes");
+    static_assert(kTensor || (TM % V == 0 && TN % V == 0), "thread tiles are made of whole 16-byte vectors");
+    static_assert(kTensor || (FM * V == TM && FN * V == TN), "V×V fragments cover the thread tile");
+    static_assert(!kTensor || (sizeof(T) == 8 && WM % 8 == 0 && WN % 8 == 0 && BK % 4 == 0),
+                  "DMMA: double only, warp tiles of whole 8×8 tiles, slabs of whole k-steps of 4");
     static_assert(BK % 8 == 0, "A is copied in chunks of 8 k");
     static_assert(BM % 32 == 0, "A_LD padding assumes BM is a multiple of 32");
     static_assert(ROW_GROUPS % WARPS == 0 && (BM * BK / 32) % WARPS == 0,
@@ -149,10 +177,12 @@ struct ReuseConfig {
     static_assert(THREADS % B_VECS_PER_ROW == 0 && BK % B_ROWS_PER_ITER == 0,
                   "the vectors of the B slab must be shared evenly between the threads");
     static_assert((BK * BN) % THREADS == 0, "the elements of the B slab (fallback copy) too");
-    static_assert((A_LD * sizeof(T)) % 16 == 0 && (A_STAGE * sizeof(T)) % 16 == 0,
+    static_assert((A_LD * sizeof(T)) % 16 == 0 && (B_LD * sizeof(T)) % 16 == 0 &&
+                      (A_STAGE * sizeof(T)) % 16 == 0 && (STAGE * sizeof(T)) % 16 == 0,
                   "shared-memory rows must stay 16-byte aligned for LDS.128 and cp.async");
     static_assert(STAGES >= 2, "a pipeline needs at least two stages");
-    static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
+    static_assert(ACC_M * ACC_N <= 128, "more accumulators than that spill out of the 255 registers");
+    static_assert(KSTEPS % 2 == 0, "register double-buffering alternates fragments over the steps");
 };
 
 // Block swizzle: consecutive blocks walk down GROUP_M block-rows before moving right, so the
@@ -178,10 +208,12 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
              int lda, const typename Cfg::Elem* __restrict__ B, int ldb,
              typename Cfg::Elem beta, typename Cfg::Elem* __restrict__ C, int ldc, bool vec_c) {
     using T = typename Cfg::Elem;
+    constexpr bool kTensor = Cfg::kTensor;
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
     constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
-    static_assert(BK % 2 == 0, "register double-buffering alternates fragments over k");
+    constexpr int KSTEP = Cfg::KSTEP, KSTEPS = Cfg::KSTEPS;
+    constexpr int FRAG_A = Cfg::FRAG_A, FRAG_B = Cfg::FRAG_B, ACC_M = Cfg::ACC_M, ACC_N = Cfg::ACC_N;
 
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* const smem = reinterpret_cast<T*>(smem_raw);  // STAGES × { As[BK][A_LD], Bs[BK][B_LD] }
@@ -262,25 +294,37 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 
     // ---- fragments: where this thread reads As and Bs -------------------------------------
     const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
-    const int lane_m = lane / Cfg::WTN, lane_n = lane % Cfg::WTN;
-    const int a_frag = warp_m * Cfg::WM + lane_m * V;  // + f * WTM * V for fragment f
-    const int b_frag = warp_n * Cfg::WN + lane_n * V;  // + f * WTN * V
+    // FMA: the lane's V×V fragments start at a_frag (+ f·WTM·V) and b_frag (+ f·WTN·V).
+    // DMMA: the lane holds A[row lane/4][k lane%4] of each 8×4 tile of A and B[k lane%4][col
+    // lane/4] of each 4×8 tile of B — in As[k][m] and Bs[k][n] both are at [k lane%4][lane/4].
+    const int lane_m = kTensor ? lane / 4 : lane / Cfg::WTN, lane_n = kTensor ? lane / 4 : lane % Cfg::WTN;
+    const int a_frag = warp_m * Cfg::WM + lane_m * (kTensor ? 1 : V);
+    const int b_frag = warp_n * Cfg::WN + lane_n * (kTensor ? 1 : V);
+    const int frag_k = kTensor ? lane % 4 : 0;
 
-    T frag_a[2][TM], frag_b[2][TN];  // double-buffered over k
-    auto load_fragments = [&](T* fa, T* fb, int stage, int k) {
+    T frag_a[2][FRAG_A], frag_b[2][FRAG_B];  // double-buffered over the steps
+    auto load_fragments = [&](T* fa, T* fb, int stage, int step) {
+        const int k = step * KSTEP + frag_k;
         const T* As = smem + stage * Cfg::STAGE + k * A_LD + a_frag;
         const T* Bs = smem + stage * Cfg::STAGE + Cfg::A_STAGE + k * B_LD + b_frag;
+        if constexpr (kTensor) {
 #pragma unroll
-        for (int f = 0; f < Cfg::FM; ++f) load_vec16(fa + f * V, As + f * Cfg::WTM * V);
+            for (int t = 0; t < Cfg::MT; ++t) fa[t] = As[t * 8];
 #pragma unroll
-        for (int f = 0; f < Cfg::FN; ++f) load_vec16(fb + f * V, Bs + f * Cfg::WTN * V);
+            for (int t = 0; t < Cfg::NT; ++t) fb[t] = Bs[t * 8];
+        } else {
+#pragma unroll
+            for (int f = 0; f < Cfg::FM; ++f) load_vec16(fa + f * V, As + f * Cfg::WTM * V);
+#pragma unroll
+            for (int f = 0; f < Cfg::FN; ++f) load_vec16(fb + f * V, Bs + f * Cfg::WTN * V);
+        }
     };
 
-    T acc[TM][TN];
+    T acc[ACC_M][ACC_N];
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+    for (int i = 0; i < ACC_M; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+        for (int j = 0; j < ACC_N; ++j) acc[i][j] = T(0);
 
     // The whole pipeline, instantiated twice below: for interior blocks (no bounds tests at all)
     // and for edge blocks. The branch between the two is uniform per block and taken once.
@@ -304,9 +348,9 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
         int stage = 0;
         for (int slab = 0; slab < num_slabs; ++slab) {
 #pragma unroll
-            for (int k = 0; k < BK; ++k) {
+            for (int k = 0; k < KSTEPS; ++k) {
                 const int cur = k % 2, nxt = cur ^ 1;
-                if (k < BK - 1) {
+                if (k < KSTEPS - 1) {
                     load_fragments(frag_a[nxt], frag_b[nxt], stage, k + 1);
                 } else if (slab + 1 < num_slabs) {
                     // Last step of the slab: every fragment of this stage is in registers. Wait
@@ -318,12 +362,21 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
                     cp_async_commit();
                     load_fragments(frag_a[nxt], frag_b[nxt], stage + 1 == STAGES ? 0 : stage + 1, 0);
                 }
-                // The outer product: TM×TN independent FMAs.
+                if constexpr (kTensor) {
+                    // MT×NT independent 8×8×4 products on the FP64 tensor cores.
 #pragma unroll
-                for (int i = 0; i < TM; ++i)
+                    for (int i = 0; i < Cfg::MT; ++i)
 #pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        acc[i][j] = fma(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+                        for (int j = 0; j < Cfg::NT; ++j)
+                            dmma_8x8x4(acc[i][2 * j], acc[i][2 * j + 1], frag_a[cur][i], frag_b[cur][j]);
+                } else {
+                    // The outer product: TM×TN independent FMAs.
+#pragma unroll
+                    for (int i = 0; i < TM; ++i)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j)
+                            acc[i][j] = fma(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+                }
             }
             stage = (stage + 1 == STAGES) ? 0 : stage + 1;
         }
@@ -336,39 +389,49 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
     }
 
     // ---- epilogue: C = alpha·acc + beta·C, vectors inside, elements at the right edge ---------
+    // Writes V consecutive results to row `row`, columns col..col+V-1 of C.
+    auto write_c = [&](int row, int col, const T* values) {
+        if (row >= M) return;
+        T* const c_row = C + static_cast<size_t>(row) * ldc;
+        T out[V];
 #pragma unroll
-    for (int fi = 0; fi < Cfg::FM; ++fi) {
+        for (int v = 0; v < V; ++v) out[v] = alpha * values[v];
+        if (vec_c && col + V <= N) {
+            if (beta != T(0)) {
+                T old[V];
+                load_vec16_global(old, c_row + col);
 #pragma unroll
-        for (int vi = 0; vi < V; ++vi) {
-            const int i = fi * V + vi;
-            const int row = m0 + a_frag + fi * Cfg::WTM * V + vi;
-            if (row >= M) continue;
-            T* const c_row = C + static_cast<size_t>(row) * ldc;
+                for (int v = 0; v < V; ++v) out[v] = fma(beta, old[v], out[v]);
+            }
+            store_vec16(c_row + col, out);
+        } else {
 #pragma unroll
-            for (int fj = 0; fj < Cfg::FN; ++fj) {
-                const int col = n0 + b_frag + fj * Cfg::WTN * V;
-                T out[V];
-#pragma unroll
-                for (int v = 0; v < V; ++v) out[v] = alpha * acc[i][fj * V + v];
-                if (vec_c && col + V <= N) {
-                    if (beta != T(0)) {
-                        T old[V];
-                        load_vec16_global(old, c_row + col);
-#pragma unroll
-                        for (int v = 0; v < V; ++v) out[v] = fma(beta, old[v], out[v]);
-                    }
-                    store_vec16(c_row + col, out);
-                } else {
-#pragma unroll
-                    for (int v = 0; v < V; ++v) {
-                        if (col + v < N) {
-                            T* c = c_row + col + v;
-                            *c = (beta != T(0)) ? fma(beta, *c, out[v]) : out[v];
-                        }
-                    }
+            for (int v = 0; v < V; ++v) {
+                if (col + v < N) {
+                    T* c = c_row + col + v;
+                    *c = (beta != T(0)) ? fma(beta, *c, out[v]) : out[v];
                 }
             }
         }
+    };
+    if constexpr (kTensor) {
+        // Lane l holds C[l/4][2·(l%4) + {0, 1}] of each 8×8 tile: V = 2 consecutive doubles.
+        static_assert(V == 2, "a DMMA accumulator pair is one 16-byte vector");
+#pragma unroll
+        for (int i = 0; i < Cfg::MT; ++i)
+#pragma unroll
+            for (int j = 0; j < Cfg::NT; ++j)
+                write_c(m0 + warp_m * Cfg::WM + i * 8 + lane / 4,
+                        n0 + warp_n * Cfg::WN + j * 8 + (lane % 4) * 2, &acc[i][2 * j]);
+    } else {
+#pragma unroll
+        for (int fi = 0; fi < Cfg::FM; ++fi)
+#pragma unroll
+            for (int vi = 0; vi < V; ++vi)
+#pragma unroll
+                for (int fj = 0; fj < Cfg::FN; ++fj)
+                    write_c(m0 + a_frag + fi * Cfg::WTM * V + vi, n0 + b_frag + fj * Cfg::WTN * V,
+                            &acc[fi * V + vi][fj * V]);
     }
 }
 
@@ -424,6 +487,12 @@ using FloatSmall  = ReuseConfig<float,   64,  64, 8, 32, 32,  8,  4, 3, 4>;
 using DoubleLarge = ReuseConfig<double,  64, 128, 8, 32, 64,  8,  8, 3, 2>;
 // double, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread.
 using DoubleSmall = ReuseConfig<double,  64,  64, 8, 32, 32,  8,  4, 3, 3>;
+// double on the FP64 tensor cores (TM, TN unused: the thread tile is fixed by the instruction).
+// 64×128 blocks of 4 warps of 32×64 (4×8 tiles of 8×8: 64 accumulators, like 8×8 FMAs per
+// thread), slabs of 16 k (4 mma steps per barrier), 3 stages (76 KB), two blocks per SM.
+using DoubleMmaLarge = ReuseConfig<double, 64, 128, 16, 32, 64, 8, 8, 3, 2, Math::dmma>;
+// ... and 64×64 blocks of 4 warps of 32×32 for small or skinny problems.
+using DoubleMmaSmall = ReuseConfig<double, 64,  64, 16, 32, 32, 8, 8, 3, 4, Math::dmma>;
 
 inline int sm_count() {
     static const int count = [] {
@@ -463,10 +532,10 @@ Status gemm_reuse(const GemmProblem<T>& p) {
         if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
         return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
-        // Relative speeds at 8192³ on an H100: 21.6 and 19.4 TFLOPS.
-        const double large = estimated_speed<DoubleLarge>(p, 1.0);
-        const double small = estimated_speed<DoubleSmall>(p, 0.9);
-        return (large >= small) ? run_config<DoubleLarge>(p) : run_config<DoubleSmall>(p);
+        // Relative speeds at 8192³ on an H100 (to be measured).
+        const double large = estimated_speed<DoubleMmaLarge>(p, 1.0);
+        const double small = estimated_speed<DoubleMmaSmall>(p, 0.9);
+        return (large >= small) ? run_config<DoubleMmaLarge>(p) : run_config<DoubleMmaSmall>(p);
     }
 }
 
@@ -497,6 +566,14 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 64, 32, 8, 8, 3, 1>>("128x128x8 w64x32 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2>>("64x128x8 w32x64 t8x8 s4"));
     f64.push_back(candidate<ReuseConfig<double, 64, 64, 8, 32, 32, 8, 4, 3, 3>>("64x64x8 w32x32 t8x4 s3"));
+    constexpr Math D = Math::dmma;
+    f64.push_back(candidate<ReuseConfig<double, 64, 128, 16, 32, 64, 8, 8, 3, 2, D>>("dmma 64x128x16 w32x64 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2, D>>("dmma 64x128x8 w32x64 s4"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 64, 16, 64, 32, 8, 8, 3, 2, D>>("dmma 128x64x16 w64x32 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 32, 64, 8, 8, 3, 1, D>>("dmma 128x128x16 w32x64 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 64, 32, 8, 8, 3, 1, D>>("dmma 128x128x16 w64x32 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 64, 16, 32, 32, 8, 8, 3, 4, D>>("dmma 64x64x16 w32x32 s3"));
+    f64.push_back(candidate<ReuseConfig<double, 64, 64, 16, 32, 16, 8, 8, 3, 3, D>>("dmma 64x64x16 w32x16 s3"));
 }
 #endif
 

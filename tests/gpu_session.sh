@@ -8,6 +8,9 @@
 #   bash tests/gpu_session.sh report    the report's measurements of the reference (fixture source)
 #   bash tests/gpu_session.sh gallery   the gallery of hostile submissions (GALLERY=a,b for a subset)
 #   bash tests/gpu_session.sh extras    local-path class grading (cluster) and the handout on a GPU
+#   bash tests/gpu_session.sh grading   the grade/bench tests (tests/py/test_grade_gpu.py)
+#   bash tests/gpu_session.sh tune      the reference ladder with every tuning candidate (TUNE_ARGS=...)
+#   bash tests/gpu_session.sh sandbox   which files CUDA touches under the child sandbox (fs_trace.so)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -62,8 +65,30 @@ extras)
     step cluster-demo bash tests/cluster_gpu_demo.sh
     step handout-gpu "$PY" -m pytest -q -rs -k gpu tests/py/test_handout.py
     ;;
+grading)
+    step build make -j"$JOBS" PYTHON="$PY" test-build
+    GEMMLAB_GRADER=$ROOT/$(ls -d build/sm_*/sub-student-*/gemmlab | head -n1) \
+        step pytest-grading "$PY" -m pytest -q -rs tests/py/test_grade_gpu.py
+    ;;
+tune)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step ladder reference/tuning/run.sh --tune ${TUNE_ARGS:-}
+    cp build/ladder-ref/resources-tune.txt "$OUT/" 2>/dev/null
+    ;;
+sandbox)
+    { uname -a; ls -l /dev/nvidia* /dev/dri 2>&1; grep -E 'nvidia|/dev|/proc' /proc/self/mountinfo;
+      cat /sys/kernel/security/lsm 2>&1; } > "$OUT/machine.txt"
+    step build make -j"$JOBS" PYTHON="$PY" grader
+    step fs-trace make fs-trace
+    rm -f /dev/shm/gemmlab-fs-trace.*
+    grader=$(ls -d build/sm_*/sub-student-*/gemmlab | head -n1)
+    GEMMLAB_SANDBOX=on GEMMLAB_SANDBOX_READ=$ROOT/build/tools LD_PRELOAD=$ROOT/build/tools/fs_trace.so \
+        step sandbox-on "$grader" check --stage naive --prec float
+    for f in /dev/shm/gemmlab-fs-trace.*; do echo "### $f"; cat "$f"; done > "$OUT/fs-trace.txt" 2>&1
+    rm -f /dev/shm/gemmlab-fs-trace.*
+    ;;
 *)
-    echo "usage: $0 core|report|gallery|extras" >&2
+    echo "usage: $0 core|report|gallery|extras|grading|tune|sandbox" >&2
     exit 2
     ;;
 esac

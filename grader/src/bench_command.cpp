@@ -5,6 +5,7 @@
 #include <ctime>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "check_result.h"
@@ -81,6 +82,10 @@ BenchOutcome run_bench_plan(const BenchPlan& plan, const BenchRunOptions& opt) {
     std::vector<size_t> active(plan.items.size());
     for (size_t i = 0; i < active.size(); ++i) active[i] = i;
     size_t first_shape = 0;
+    // Items in whose calls a line appeared on the report pipe that the grader did not write
+    // (isolation.h): every timing of theirs is void.
+    std::map<size_t, std::string> forgers;
+    int unattributed_forged = 0;
     while (first_shape < plan.shapes.size() && !active.empty()) {
         BenchPlan sub = plan;
         sub.items.clear();
@@ -107,6 +112,10 @@ BenchOutcome run_bench_plan(const BenchPlan& plan, const BenchRunOptions& opt) {
                               << sub.items[static_cast<size_t>(item_at)].label() << "  call "
                               << ev.value("rep", 0) + 1 << std::flush;
                 }
+            }
+            if (kind == "forged") {
+                if (item_at >= 0) forgers.emplace(active.at(static_cast<size_t>(item_at)), ev.value("line", ""));
+                else ++unattributed_forged;
             }
             if (kind == "timing") {
                 const size_t item = active.at(ev.at("item").get<size_t>());
@@ -152,6 +161,15 @@ BenchOutcome run_bench_plan(const BenchPlan& plan, const BenchRunOptions& opt) {
         active.erase(std::find(active.begin(), active.end(), culprit));
         first_shape = at;
     }
+    for (const auto& [item, line] : forgers) {
+        const std::string why = "a line on the grader's report channel during its calls did not come from the grader (\"" +
+                                line + "\"): the stage wrote into a descriptor it did not open, so its timings are void";
+        for (size_t s = 0; s < plan.shapes.size(); ++s) out.timings[item][s] = lost(plan.shapes[s], Disposition::rejected, why);
+        out.restarts.push_back(plan.items[item].label() + ": " + why);
+    }
+    if (unattributed_forged > 0)
+        out.restarts.push_back(std::to_string(unattributed_forged) +
+                               " line(s) on the report channel outside any timed call did not come from the grader (ignored)");
     return out;
 }
 

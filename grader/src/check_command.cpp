@@ -90,6 +90,7 @@ json collect_stage_run(const std::string& stage, const std::string& variant, Pre
     json in_progress;   // the shape of a case that started and never reported
     std::string fatal;  // a CUDA error that ended the child outside any case
     bool stopped_by_design = false;  // the child stops after a not-implemented or crashed case
+    std::string forged;  // the first report line that did not come from the grader (isolation.h)
     for (const json& ev : out.events) {
         const std::string kind = ev.value("event", "");
         if (kind == "case_start" && ev.contains("shape") && ev["shape"].is_object()) in_progress = ev["shape"];
@@ -102,6 +103,7 @@ json collect_stage_run(const std::string& stage, const std::string& variant, Pre
             in_progress = json();
         }
         if (kind == "fatal") fatal = ev.value("error", "unknown error");
+        if (kind == "forged" && forged.empty()) forged = ev.value("line", "");
     }
 
     // How the process ended decides what happened to the case that was running, if any.
@@ -133,6 +135,15 @@ json collect_stage_run(const std::string& stage, const std::string& variant, Pre
         end_in_progress(Disposition::crashed, os.str());
     }
 
+    if (out.forged_lines > 0) {
+        // Something in the stage's process wrote into the grader's report pipe: nothing that
+        // process reported can be trusted, whatever it says.
+        std::ostringstream os;
+        os << out.forged_lines << " line(s) on the grader's report channel did not come from the grader, e.g. \""
+           << forged << "\": the stage wrote into a descriptor it did not open, so this run's results are void";
+        dispositions.push_back(Disposition::rejected);
+        problem = os.str();
+    }
     const Disposition verdict = combine(dispositions);
     if (problem.empty())
         for (const json& c : cases)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -61,6 +62,25 @@ void kill_group(pid_t pid) {
     kill(pid, SIGKILL);
 }
 
+// A fresh random key per child: 32 hex digits.
+std::string make_report_key() {
+    unsigned char bytes[16] = {};
+    size_t got = 0;
+    while (got < sizeof bytes) {
+        const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw std::runtime_error(std::string("getrandom: ") + strerror(errno));
+        got += static_cast<size_t>(n);
+    }
+    static const char hex[] = "0123456789abcdef";
+    std::string key;
+    for (unsigned char b : bytes) key += hex[b >> 4], key += hex[b & 15];
+    return key;
+}
+
+// What the parent records of a line that did not carry the child's key (at most this much of it).
+constexpr size_t kForgedSample = 200;
+
 }  // namespace
 
 std::string self_executable() {
@@ -71,8 +91,26 @@ std::string self_executable() {
     return buf;
 }
 
+ReportChannel::ReportChannel(int fd, int key_fd) : fd_(fd) {
+    if (key_fd < 0) return;
+    char buf[128];
+    size_t have = 0;
+    while (have < sizeof buf) {
+        const ssize_t n = read(key_fd, buf + have, sizeof buf - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        have += static_cast<size_t>(n);
+        if (std::memchr(buf, '\n', have)) break;
+    }
+    close(key_fd);  // before any stage code runs: the key lives on only in this object
+    key_.assign(buf, have);
+    if (const size_t nl = key_.find('\n'); nl != std::string::npos) key_.resize(nl);
+}
+
+std::string ReportChannel::key_prefix(const std::string& key) { return key.empty() ? "" : key + " "; }
+
 void ReportChannel::send(const nlohmann::json& event) const {
-    const std::string line = event.dump() + "\n";
+    const std::string line = key_prefix(key_) + event.dump() + "\n";
     size_t done = 0;
     while (done < line.size()) {
         const ssize_t n = write(fd_, line.data() + done, line.size() - done);
@@ -96,6 +134,12 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
     ChildOutcome out;
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+    // The report key: every line the child's grader code writes starts with it, so a line that
+    // stage code writes into the report pipe (it may find the descriptor) is recognised as forged.
+    // The child reads it from its own pipe at start-up and closes that pipe before any stage runs.
+    const std::string key = make_report_key();
+    int key_fds[2];
+    if (pipe(key_fds) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
 
     const char* tmpdir = std::getenv("TMPDIR");
     std::string log_path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/gemmlab-child-XXXXXX";
@@ -105,11 +149,13 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
     if (log_fd < 0) throw std::runtime_error(std::string("mkstemp: ") + strerror(errno));
     log_path = tmpl.data();
 
-    constexpr int kReportFd = 3;
+    constexpr int kReportFd = 3, kKeyFd = 4;
     std::vector<std::string> argv_s{self_path};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     argv_s.push_back("--report-fd");
     argv_s.push_back(std::to_string(kReportFd));
+    argv_s.push_back("--report-key-fd");
+    argv_s.push_back(std::to_string(kKeyFd));
     std::vector<char*> argv;
     for (std::string& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -124,27 +170,38 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
         // The read end first: pipe() hands out the lowest free descriptors, so it usually *is*
         // kReportFd, and closing it after the dup2 below would close the report pipe itself.
         close(fds[0]);
-        if (fds[1] != kReportFd) {
-            dup2(fds[1], kReportFd);
-            close(fds[1]);
-        }
-        if (log_fd != kReportFd) close(log_fd);
+        close(key_fds[1]);
+        // Move both pipe ends out of the way first, then into place: the descriptors pipe() and
+        // mkstemp() returned may be 3 or 4 themselves.
+        const int report_end = fcntl(fds[1], F_DUPFD, 10), key_end = fcntl(key_fds[0], F_DUPFD, 10);
+        dup2(report_end, kReportFd);
+        dup2(key_end, kKeyFd);
 #ifdef SYS_close_range
         // Nothing else the grader holds (or inherited) reaches the stage.
-        syscall(SYS_close_range, kReportFd + 1, ~0u, 0);
+        syscall(SYS_close_range, kKeyFd + 1, ~0u, 0);
+#else
+        close(report_end), close(key_end), close(fds[1]), close(key_fds[0]), close(log_fd);
 #endif
         const int in = open("/dev/null", O_RDONLY);
         if (in > STDIN_FILENO) dup2(in, STDIN_FILENO), close(in);
         struct rlimit fsize{limits.output_bytes, limits.output_bytes};
         setrlimit(RLIMIT_FSIZE, &fsize);
         signal(SIGXFSZ, SIG_IGN);  // past the cap, writes fail instead of killing the child
-        enter_child_sandbox(argv.data());  // sandbox.h: scratch dir, report fd, seccomp, Landlock
+        enter_child_sandbox(argv.data(), key);  // sandbox.h: scratch dir, report fd, seccomp, Landlock
         execv(argv[0], argv.data());
         _exit(127);
     }
     setpgid(pid, pid);
     close(fds[1]);
     close(log_fd);
+    close(key_fds[0]);
+    {
+        const std::string line = key + "\n";  // 33 bytes: fits the pipe's buffer, never blocks
+        ssize_t ignored = write(key_fds[1], line.data(), line.size());
+        (void)ignored;
+        close(key_fds[1]);
+    }
+    const std::string prefix = ReportChannel::key_prefix(key);
 
     std::string pending;
     auto last_report = Clock::now();
@@ -183,8 +240,22 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
         if (pending.size() > kMaxReportLine && pending.find('\n') == std::string::npos) pending.clear();
         size_t nl;
         while ((nl = pending.find('\n')) != std::string::npos) {
-            const std::string line = pending.substr(0, nl);
+            std::string line = pending.substr(0, nl);
             pending.erase(0, nl + 1);
+            if (line.compare(0, prefix.size(), prefix) != 0) {
+                // Not written by the child's grader code. The parent records that it happened, in
+                // order, as an event of its own, which the child cannot write.
+                if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+                ++out.forged_lines;
+                std::string sample = line.substr(0, kForgedSample);
+                for (char& c : sample)
+                    if (c < 0x20 || c > 0x7e) c = '?';  // any bytes at all: keep printable ASCII
+                const nlohmann::json forged{{"event", "forged"}, {"line", sample}};
+                out.events.push_back(forged);
+                if (on_event) on_event(forged);
+                continue;
+            }
+            line.erase(0, prefix.size());
             nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
             if (ev.is_discarded() || !ev.is_object() || !ev.contains("event")) continue;
             last_report = Clock::now();

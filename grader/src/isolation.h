@@ -23,6 +23,7 @@ struct ChildLimits {
 struct ChildOutcome {
     std::vector<nlohmann::json> events;  // every well-formed report line, in order
     bool finished = false;   // the child sent {"event":"done"}
+    int forged_lines = 0;    // lines on the report pipe without the child's key (events: "forged")
     bool timed_out = false;  // killed by the parent (see timeout_reason)
     std::string timeout_reason;
     int exit_code = -1;      // when it exited
@@ -36,14 +37,19 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
                           const ChildLimits& limits,
                           const std::function<void(const nlohmann::json&)>& on_event);
 
-// In the child: writes one report line (whole, or not at all) to the report descriptor.
+// In the child: writes one report line (whole, or not at all) to the report descriptor, prefixed
+// with the key the parent sent over `key_fd` (read and closed by the constructor, before any stage
+// code runs). The parent keeps only lines that carry the key; every other line becomes a
+// {"event":"forged","line":...} event of the parent's, and the stage run is rejected for it.
 class ReportChannel {
 public:
-    explicit ReportChannel(int fd) : fd_(fd) {}
+    explicit ReportChannel(int fd, int key_fd = -1);
     void send(const nlohmann::json& event) const;
+    static std::string key_prefix(const std::string& key);  // what starts every keyed line
 
 private:
     int fd_;
+    std::string key_;
 };
 
 // Words for how a child ended: "killed by signal 11 (Segmentation fault)", "exited with code 0".

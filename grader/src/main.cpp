@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     auto* child = app.add_subcommand("child-check", "internal: one stage run in a child process");
     child->group("");
     std::string side_arg = "submission", variant_arg;
-    int report_fd = -1;
+    int report_fd = -1, report_key_fd = -1;  // the report pipe and the pipe of its key (isolation.h)
     child->add_option("--side", side_arg);
     child->add_option("--stage", stage_arg)->required();
     child->add_option("--variant", variant_arg);
@@ -152,11 +152,13 @@ int main(int argc, char** argv) {
     child->add_option("--seed", seed);
     child->add_flag("--full", full);
     child->add_option("--report-fd", report_fd)->required();
+    child->add_option("--report-key-fd", report_key_fd);
 
     // child-probe (internal: can CUDA start under the sandbox? see choose_sandbox in sandbox.h)
     auto* probe = app.add_subcommand("child-probe", "internal: start CUDA in a sandboxed child");
     probe->group("");
     probe->add_option("--report-fd", report_fd)->required();
+    probe->add_option("--report-key-fd", report_key_fd);
 
     // bench
     auto* bench = app.add_subcommand("bench", "GFLOPS of every implemented stage next to naive and cuBLAS");
@@ -195,6 +197,7 @@ int main(int argc, char** argv) {
     std::string plan_arg;
     child_bench_cmd->add_option("--plan", plan_arg)->required();
     child_bench_cmd->add_option("--report-fd", report_fd)->required();
+    child_bench_cmd->add_option("--report-key-fd", report_key_fd);
 
     try {
         app.parse(argc, argv);
@@ -305,7 +308,7 @@ int main(int argc, char** argv) {
             return run_bench_command(opt);
         }
         if (*child_bench_cmd) {
-            const ReportChannel report(report_fd);
+            const ReportChannel report(report_fd, report_key_fd);
             const json plan = json::parse(plan_arg, nullptr, false);
             if (plan.is_discarded()) {
                 report.send({{"event", "fatal"}, {"error", "child-bench: --plan is not JSON"}});
@@ -313,9 +316,9 @@ int main(int argc, char** argv) {
             }
             return child_bench(bench_plan_from_json(plan), report);
         }
-        if (*probe) return child_probe(ReportChannel(report_fd));
+        if (*probe) return child_probe(ReportChannel(report_fd, report_key_fd));
         if (*child) {
-            const ReportChannel report(report_fd);
+            const ReportChannel report(report_fd, report_key_fd);
             auto prec = parse_precision(prec_arg);
             const Side side = side_arg == "reference" ? Side::reference : Side::submission;
             return child_check(side, stage_arg, variant_arg, prec.value_or(Precision::f32), !full, seed, report);

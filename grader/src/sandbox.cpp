@@ -230,8 +230,13 @@ std::string apply_landlock(const std::string& scratch, const std::string& exe, c
     for (const char* dir : {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/sys",
                             "/run", "/var/run", "/tmp/nvidia-mps"})
         allow_path(ruleset, dir, kRead, handled);
-    allow_path(ruleset, "/proc", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE, handled);
-    allow_path(ruleset, "/dev", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV, handled);
+    // Writes to existing files under /proc and /dev. Opening for writing with O_TRUNC (what
+    // fopen(..., "w") does) also needs TRUNCATE: the CUDA driver names its threads by writing
+    // /proc/self/task/<tid>/comm that way, and fails to start when that is refused.
+    allow_path(ruleset, "/proc", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE, handled);
+    allow_path(ruleset, "/dev",
+               kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV,
+               handled);
     allow_path(ruleset, scratch, handled, handled);
     // The CUDA driver may create shared-memory files (IPC, the MPS client): /dev/shm is per-machine
     // scratch, never where results or submissions live.
@@ -388,7 +393,7 @@ void report_line(int fd, const std::string& line) {
 
 }  // namespace
 
-void enter_child_sandbox(char** argv) {
+void enter_child_sandbox(char** argv, const std::string& key) {
     const char* mode_env = std::getenv("GEMMLAB_SANDBOX");
     const std::string mode = mode_env ? mode_env : "on";
     const bool off = mode == "off" || mode == "0";
@@ -432,7 +437,7 @@ void enter_child_sandbox(char** argv) {
         }
     }
     if (report_fd >= 0)
-        report_line(report_fd, "{\"event\":\"sandbox\",\"scratch\":\"" + json_escape(scratch) +
+        report_line(report_fd, (key.empty() ? "" : key + " ") + "{\"event\":\"sandbox\",\"scratch\":\"" + json_escape(scratch) +
                                    "\",\"report_fd\":" + std::to_string(report_fd) + ",\"landlock\":\"" +
                                    json_escape(landlock) + "\",\"seccomp\":\"" + json_escape(seccomp) +
                                    "\",\"core_dumps\":false,\"nproc\":" + std::to_string(nproc_limit) + "}\n");

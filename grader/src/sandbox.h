@@ -31,7 +31,8 @@ namespace gemmlab {
 // {"event":"sandbox", ...} line to the report descriptor saying what it enforced. Never fails: a part
 // the kernel does not support is skipped and named in that line. `argv` is the child's command line;
 // its "--report-fd N" entry is rewritten in place.
-void enter_child_sandbox(char** argv);
+// `key` is the child's report key (isolation.h): the sandbox line starts with it like every report.
+void enter_child_sandbox(char** argv, const std::string& key);
 
 // In the parent, after the child with this pid has been reaped: removes its scratch directory.
 // (Children also sweep away scratch directories of children that no longer exist.)

@@ -23,6 +23,7 @@ struct Candidate {
 
 }  // namespace tuning
 
+void tiled_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<tuning::Candidate<double>>& f64);
 void unrolled_candidates(std::vector<tuning::Candidate<float>>& f32,
                          std::vector<tuning::Candidate<double>>& f64);
 void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,

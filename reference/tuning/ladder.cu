@@ -108,6 +108,7 @@ std::vector<Entry<T>> collect_entries(bool with_candidates) {
     if (with_candidates) {
         std::vector<gemmlab::submission::tuning::Candidate<float>> f32;
         std::vector<gemmlab::submission::tuning::Candidate<double>> f64;
+        gemmlab::submission::tiled_candidates(f32, f64);
         gemmlab::submission::unrolled_candidates(f32, f64);
         gemmlab::submission::pitched_candidates(f32, f64);
         gemmlab::submission::reuse_candidates(f32, f64);

@@ -1,7 +1,8 @@
 // Tests of isolation.h with real child processes: bash scripts stand in for the grader's child.
-// run_isolated runs `<path> <args...> --report-fd N`; with path /bin/bash and args {"-c", script,
-// "sh"}, the script sees "--report-fd" as $1 and the descriptor as $2, and reports on it the way a
-// grader child does: one JSON object per line. (bash, not sh: the sandbox moves the report pipe to
+// run_isolated runs `<path> <args...> --report-fd N --report-key-fd K`; with path /bin/bash and
+// args {"-c", script, "sh"}, the script sees "--report-fd" as $1, the descriptor as $2 and the
+// descriptor of the report key as $4, reads the key, and reports the way a grader child does: one
+// JSON object per line, each after the key. (bash, not sh: the sandbox moves the report pipe to
 // a high descriptor, and dash cannot redirect to descriptors above 9.)
 //
 // The sandbox (sandbox.h) is switched off here with GEMMLAB_SANDBOX=off: its seccomp filter
@@ -9,6 +10,7 @@
 // with a child that misbehaves, whatever stopped or did not stop it. The sandbox has its own tests.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -28,9 +30,11 @@ namespace {
 
 // Every script starts by checking its arguments and defining report().
 const std::string kPrelude =
-    "[ \"$1\" = --report-fd ] || exit 99\n"
+    "[ \"$1\" = --report-fd ] && [ \"$3\" = --report-key-fd ] || exit 99\n"
     "fd=$2\n"
-    "report() { printf '%s\\n' \"$1\" >&$fd; }\n";
+    "read -r key <&$4; eval \"exec $4<&-\"\n"
+    "report() { printf '%s %s\\n' \"$key\" \"$1\" >&$fd; }\n"
+    "forge() { printf '%s\\n' \"$1\" >&$fd; }\n";  // what stage code could write: no key
 
 const std::string kStart = "report '{\"event\":\"start\",\"cases\":2}'\n";
 const std::string kCaseStart = "report '{\"event\":\"case_start\",\"index\":0}'\n";
@@ -217,10 +221,14 @@ TEST_CASE("a child's output is capped, and writing past the cap does not kill it
     CHECK(o.output_tail.size() <= 4096);
 }
 
-TEST_CASE("ReportChannel writes whole lines the parent reads back" * doctest::timeout(20)) {
-    int fds[2];
+TEST_CASE("ReportChannel writes whole lines the parent reads back, after the key" * doctest::timeout(20)) {
+    int fds[2], key_fds[2];
     REQUIRE(pipe(fds) == 0);
-    const ReportChannel channel(fds[1]);
+    REQUIRE(pipe(key_fds) == 0);
+    REQUIRE(write(key_fds[1], "0123abcd\n", 9) == 9);
+    close(key_fds[1]);
+    const ReportChannel channel(fds[1], key_fds[0]);
+    CHECK(fcntl(key_fds[0], F_GETFD) == -1);  // the key's pipe is closed once read
     channel.send({{"event", "case"}, {"index", 3}});
     close(fds[1]);
     char buf[256];
@@ -229,5 +237,35 @@ TEST_CASE("ReportChannel writes whole lines the parent reads back" * doctest::ti
     REQUIRE(n > 0);
     const std::string line(buf, static_cast<size_t>(n));
     CHECK(line.back() == '\n');
-    CHECK(nlohmann::json::parse(line)["index"] == 3);
+    REQUIRE(line.rfind("0123abcd ", 0) == 0);
+    CHECK(nlohmann::json::parse(line.substr(9))["index"] == 3);
+}
+
+TEST_CASE("lines without the child's key are kept out and reported as forged, in order" * doctest::timeout(20)) {
+    std::vector<std::string> seen;
+    const ChildOutcome o = run_script(kStart +
+                                          "forge '{\"event\":\"case\",\"result\":{\"disposition\":\"passed\"}}'\n"
+                                          "forge '{\"event\":\"done\"}'\n" +
+                                          kCaseStart + kDone + "exit 0\n",
+                                      quick_limits(), [&](const nlohmann::json& ev) { seen.push_back(ev.value("event", "")); });
+    CHECK(o.finished);
+    CHECK(o.forged_lines == 2);
+    const std::vector<std::string> expected{"start", "forged", "forged", "case_start", "done"};
+    std::vector<std::string> mine;
+    for (const std::string& e : seen)
+        if (e != "sandbox") mine.push_back(e);
+    CHECK(mine == expected);
+    std::vector<std::string> forged;  // what was forged, quoted in the message
+    for (const nlohmann::json& ev : o.events)
+        if (ev.value("event", "") == "forged") forged.push_back(ev.value("line", ""));
+    REQUIRE(forged.size() == 2);
+    CHECK(contains(forged[0], "\"disposition\":\"passed\""));
+    CHECK(forged[1] == "{\"event\":\"done\"}");
+}
+
+TEST_CASE("a key guessed wrong does not pass" * doctest::timeout(20)) {
+    const ChildOutcome o = run_script(kStart + "forge \"0123456789abcdef0123456789abcdef {\\\"event\\\":\\\"done\\\"}\"\n"
+                                      "sleep 0.2\n" + kDone + "exit 0\n");
+    CHECK(o.finished);
+    CHECK(o.forged_lines == 1);
 }

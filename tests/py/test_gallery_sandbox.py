@@ -114,6 +114,16 @@ def test_reports_forged_on_fd_3_or_stdout_are_never_believed(probe):
     assert '"forged":true' in o["output_tail"]  # printed, kept for people, never parsed
 
 
+def test_reports_forged_on_every_open_pipe_are_caught_by_the_key(probe):
+    o = run_probe(probe, "forge_every_pipe")
+    assert event(o, "probe")["pipes_written"] >= 1  # it found the report pipe
+    assert o["forged_lines"] == 2  # a passing case and "done", both without the child's key
+    assert not any(e.get("forged") is True for e in o["events"])  # no forged event was believed
+    forged = [e for e in o["events"] if e.get("event") == "forged"]
+    assert len(forged) == 2 and '"disposition":"passed"' in forged[0]["line"]
+    assert o["finished"] and event(o, "probe") is not None  # the real reports still arrive
+
+
 def test_writes_outside_the_scratch_directory_are_blocked(probe, tmp_path):
     o = run_probe(probe, "write_outside", tmp_path)
     needs_landlock(o)

@@ -55,8 +55,8 @@ const char* kForgery =
     "{\"event\":\"case\",\"index\":0,\"result\":{\"disposition\":\"passed\",\"forged\":true}}\n"
     "{\"event\":\"done\",\"forged\":true}\n";
 
-int child(const std::string& scenario, const std::string& arg, int report_fd) {
-    const gemmlab::ReportChannel rep(report_fd);
+int child(const std::string& scenario, const std::string& arg, int report_fd, int key_fd) {
+    const gemmlab::ReportChannel rep(report_fd, key_fd);
     char cwd[4096] = "";
     if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
     rep.send({{"event", "start"}, {"cwd", cwd}, {"home", std::getenv("HOME") ? std::getenv("HOME") : ""},
@@ -95,6 +95,15 @@ int child(const std::string& scenario, const std::string& arg, int report_fd) {
         std::fputs(kForgery, stdout);
         std::fputs(kForgery, stderr);
         std::fflush(stdout);
+    } else if (scenario == "forge_every_pipe") {
+        // The determined forgery: every open descriptor that is a pipe gets the lines.
+        int pipes = 0;
+        for (int fd = 3; fd < 1024; ++fd) {
+            struct stat st{};
+            if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) continue;
+            pipes += write(fd, kForgery, std::strlen(kForgery)) > 0;
+        }
+        probe["pipes_written"] = pipes;
     } else if (scenario == "write_outside") {
         probe["outside"] = try_write(arg + "/gemmlab-gallery-pwned");
         probe["tmp"] = try_write("/tmp/gemmlab-gallery-pwned-" + std::to_string(getpid()));
@@ -135,6 +144,7 @@ int parent(const std::string& scenario, const std::string& arg, const gemmlab::C
     json j{{"survived", true},
            {"events", out.events},
            {"finished", out.finished},
+           {"forged_lines", out.forged_lines},
            {"timed_out", out.timed_out},
            {"exit_code", out.exit_code},
            {"signal", out.signal},
@@ -154,7 +164,7 @@ int main(int argc, char** argv) {
     }
     const std::string role = argv[1], scenario = argv[2];
     std::string arg;
-    int report_fd = -1;
+    int report_fd = -1, key_fd = -1;
     bool low_fds = false;
     gemmlab::ChildLimits limits;
     limits.idle_seconds = 10;
@@ -163,12 +173,13 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
         if (a == "--report-fd" && has_value) report_fd = std::atoi(argv[++i]);
+        else if (a == "--report-key-fd" && has_value) key_fd = std::atoi(argv[++i]);
         else if (a == "--idle" && has_value) limits.idle_seconds = std::atof(argv[++i]);
         else if (a == "--total" && has_value) limits.total_seconds = std::atof(argv[++i]);
         else if (a == "--low-fds") low_fds = true;
         else if (a == "--output-bytes" && has_value) limits.output_bytes = std::strtoull(argv[++i], nullptr, 10);
         else arg = a;
     }
-    if (role == "child") return child(scenario, arg, report_fd);
+    if (role == "child") return child(scenario, arg, report_fd, key_fd);
     return parent(scenario, arg, limits, low_fds);
 }
