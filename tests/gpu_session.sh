@@ -82,8 +82,9 @@ sandbox)
     step fs-trace make fs-trace
     rm -f /dev/shm/gemmlab-fs-trace.*
     grader=$(ls -d build/sm_*/sub-student-*/gemmlab | head -n1)
-    GEMMLAB_SANDBOX=on GEMMLAB_SANDBOX_READ=$ROOT/build/tools LD_PRELOAD=$ROOT/build/tools/fs_trace.so \
-        step sandbox-on "$grader" check --stage naive --prec float
+    GEMMLAB_SANDBOX=on GEMMLAB_SANDBOX_READ=$ROOT/build/tools GEMMLAB_SANDBOX_WRITE=/dev/shm \
+        LD_PRELOAD=$ROOT/build/tools/fs_trace.so step sandbox-on "$grader" check --stage naive --prec float
+    GEMMLAB_SANDBOX=on step sandbox-plain "$grader" check --stage naive
     for f in /dev/shm/gemmlab-fs-trace.*; do echo "### $f"; cat "$f"; done > "$OUT/fs-trace.txt" 2>&1
     rm -f /dev/shm/gemmlab-fs-trace.*
     ;;

@@ -141,10 +141,10 @@ json collect_stage_run(const std::string& stage, const std::string& variant, Pre
         std::ostringstream os;
         os << out.forged_lines << " line(s) on the grader's report channel did not come from the grader, e.g. \""
            << forged << "\": the stage wrote into a descriptor it did not open, so this run's results are void";
-        dispositions.push_back(Disposition::rejected);
         problem = os.str();
     }
-    const Disposition verdict = combine(dispositions);
+    // A forged report voids the run whatever else happened (a forger may also exit or crash).
+    const Disposition verdict = out.forged_lines > 0 ? Disposition::rejected : combine(dispositions);
     if (problem.empty())
         for (const json& c : cases)
             if (c.value("disposition", "") != "passed") {

@@ -238,9 +238,10 @@ std::string apply_landlock(const std::string& scratch, const std::string& exe, c
                kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV,
                handled);
     allow_path(ruleset, scratch, handled, handled);
-    // The CUDA driver may create shared-memory files (IPC, the MPS client): /dev/shm is per-machine
-    // scratch, never where results or submissions live.
-    allow_path(ruleset, "/dev/shm", handled, handled);
+    // Machines whose driver needs more (the MPS client creates files in /dev/shm, for example):
+    // GEMMLAB_SANDBOX_WRITE=dir:dir gives these directories every right. Nothing by default: the
+    // CUDA driver on an H100 starts with none of them (grader/tools/fs_trace.c shows what it opens).
+    allow_path_list(ruleset, std::getenv("GEMMLAB_SANDBOX_WRITE"), handled, handled);
     allow_path(ruleset, exe, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled);
     for (const std::string& f : files) allow_path(ruleset, f, LANDLOCK_ACCESS_FS_READ_FILE, handled);
     allow_path_list(ruleset, std::getenv("CUDA_HOME"), kRead, handled);

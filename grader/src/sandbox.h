@@ -20,7 +20,8 @@
 // What this does not stop is written down in docs/gallery.md ("What the sandbox does not cover").
 // GEMMLAB_SANDBOX=off|no-seccomp|no-landlock relaxes it (for debugging a machine where it gets in the
 // way; the child's first report says what was enforced). GEMMLAB_SANDBOX_READ=dir:dir adds readable
-// directories.
+// directories, GEMMLAB_SANDBOX_WRITE=dir:dir writable ones (grader/tools/fs_trace.c finds what a
+// machine's CUDA driver needs).
 #pragma once
 
 #include <string>

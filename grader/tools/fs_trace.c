@@ -5,10 +5,11 @@
 // which file access the driver needed. Preloaded into the grader, it appends one line per file
 // operation that the sandbox can refuse — open, fopen, opendir, mkdir, mknod, unlink, rmdir,
 // rename, link, symlink, truncate, and ioctl calls that fail — with the path, the flags, the
-// result and errno, to /dev/shm/gemmlab-fs-trace.<pid> (a place a sandboxed child may write).
+// result and errno, to /dev/shm/gemmlab-fs-trace.<pid> (the run below lets sandboxed children
+// write there).
 //
 //   make fs-trace                                     # builds build/tools/fs_trace.so
-//   export GEMMLAB_SANDBOX=on GEMMLAB_SANDBOX_READ=$PWD/build/tools
+//   export GEMMLAB_SANDBOX=on GEMMLAB_SANDBOX_READ=$PWD/build/tools GEMMLAB_SANDBOX_WRITE=/dev/shm
 //   LD_PRELOAD=$PWD/build/tools/fs_trace.so build/<arch>/sub-student/gemmlab check --stage naive
 //   grep -h ' = -1' /dev/shm/gemmlab-fs-trace.*       # what was refused, in which process
 //
