@@ -17,6 +17,11 @@
 //      before the FMAs of slab t and stored to the other shared buffer after them, so the global
 //      latency hides behind arithmetic and one barrier per slab suffices.
 //
+// DGEMM: the same copies and block tile, but the products run on the FP64 tensor cores (one
+// mma.sync.m8n8k4 per 8×8 tile and 4 k, IEEE double arithmetic; reuse.cu's header, point 6, says
+// why). With FP64 FMAs this stage stays near 38% of cuBLAS DGEMM, bound by shared memory; with
+// the tensor cores 56%.
+//
 // Any M, N, K: a vector that straddles the end of a row (K or N not a multiple of V) is loaded
 // whole — the rest of the vector lies inside the pitch padding, which is allocated and readable —
 // and its elements past the end are replaced by zeros (the padding may hold anything, even NaN).
