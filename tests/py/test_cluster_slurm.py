@@ -188,8 +188,12 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     graded = lambda: [p for p in (sweep / "grades").glob("*/*/outcome.json")  # noqa: E731
                       if not p.parent.name.startswith(".")]
     wait_for(lambda: len(graded()) >= 4, 600, "4 graded tasks")
-    running = subprocess.run(["squeue", "-h", "-r", "-j", jobs["array"], "-t", "RUNNING", "-o", "%i"],
-                             capture_output=True, text=True).stdout.split()
+
+    # Cancel while a task runs: between two tasks the scheduler may briefly have none running.
+    def running_tasks():
+        return subprocess.run(["squeue", "-h", "-r", "-j", jobs["array"], "-t", "RUNNING", "-o", "%i"],
+                              capture_output=True, text=True).stdout.split()
+    running = wait_for(running_tasks, 120, "a running task to cancel", poll=0.2)
     subprocess.run(["scancel", jobs["array"]], check=True)
     wait_for(lambda: _job_gone(jobs["gradebook"]), 300, "the gradebook job after the cancel")
     first = {p.parent.parent.name: json.loads(p.read_text()) for p in graded()}
