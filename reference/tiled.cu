@@ -131,6 +131,49 @@ template Status gemm_tiled<double, 16>(const GemmProblem<double>&);
 template Status gemm_tiled<double, 32>(const GemmProblem<double>&);
 
 #ifdef GEMMLAB_TUNE
+namespace {
+// Tuning experiment (not the stage): the same tiled kernel with the TILE products of a step split
+// over two accumulators (even and odd k), which halves the dependent chain of FMAs per thread. If
+// DGEMM gets faster with it, the chain's latency is what holds the one-element-per-thread design.
+template <typename T, int TILE>
+__global__ void __launch_bounds__(TILE * TILE)
+tiled_two_acc_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda,
+                     const T* __restrict__ B, int ldb, T beta, T* __restrict__ C, int ldc) {
+    __shared__ __align__(16) T As[TILE][TILE];
+    __shared__ __align__(16) T Bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    T acc0 = T(0), acc1 = T(0);
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        As[ty][tx] = (row < M && k0 + tx < K) ? A[static_cast<size_t>(row) * lda + k0 + tx] : T(0);
+        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[static_cast<size_t>(k0 + ty) * ldb + col] : T(0);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TILE; k += 2) {
+            acc0 = fma(As[ty][k], Bs[k][tx], acc0);
+            acc1 = fma(As[ty][k + 1], Bs[k + 1][tx], acc1);
+        }
+        __syncthreads();
+    }
+    if (row < M && col < N) {
+        const T acc = acc0 + acc1;
+        T* c = &C[static_cast<size_t>(row) * ldc + col];
+        *c = (beta == T(0)) ? alpha * acc : fma(beta, *c, alpha * acc);
+    }
+}
+
+template <typename T, int TILE>
+Status run_tiled_two_acc(const GemmProblem<T>& p) {
+    if (p.M <= 0 || p.N <= 0) return Status::ok;
+    const dim3 block(TILE, TILE), grid((p.N + TILE - 1) / TILE, (p.M + TILE - 1) / TILE);
+    if (grid.y > 65535) return Status::unsupported;
+    tiled_two_acc_kernel<T, TILE><<<grid, block, 0, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb,
+                                                                p.beta, p.C, p.ldc);
+    GEMMLAB_CHECK_LAUNCH();
+    return Status::ok;
+}
+}  // namespace
+
 void tiled_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<tuning::Candidate<double>>& f64) {
     //                                                                       T   TILE PATCH_W PAD
     f32.push_back({"tiled", "32 rows pad0", &run_tiled<float, 32, 32, 0>});
@@ -150,6 +193,9 @@ void tiled_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<tu
     f64.push_back({"tiled", "32 p4x8 pad2 prefetch", &run_tiled<double, 32, 8, 2, true>});
     f64.push_back({"tiled", "16 rows pad0 prefetch", &run_tiled<double, 16, 16, 0, true>});
     f64.push_back({"tiled", "8 rows pad0 prefetch", &run_tiled<double, 8, 8, 0, true>});
+    f32.push_back({"tiled", "32 two accumulators", &run_tiled_two_acc<float, 32>});
+    f64.push_back({"tiled", "32 two accumulators", &run_tiled_two_acc<double, 32>});
+    f64.push_back({"tiled", "16 two accumulators", &run_tiled_two_acc<double, 16>});
 }
 #endif
 
