@@ -167,8 +167,8 @@ Status run_tiled_two_acc(const GemmProblem<T>& p) {
     if (p.M <= 0 || p.N <= 0) return Status::ok;
     const dim3 block(TILE, TILE), grid((p.N + TILE - 1) / TILE, (p.M + TILE - 1) / TILE);
     if (grid.y > 65535) return Status::unsupported;
-    tiled_two_acc_kernel<T, TILE><<<grid, block, 0, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb,
-                                                                p.beta, p.C, p.ldc);
+    tiled_two_acc_kernel<T, TILE><<<grid, block, 0, p.stream>>>(
+        p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc);
     GEMMLAB_CHECK_LAUNCH();
     return Status::ok;
 }
