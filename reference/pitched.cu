@@ -283,27 +283,27 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
                     for (int j = 0; j < Cfg::NT; ++j) dmma_8x8x4(acc[i][2 * j], acc[i][2 * j + 1], a[i], b[j]);
             }
         } else {
-    #pragma unroll
+#pragma unroll
             for (int k = 0; k < BK; ++k) {
                 // Fragment f of A: rows f*16V + ty*V + [0,V); of B: columns f*16V + tx*V + [0,V).
                 T a[TM], b[TN];
-    #pragma unroll
+#pragma unroll
                 for (int f = 0; f < Cfg::FM; ++f) {
                     Pack<T> p;
                     load16(p, &As[buf][k][f * Cfg::THREADS_M * V + ty * V]);
-    #pragma unroll
+#pragma unroll
                     for (int v = 0; v < V; ++v) a[f * V + v] = p.v[v];
                 }
-    #pragma unroll
+#pragma unroll
                 for (int f = 0; f < Cfg::FN; ++f) {
                     Pack<T> p;
                     load16(p, &Bs[buf][k][f * Cfg::THREADS_N * V + tx * V]);
-    #pragma unroll
+#pragma unroll
                     for (int v = 0; v < V; ++v) b[f * V + v] = p.v[v];
                 }
-    #pragma unroll
+#pragma unroll
                 for (int i = 0; i < TM; ++i)
-    #pragma unroll
+#pragma unroll
                     for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
             }
         }
