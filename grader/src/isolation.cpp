@@ -167,12 +167,10 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
         setpgid(0, 0);  // its own group: a timeout kills everything it started
         dup2(log_fd, STDOUT_FILENO);
         dup2(log_fd, STDERR_FILENO);
-        // The read end first: pipe() hands out the lowest free descriptors, so it usually *is*
-        // kReportFd, and closing it after the dup2 below would close the report pipe itself.
+        // The ends the child does not use, then the two it keeps: copied out of the way first and
+        // into place after, since pipe() and mkstemp() may have returned 3 or 4 themselves.
         close(fds[0]);
         close(key_fds[1]);
-        // Move both pipe ends out of the way first, then into place: the descriptors pipe() and
-        // mkstemp() returned may be 3 or 4 themselves.
         const int report_end = fcntl(fds[1], F_DUPFD, 10), key_end = fcntl(key_fds[0], F_DUPFD, 10);
         dup2(report_end, kReportFd);
         dup2(key_end, kKeyFd);
@@ -180,7 +178,8 @@ ChildOutcome run_isolated(const std::string& self_path, const std::vector<std::s
         // Nothing else the grader holds (or inherited) reaches the stage.
         syscall(SYS_close_range, kKeyFd + 1, ~0u, 0);
 #else
-        close(report_end), close(key_end), close(fds[1]), close(key_fds[0]), close(log_fd);
+        for (const int fd : {report_end, key_end, fds[1], key_fds[0], log_fd})
+            if (fd > kKeyFd) close(fd);  // 3 and 4 now hold the pipes
 #endif
         const int in = open("/dev/null", O_RDONLY);
         if (in > STDIN_FILENO) dup2(in, STDIN_FILENO), close(in);

@@ -438,7 +438,7 @@ void enter_child_sandbox(char** argv, const std::string& key) {
         }
     }
     if (report_fd >= 0)
-        report_line(report_fd, (key.empty() ? "" : key + " ") + "{\"event\":\"sandbox\",\"scratch\":\"" + json_escape(scratch) +
+        report_line(report_fd, ReportChannel::key_prefix(key) + "{\"event\":\"sandbox\",\"scratch\":\"" + json_escape(scratch) +
                                    "\",\"report_fd\":" + std::to_string(report_fd) + ",\"landlock\":\"" +
                                    json_escape(landlock) + "\",\"seccomp\":\"" + json_escape(seccomp) +
                                    "\",\"core_dumps\":false,\"nproc\":" + std::to_string(nproc_limit) + "}\n");
