@@ -39,6 +39,7 @@ SUB_DIR := $(abspath $(SUBMISSION))
 SUB_NAME := $(notdir $(SUB_DIR))
 SUB_BUILD := $(BUILD)/sub-$(SUB_NAME)-$(firstword $(shell printf '%s' '$(SUB_DIR)' | cksum))
 GRADER := $(SUB_BUILD)/gemmlab
+STAGE_RUNNER := $(SUB_BUILD)/gemmlab-stages
 RESULTS ?= results/$(SUB_NAME)
 
 # ---- flags ---------------------------------------------------------------------------------------
@@ -50,8 +51,8 @@ CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(INCLUDES) -isystem $(CUDA_
 NVCCFLAGS := -std=c++17 -O3 -lineinfo -arch=$(ARCH) $(INCLUDES) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
 LDLIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcurand -lcudart -ldl -lpthread
 
-# ---- the grader library: everything in grader/src except the per-side registry and main ----------
-GRADER_CPP := $(filter-out grader/src/main.cpp grader/src/registry.cpp,$(wildcard grader/src/*.cpp))
+# ---- the grader library: everything in grader/src except the per-side registries and main ---------
+GRADER_CPP := $(filter-out grader/src/main.cpp grader/src/registry.cpp grader/src/parent_registry.cpp,$(wildcard grader/src/*.cpp))
 GRADER_CU := $(wildcard grader/src/*.cu)
 GRADER_OBJ := $(GRADER_CPP:grader/src/%.cpp=$(BUILD)/grader/%.o) $(GRADER_CU:grader/src/%.cu=$(BUILD)/grader/%.cu.o)
 GRADER_LIB := $(BUILD)/grader/libgemmlab_grader.a
@@ -101,12 +102,20 @@ $(SUB_BUILD)/registry.o: grader/src/registry.cpp
 $(SUB_BUILD)/main.o: grader/src/main.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+$(SUB_BUILD)/parent_registry.o: grader/src/parent_registry.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
 
+# Two binaries (grader/src/sides.h): gemmlab-stages holds the submission and runs its stages in
+# sandboxed children; gemmlab, the parent that starts them and scores, holds no submission code,
+# so none of it (static initializers included) runs outside the sandbox.
 # The symbol scan (below) runs before the link: it names a missing explicit instantiation plainly
 # and records the calls a stage may not make, which gemmlab grade reads from symbols.json.
-$(GRADER): $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) | $(SUB_BUILD)/symbols.json
+$(STAGE_RUNNER): $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) | $(SUB_BUILD)/symbols.json
 	$(NVCC) -arch=$(ARCH) -o $@ $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) $(LDLIBS)
-	@echo "built $@ (submission: $(SUBMISSION), arch: $(ARCH))"
+$(GRADER): $(SUB_BUILD)/main.o $(SUB_BUILD)/parent_registry.o $(GRADER_LIB) $(REF_LIB) $(STAGE_RUNNER)
+	$(NVCC) -arch=$(ARCH) -o $@ $(SUB_BUILD)/main.o $(SUB_BUILD)/parent_registry.o $(GRADER_LIB) $(REF_LIB) $(LDLIBS)
+	@echo "built $@ and $(notdir $(STAGE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
 .PHONY: all grader
 all grader: $(GRADER)
@@ -123,8 +132,8 @@ check: $(GRADER)  ## correctness of every stage (quick set; FULL=1 for the gradi
 sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and racecheck (STAGE= required)
 	@test -n "$(STAGE)" || { echo "make sanitize needs STAGE=<stage>, e.g. make sanitize STAGE=tiled/16 PREC=float"; exit 2; }
 	@command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer is not on PATH (it ships with the CUDA toolkit: $(CUDA_HOME)/bin)"; exit 2; }
-	compute-sanitizer --tool memcheck --error-exitcode 1 $(GRADER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
-	compute-sanitizer --tool racecheck --error-exitcode 1 $(GRADER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
+	compute-sanitizer --tool memcheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
+	compute-sanitizer --tool racecheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 
 .PHONY: bench
 bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS measured in the same run

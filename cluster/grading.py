@@ -202,7 +202,8 @@ class Toolchain:
 
     def _object_keys(self, v: dict, submission: Path) -> dict[Path, str]:
         sub_build = Path(v["SUB_BUILD"])
-        keys = {sub_build / "registry.o": "registry", sub_build / "main.o": "main"}
+        keys = {sub_build / "registry.o": "registry", sub_build / "main.o": "main",
+                sub_build / "parent_registry.o": "parent_registry"}
         for src in sorted(submission.glob("*.cu")):
             keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
         return {obj: hashlib.sha256(f"{self.key} {what}".encode()).hexdigest() for obj, what in keys.items()}

@@ -21,7 +21,8 @@ says how to fix it, which the linker alone does not.
 Prints one warning per flagged stage (students see it at build time) and exits 0; with
 --fail-on-missing it exits 1 when an entry point is missing. `--gate symbols.json` exits 1 when
 any file calls process, file or dynamic-loading functions: static initializers of stage files run in
-the grader's own unsandboxed process, so a grading job must not run such a build at all. The JSON it writes (schema
+every process of gemmlab-stages before main; the grader confines those processes, and a grading
+job does not run such a build at all, as defence in depth (docs/gallery.md). The JSON it writes (schema
 gemmlab.symbols/1) is what `gemmlab grade` reads; docs/gallery.md describes it.
 """
 import argparse
@@ -81,8 +82,8 @@ WHY = {
 
 DEFINED_TYPES = set("TtWwVvDdBbRrGgSsiu")
 
-# Categories whose calls could act before any sandbox exists: from a static initializer, in the
-# grader's parent process. A grading job refuses to run such a build (scan_symbols.py --gate).
+# Categories whose calls could act from a static initializer, before main (in gemmlab-stages; the
+# grader's parent holds no submission code). A grading job refuses to run such a build (--gate).
 UNSAFE_TO_RUN = ("process", "files", "dynamic_loading")
 
 
@@ -161,8 +162,8 @@ def scan(objects, registry=None, stages=None):
     for name, o in sorted(info.items()):
         result["files"][o["file"]] = {"stage": name if name in stages else None, "flagged": o["flagged"],
                                       "calls_into": sorted(info[c]["file"] for c in calls[name])}
-    # Code in any file can run before main (static initializers) in the grader's own, unsandboxed
-    # process: a build whose files call these is not run by a grading job at all (--gate).
+    # Code in any file can run before main (static initializers): a build whose files call these
+    # is not run by a grading job at all (--gate), whatever the sandbox of the children is.
     for name, o in sorted(info.items()):
         risky = sorted({f["symbol"] for f in o["flagged"] if f["category"] in UNSAFE_TO_RUN})
         if risky:

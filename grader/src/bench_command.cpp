@@ -77,7 +77,7 @@ BenchOutcome run_bench_plan(const BenchPlan& plan, const BenchRunOptions& opt) {
     out.timings.assign(plan.items.size(), std::vector<Timing>(plan.shapes.size()));
     for (auto& row : out.timings)
         for (size_t s = 0; s < plan.shapes.size(); ++s) row[s].shape = plan.shapes[s];
-    const std::string self = self_executable();
+    const std::string self = stage_runner_executable();
 
     std::vector<size_t> active(plan.items.size());
     for (size_t i = 0; i < active.size(); ++i) active[i] = i;

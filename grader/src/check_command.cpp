@@ -238,7 +238,7 @@ void print_summary(const json& results, const CheckOptions& opt) {
 }  // namespace
 
 json run_checks(const CheckOptions& opt) {
-    const std::string self = self_executable();
+    const std::string self = stage_runner_executable();
     const std::vector<StageRun> runs = expand(Side::submission, opt.selection);
     // The parent draws the same shapes as its children, so it knows how many cases to expect.
     const size_t expected_cases = check_shapes(opt.quick, opt.seed).size();

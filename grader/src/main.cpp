@@ -1,4 +1,6 @@
-// main.cpp — the `gemmlab` command line: one binary holding the submission and the reference.
+// main.cpp — the `gemmlab` command line. Linked twice: `gemmlab`, the parent, which plans, starts
+// children and scores but holds no submission code (parent_registry.cpp), and `gemmlab-stages`,
+// which holds the submission and runs its stages in those children (sides.h).
 //
 //   gemmlab list [--json]                         the stage registry
 //   gemmlab check [--stage S] [--prec P] [--full] correctness, each stage in its own process
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -65,7 +68,7 @@ json stage_list_json(Side side) {
 
 // Before the first child process: the strongest sandbox CUDA starts under on this machine.
 void prepare_children() {
-    const std::string choice = choose_sandbox(self_executable());
+    const std::string choice = choose_sandbox(stage_runner_executable());
     if (choice.rfind("on", 0) != 0) std::cout << "note: stage sandbox: " << choice << "\n";
 }
 
@@ -242,6 +245,12 @@ int main(int argc, char** argv) {
         }
         if (*run) {
             if (int rc = no_gpu_message("sanitize")) return rc;
+            if (!submission::code_linked()) {  // in-process: the binary that holds the submission
+                const std::string runner = stage_runner_executable();
+                argv[0] = const_cast<char*>(runner.c_str());
+                execv(runner.c_str(), argv);
+                throw std::runtime_error("cannot start " + runner + ": " + strerror(errno));
+            }
             if (!run_shape.empty()) {
                 std::string err;
                 auto s = parse_shape(run_shape, &err);

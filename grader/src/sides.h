@@ -10,7 +10,14 @@
 
 namespace gemmlab {
 
-namespace submission { const std::vector<StageInfo>& registry(); }
+namespace submission {
+const std::vector<StageInfo>& registry();
+// Whether this binary holds the submission's code. The grader's parent, `gemmlab`, does not: it
+// has the stage table's names only (parent_registry.cpp) and runs every stage in a child process
+// of `gemmlab-stages`, the binary beside it that holds the submission (isolation.h). So nothing
+// of a submission — static initializers included — ever runs in the unsandboxed parent.
+bool code_linked();
+}  // namespace submission
 namespace reference { const std::vector<StageInfo>& registry(); }
 
 enum class Side { submission, reference };

@@ -196,7 +196,7 @@ class Sweep:
                         pass
 
     def unsandboxed(self, entry):
-        """Marker files a static constructor left from the grader's own (unsandboxed) process."""
+        """Marker files a static constructor left from a process nothing confined (the grader's parent, or a child without its sandbox)."""
         pattern = entry.expected.get("unsandboxed_marker")
         if not pattern:
             return
@@ -208,7 +208,7 @@ class Sweep:
             self.xfails.append(f"{entry.name}: code ran unsandboxed in the grader's parent ({known})")
             self.rows.append((entry.name, "parent process untouched", "untouched", "marker file", "XFAIL"))
         elif found:
-            self.fail(entry.name, f"code ran unsandboxed in the grader's parent: {[str(f) for f in found]}")
+            self.fail(entry.name, f"code ran unconfined (grader parent or unsandboxed child): {[str(f) for f in found]}")
         else:
             self.rows.append((entry.name, "parent process untouched", "untouched", "untouched",
                               "XPASS" if known else "OK"))

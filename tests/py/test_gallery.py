@@ -174,6 +174,38 @@ def test_the_gate_refuses_builds_that_could_act_before_the_sandbox(tmp_path):
             assert "unrolled.cu references kill" in proc.stderr
 
 
+def test_no_submission_code_runs_in_the_grader_parent(grader):
+    """The grader's parent binary `gemmlab` holds no submission code, so a stage file's static
+    constructor (gallery entry static_constructor) cannot run in it; `gemmlab-stages`, the binary
+    the grader starts its sandboxed children from, holds it — and there the constructor is live."""
+    build = Path(grader).parent.parent
+    entry = g.GALLERY / "static_constructor"
+    sb = g.sub_build(build, entry)
+    proc = g.make(build, entry, [sb / "gemmlab"])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    parent, runner = sb / "gemmlab", sb / "gemmlab-stages"
+
+    def submission_symbols(binary):
+        nm = subprocess.run(["nm", "-C", str(binary)], capture_output=True, text=True, check=True).stdout
+        return [line for line in nm.splitlines() if "gemmlab::submission::gemm_" in line]
+
+    assert submission_symbols(parent) == []
+    assert submission_symbols(runner), "gemmlab-stages should hold the submission's entry points"
+
+    def marker_after(binary):
+        p = subprocess.Popen([str(binary), "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out, _ = p.communicate(timeout=60)
+        assert p.returncode == 0, out
+        assert "tiled" in out
+        marker = Path(f"/tmp/gemmlab-gallery-unsandboxed-{p.pid}")
+        found = marker.exists()
+        marker.unlink(missing_ok=True)
+        return found
+
+    assert not marker_after(parent), "submission code ran in the grader's parent"
+    assert marker_after(runner), "the constructor did not run in gemmlab-stages: the test proves nothing"
+
+
 FAKE_GRADER = '''#!{python}
 """A stand-in for gemmlab: reports, for the entry whose build directory it sits in, exactly what
 that entry's expected.json allows (first choice), so the sweep's own logic can be tested without a GPU."""

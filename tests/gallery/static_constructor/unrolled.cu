@@ -1,23 +1,18 @@
 // tests/gallery/static_constructor/unrolled.cu — gallery entry "static_constructor"
-// unrolled: a static constructor acts in the grader's parent process.
+// unrolled: a static constructor that acts in whichever process loads the stage.
 // Not a model to follow: a submission the grader must survive and see through; README.md says what
 // the grader has to conclude. The arithmetic is the naive kernel's, so only the misbehaviour differs.
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <string>
 
 #include "gemmlab/stages.h"
 
-// Runs when the binary starts, before main, in every process of the grader — the parent included.
+// Runs when a binary holding this file starts, before main. The file lands in /tmp only where
+// nothing confines the process: the sandbox of the grader's children forbids it, and the grader's
+// parent must not hold this code at all.
 __attribute__((constructor)) static void gallery_constructor() {
-    char cmdline[4096] = "";
-    const int in = open("/proc/self/cmdline", O_RDONLY);
-    const ssize_t n = in >= 0 ? read(in, cmdline, sizeof cmdline - 1) : 0;
-    if (in >= 0) close(in);
-    for (ssize_t i = 0; i < n; i += static_cast<ssize_t>(std::strlen(cmdline + i)) + 1)
-        if (std::strncmp(cmdline + i, "child-", 6) == 0) return;  // a sandboxed child: nothing to see
     const std::string mark = "/tmp/gemmlab-gallery-unsandboxed-" + std::to_string(getpid());
     const int out = open(mark.c_str(), O_WRONLY | O_CREAT, 0644);  // a forger would write results here
     if (out >= 0) close(out);
