@@ -1,7 +1,6 @@
 // isolation.cpp — fork/exec of grader children with a report pipe, limits and a process group.
 #include "isolation.h"
 #include "sandbox.h"
-#include "sides.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -90,17 +89,6 @@ std::string self_executable() {
     if (n <= 0) throw std::runtime_error("cannot find the grader executable (/proc/self/exe)");
     buf[n] = '\0';
     return buf;
-}
-
-std::string stage_runner_executable() {
-    const std::string self = self_executable();
-    if (submission::code_linked()) return self;
-    const std::string runner = self.substr(0, self.find_last_of('/') + 1) + kStageRunnerName;
-    if (access(runner.c_str(), X_OK) != 0)
-        throw std::runtime_error("cannot run " + runner + " (" + strerror(errno) +
-                                 "): it holds the submission's stages and is built beside " + self +
-                                 " by the same make target; rebuild with `make grader`");
-    return runner;
 }
 
 ReportChannel::ReportChannel(int fd, int key_fd) : fd_(fd) {

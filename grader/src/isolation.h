@@ -58,10 +58,4 @@ std::string describe_end(const ChildOutcome& o);
 // The path of the running executable (/proc/self/exe).
 std::string self_executable();
 
-// The binary whose children run the submission's stages: this one when it holds the submission
-// (gemmlab-stages itself, the test binaries), else `gemmlab-stages` beside it (sides.h). Throws,
-// saying what to rebuild, when that file is missing or not executable.
-std::string stage_runner_executable();
-constexpr const char* kStageRunnerName = "gemmlab-stages";
-
 }  // namespace gemmlab

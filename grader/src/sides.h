@@ -18,6 +18,12 @@ const std::vector<StageInfo>& registry();
 // of a submission — static initializers included — ever runs in the unsandboxed parent.
 bool code_linked();
 }  // namespace submission
+
+// The binary whose children run the submission's stages: this one when it holds the submission
+// (gemmlab-stages itself, the test binaries), else `gemmlab-stages` beside it. Throws, saying what
+// to rebuild, when that file is missing or not executable (stage_runner.cpp).
+std::string stage_runner_executable();
+constexpr const char* kStageRunnerName = "gemmlab-stages";
 namespace reference { const std::vector<StageInfo>& registry(); }
 
 enum class Side { submission, reference };
