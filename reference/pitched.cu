@@ -396,6 +396,8 @@ using FloatSmall = PitchedConfig<float,   4,  4, 16, 4>;
 using DoubleLarge = PitchedConfig<double, 4,  8,  8, 2, true>;
 using DoubleSmall = PitchedConfig<double, 4,  4, 16, 3, true>;
 
+// sm_count and estimated_speed repeat reuse.cu's on purpose: each stage file is a self-contained
+// hand-in (students and the cluster copy single .cu files; nothing beside them is shipped).
 inline int sm_count() {
     static const int count = [] {
         int device = 0, sms = 0;
