@@ -27,6 +27,12 @@ SHAPES ?=
 # ---- toolchain ---------------------------------------------------------------------------------
 CUDA_HOME ?= $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda)
 NVCC := $(CUDA_HOME)/bin/nvcc
+CUDA_LIB ?= $(CUDA_HOME)/lib64
+# CUPTI (the GPU's own record of what ran during a timed call, docs/timing.md): the toolkit keeps it
+# in lib64/ or in extras/CUPTI/, depending on how it was installed.
+CUPTI_HOME := $(firstword $(patsubst %/lib64/libcupti.so,%,$(wildcard $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)) $(CUDA_HOME))
+CUPTI_INCLUDE := $(if $(wildcard $(CUPTI_HOME)/include/cupti.h),-isystem $(CUPTI_HOME)/include)
+CUPTI_LDLIBS := -L$(CUPTI_HOME)/lib64 -lcupti -Xlinker -rpath,$(CUPTI_HOME)/lib64
 # The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
 ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
@@ -43,19 +49,38 @@ STAGE_RUNNER := $(SUB_BUILD)/gemmlab-stages
 RESULTS ?= results/$(SUB_NAME)
 
 # ---- flags ---------------------------------------------------------------------------------------
-INCLUDES := -Igrader/include -Igrader/src
+# Grader code sees its own sources; stage files (student/, reference/, any submission) see the stage
+# API only (grader/include): nothing of the grader's internals can even be named from a stage.
+GRADER_INCLUDES := -Igrader/include -Igrader/src
+STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
 NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
 CXX_WERROR := $(if $(WERROR),-Werror)
-CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
-NVCCFLAGS := -std=c++17 -O3 -lineinfo -arch=$(ARCH) $(INCLUDES) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
-LDLIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcurand -lcudart -ldl -lpthread
+CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include $(CUPTI_INCLUDE) -MMD -MP
+NVCC_BASE := -std=c++17 -O3 -lineinfo -arch=$(ARCH) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
+NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES) $(CUPTI_INCLUDE)
+# Stage files become a shared library (position-independent code) of the submission.
+STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
+# One CUDA runtime for the grader and the submission's library: the shared one.
+CUDART := -cudart shared -Xlinker -rpath,$(CUDA_LIB)
+LDLIBS := -L$(CUDA_LIB) -lcublas -lcurand -ldl -lpthread
 
-# ---- the grader library: everything in grader/src except the per-side registries and main ---------
-GRADER_CPP := $(filter-out grader/src/main.cpp grader/src/registry.cpp grader/src/parent_registry.cpp,$(wildcard grader/src/*.cpp))
-GRADER_CU := $(wildcard grader/src/*.cu)
-GRADER_OBJ := $(GRADER_CPP:grader/src/%.cpp=$(BUILD)/grader/%.o) $(GRADER_CU:grader/src/%.cu=$(BUILD)/grader/%.cu.o)
-GRADER_LIB := $(BUILD)/grader/libgemmlab_grader.a
+# ---- the grader: three folders, three libraries (docs/ARCHITECTURE.md, "The trust boundary") -------
+#   grader/src/parent  the trusted parent, `gemmlab`: plans, starts children, scores, writes results;
+#                      never linked with submission code
+#   grader/src/child   what runs beside the submission in `gemmlab-stages`: check, time, report
+#   grader/src/common  what both share: the model, shapes, statistics, the results' JSON, the report line
+PARENT_MAINS := grader/src/parent/main.cpp grader/src/parent/parent_registry.cpp
+CHILD_MAINS := grader/src/child/main.cpp grader/src/child/registry.cpp grader/src/child/submission_exports.cpp \
+               grader/src/child/submission_library.cpp
+define side_objects
+$(patsubst grader/src/%.cpp,$(BUILD)/grader/%.o,$(filter-out $(2),$(wildcard grader/src/$(1)/*.cpp))) \
+$(patsubst grader/src/%.cu,$(BUILD)/grader/%.cu.o,$(wildcard grader/src/$(1)/*.cu))
+endef
+COMMON_LIB := $(BUILD)/grader/libgemmlab_common.a
+PARENT_LIB := $(BUILD)/grader/libgemmlab_parent.a
+CHILD_LIB := $(BUILD)/grader/libgemmlab_child.a
+GRADER_LIBS := $(PARENT_LIB) $(CHILD_LIB) $(COMMON_LIB)
 
 $(BUILD)/grader/%.o: grader/src/%.cpp
 	@mkdir -p $(@D)
@@ -63,7 +88,10 @@ $(BUILD)/grader/%.o: grader/src/%.cpp
 $(BUILD)/grader/%.cu.o: grader/src/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(GRADER_LIB): $(GRADER_OBJ)
+$(COMMON_LIB): $(call side_objects,common,)
+$(PARENT_LIB): $(call side_objects,parent,$(PARENT_MAINS))
+$(CHILD_LIB): $(call side_objects,child,$(CHILD_MAINS))
+$(GRADER_LIBS):
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -74,8 +102,8 @@ REF_LIB := $(BUILD)/reference/libgemmlab_reference.a
 REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/reference/registry.o
 $(BUILD)/reference/%.o: reference/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
-$(BUILD)/reference/registry.o: grader/src/registry.cpp
+	$(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+$(BUILD)/reference/registry.o: grader/src/child/registry.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(REF_LIB): $(REF_OBJ)
@@ -90,31 +118,45 @@ $(REF_LIB):
 	@exit 1
 endif
 
-# ---- the submission side: <SUBMISSION>/*.cu ------------------------------------------------------
+# ---- the submission side: <SUBMISSION>/*.cu, built into its own shared library -------------------
 SUB_SOURCES := $(wildcard $(SUB_DIR)/*.cu)
-SUB_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o) $(SUB_BUILD)/registry.o
+SUB_STAGE_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o)
+SUB_LIBRARY := $(SUB_BUILD)/libgemmlab-submission.so
 $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
-$(SUB_BUILD)/registry.o: grader/src/registry.cpp
+	$(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
+$(SUB_BUILD)/submission_exports.o: grader/src/child/submission_exports.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
-$(SUB_BUILD)/main.o: grader/src/main.cpp
-	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
-$(SUB_BUILD)/parent_registry.o: grader/src/parent_registry.cpp
-	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
 
-# Two binaries (grader/src/sides.h): gemmlab-stages holds the submission and runs its stages in
-# sandboxed children; gemmlab, the parent that starts them and scores, holds no submission code,
-# so none of it (static initializers included) runs outside the sandbox.
-# The symbol scan (below) runs before the link: it names a missing explicit instantiation plainly
-# and records the calls a stage may not make, which gemmlab grade reads from symbols.json.
-$(STAGE_RUNNER): $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) | $(SUB_BUILD)/symbols.json
-	$(NVCC) -arch=$(ARCH) -o $@ $(SUB_BUILD)/main.o $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB) $(LDLIBS)
-$(GRADER): $(SUB_BUILD)/main.o $(SUB_BUILD)/parent_registry.o $(GRADER_LIB) $(REF_LIB) $(STAGE_RUNNER)
-	$(NVCC) -arch=$(ARCH) -o $@ $(SUB_BUILD)/main.o $(SUB_BUILD)/parent_registry.o $(GRADER_LIB) $(REF_LIB) $(LDLIBS)
+# The symbol check (grader/scripts/scan_symbols.py, docs/student-guide.md "What a stage may call")
+# reads the stage objects before anything is linked: what each may reference (an allowlist) and
+# define (its own names only). A file it refuses is left out of the library, so its stages are
+# `rejected` with the symbol named while every other stage still builds and runs. The library is
+# linked --no-undefined against the CUDA runtime and the C/C++ runtime only: a reference to anything
+# else (the grader, cuBLAS, ...) could not link even if the check missed it. gemmlab-stages opens it
+# with RTLD_LOCAL in its sandboxed children (grader/src/child/submission_library.h).
+SYMBOLS := $(SUB_BUILD)/symbols.json
+PROTECTED := $(BUILD)/protected-symbols.json
+$(PROTECTED): grader/scripts/scan_symbols.py
+	@mkdir -p $(@D)
+	$(PYTHON) grader/scripts/scan_symbols.py --write-protected $@ --cuda-lib $(CUDA_LIB)
+$(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_BUILD)/submission_exports.o $(PROTECTED) grader/scripts/scan_symbols.py
+	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --protected $(PROTECTED) \
+	    --registry $(SUB_BUILD)/submission_exports.o --out $@ $(SUB_STAGE_OBJ)
+$(SUB_LIBRARY): $(SUB_BUILD)/submission_exports.o $(SYMBOLS) grader/src/child/submission_library.map
+	$(NVCC) -shared -arch=$(ARCH) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/child/submission_library.map \
+	    -o $@ $(SUB_BUILD)/submission_exports.o \
+	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
+
+# Two binaries: gemmlab-stages (child/) holds the submission's library and runs its stages in
+# sandboxed children; gemmlab (parent/), which starts them and scores, holds no submission code.
+CHILD_MAIN_OBJ := $(BUILD)/grader/child/main.o $(BUILD)/grader/child/submission_library.o
+PARENT_MAIN_OBJ := $(BUILD)/grader/parent/main.o $(BUILD)/grader/parent/parent_registry.o
+$(STAGE_RUNNER): $(CHILD_MAIN_OBJ) $(CHILD_LIB) $(COMMON_LIB) $(REF_LIB) | $(SUB_LIBRARY)
+	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
+$(GRADER): $(PARENT_MAIN_OBJ) $(PARENT_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER)
+	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER),$^) $(LDLIBS)
 	@echo "built $@ and $(notdir $(STAGE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
 .PHONY: all grader
@@ -143,7 +185,6 @@ bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS me
 .PHONY: grade
 grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
 	@mkdir -p $(RESULTS)
-	$(PYTHON) grader/scripts/scan_symbols.py --gate $(SUB_BUILD)/symbols.json
 	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --out $(RESULTS)
 
 .PHONY: list
@@ -197,28 +238,24 @@ GPU_TESTS := $(SUB_BUILD)/gpu_tests
 $(BUILD)/tests/host/%.o: tests/host/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
-$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB)
-	$(NVCC) -arch=$(ARCH) -o $@ $^ $(LDLIBS)
+# The host tests see the parent's registry (names only, as `gemmlab` does); the GPU tests load the
+# submission's library like gemmlab-stages.
+$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(BUILD)/grader/parent/parent_registry.o $(GRADER_LIBS) $(REF_LIB)
+	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(SUB_OBJ) $(GRADER_LIB) $(REF_LIB)
-	$(NVCC) -arch=$(ARCH) -o $@ $^ $(LDLIBS)
+$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(BUILD)/grader/child/submission_library.o $(GRADER_LIBS) $(REF_LIB) | $(SUB_LIBRARY)
+	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 
 .PHONY: test-build test
 test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
 test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), scripts (pytest)
 	$(PYTHON) tests/run_tests.py --host $(HOST_TESTS) --gpu $(GPU_TESTS) --grader $(GRADER) --python $(PYTHON)
 
-# ---- symbol scan and the gallery of hostile submissions (docs/gallery.md) -----------------------
-# symbols.json: per stage, the calls a stage may not make (library GEMMs, processes, files, device
-# resets) and entry points no file defines; gemmlab grade rejects the stages it names.
-SYMBOLS := $(SUB_BUILD)/symbols.json
-$(SYMBOLS): $(SUB_OBJ) grader/scripts/scan_symbols.py
-	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --registry $(SUB_BUILD)/registry.o --out $@ \
-	    $(filter $(SUB_BUILD)/stages/%.o,$^)
+# ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------
 .PHONY: scan test-gallery
-scan: $(SYMBOLS)  ## what each stage calls that a stage may not (the grader rejects it): symbols.json
+scan: $(SYMBOLS)  ## what each stage references or defines that a stage may not (the grader rejects it): symbols.json
 GALLERY ?=
 test-gallery:  ## (GPU) build, check and grade every tests/gallery entry against its expected.json
 	$(PYTHON) tests/gallery/run_gallery.py --build build/gallery --arch $(ARCH) $(if $(GALLERY),--only $(GALLERY))

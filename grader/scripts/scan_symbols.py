@@ -1,29 +1,37 @@
 #!/usr/bin/env python3
-"""Symbol scan of a submission's compiled stage files: what each stage calls that a stage may not.
+"""The symbol check of a submission's compiled stage files: what each may reference and define.
 
-A stage computes its product itself. This scan reads the symbols of the built objects
-($(SUB_BUILD)/stages/*.o) with `nm` and flags, per stage, references to
+A stage file is compiled against the stage API alone (grader/include) and linked into the
+submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in sandboxed children
+(grader/src/child/submission_library.h). Before that link, this check reads every stage object with
+`nm` and holds it to two allowlists:
 
-  library_gemm      cuBLAS/cuBLASLt/CUTLASS/CuTe/cuSPARSE/cuSOLVER/cuTENSOR/cuDNN/MAGMA/BLAS/MKL/...
-  dynamic_loading   dlopen/dlsym/cuGetProcAddress/cudaGetDriverEntryPoint (calls found by name at run time)
-  process           fork/exec/system/popen/posix_spawn/kill/getppid/ptrace/setsid/prctl/raw syscall()
-  files             open/fopen/fstream/opendir/unlink/rename/mkdir/write/dup2/socket/std::filesystem
-  device            cudaDeviceReset/cudaSetDevice/cuCtxDestroy/cuDevicePrimaryCtxReset (the grader's GPU)
+  references  what a stage may call: the CUDA runtime calls a kernel stage needs (launches, errors,
+              device queries, memory for the pitched stage, its own streams and events), host math,
+              printf and C++ iostreams for debugging, memory and string basics, the C++ runtime
+              (exceptions, guards, operator new/delete, std::string) and the stage API itself —
+              ALLOWED_REFERENCES below says why each group is there. Everything else — the grader's
+              own functions, cuBLAS or any library GEMM, clocks, files, processes, dynamic loading,
+              NVML, CUPTI, host callbacks, mapped or managed memory — is refused.
+  definitions what a stage may define: its own names (namespace gemmlab::GEMMLAB_NS, kernels,
+              anonymous-namespace and static ones, inline C++ functions from headers). A definition
+              of any other global name — above all one that libc, libm, libstdc++, the CUDA runtime,
+              the driver API, NVML, cuRAND, cuBLAS or CUPTI export (clock_gettime, cudaEventRecord,
+              malloc, nvmlDeviceGetClockInfo...) — is refused: it would replace the library's function.
 
-A flagged stage gets the disposition `rejected` with the symbol named. A stage file is <stage>.cu;
-any other .cu file (a helper) counts against every stage that calls into it. The scan also finds
-stage entry points the registry needs but no file defines (a forgotten explicit instantiation) and
-says how to fix it, which the linker alone does not.
+A file with a refused symbol is not linked; the stages whose files reference it (directly or through
+a helper file) are `rejected` with the symbol and the rule named, and every other stage builds and
+runs. The library is linked --no-undefined against the CUDA runtime and the C/C++ runtime only, so a
+reference this check missed could still not reach the grader or another library.
 
-  scan_symbols.py --registry $(SUB_BUILD)/registry.o --out $(SUB_BUILD)/symbols.json \\
-                  $(SUB_BUILD)/stages/*.o
+  scan_symbols.py --write-protected build/protected-symbols.json --cuda-lib /usr/local/cuda/lib64
+  scan_symbols.py --protected build/protected-symbols.json --registry .../submission_exports.o \\
+                  --out .../symbols.json [--fail-on-missing] .../stages/*.o
+  scan_symbols.py --linkable .../symbols.json     (the objects to link, for the Makefile)
 
-Prints one warning per flagged stage (students see it at build time) and exits 0; with
---fail-on-missing it exits 1 when an entry point is missing. `--gate symbols.json` exits 1 when
-any file calls process, file or dynamic-loading functions: static initializers of stage files run in
-every process of gemmlab-stages before main; the grader confines those processes, and a grading
-job does not run such a build at all, as defence in depth (docs/gallery.md). The JSON it writes (schema
-gemmlab.symbols/1) is what `gemmlab grade` reads; docs/gallery.md describes it.
+The check also finds entry points the registry needs but no file defines (a forgotten explicit
+instantiation) and says how to fix it. The JSON it writes (schema gemmlab.symbols/2) is what
+`gemmlab check` and `gemmlab grade` read; docs/gallery.md describes it.
 """
 import argparse
 import json
@@ -34,7 +42,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = "gemmlab.symbols/1"
+SCHEMA = "gemmlab.symbols/2"
 RULE = "docs/student-guide.md, \"What a stage may call\""
 
 
@@ -42,58 +50,166 @@ def _names(*names):
     return re.compile(r"^(?:%s)$" % "|".join(names))
 
 
-# (category, what it is, pattern on the demangled name without any @version suffix)
-FORBIDDEN = [
+# ---- references a stage may make: (group, why it is allowed, pattern on the bare name) -------------
+# Patterns see the demangled name without any @version suffix; the mangled name is tried too.
+ALLOWED_REFERENCES = [
+    ("toolchain", "code the compiler emits for any C++/CUDA file (unwinding, static guards, TLS, PIC)",
+     _names(r"_GLOBAL_OFFSET_TABLE_", r"_Unwind_Resume", r"__gxx_personality_v0", r"__cxa_guard_(acquire|release|abort)",
+            r"__cxa_atexit", r"atexit", r"__dso_handle", r"__stack_chk_fail", r"__tls_get_addr", r"__gmon_start__",
+            r"_ITM_(de)?registerTMCloneTable", r"__cxa_finalize", r"__libc_single_threaded")),
+    ("cuda_launch", "the launch machinery nvcc generates for <<<...>>> and kernel registration",
+     re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|RegisterManagedVar|"
+                r"RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|LaunchKernel(_ptsz)?|PushCallConfiguration|"
+                r"PopCallConfiguration|GetKernel|InitModule)$")),
+    ("cuda_errors", "checking what a CUDA call or a launch did (GEMMLAB_TRY)",
+     _names("cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName")),
+    ("cuda_launch_api", "launching kernels explicitly and configuring them",
+     _names(r"cudaLaunchKernel(_ptsz)?", r"cudaLaunchKernelExC(_ptsz)?", r"cudaLaunchCooperativeKernel(_ptsz)?",
+            "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig",
+            r"cudaOccupancy\w+")),
+    ("cuda_queries", "asking what the device is (SM count, shared memory, limits) to choose a configuration",
+     _names("cudaGetDevice", "cudaGetDeviceCount", r"cudaGetDeviceProperties(_v2)?", "cudaDeviceGetAttribute",
+            "cudaDeviceGetLimit", "cudaMemGetInfo", "cudaDeviceGetStreamPriorityRange", "cudaRuntimeGetVersion",
+            "cudaDriverGetVersion", "cudaPointerGetAttributes")),
+    ("cuda_memory", "device memory and copies: the pitched stage allocates and uploads its operands",
+     _names("cudaMalloc", "cudaMallocPitch", "cudaMalloc3D", "cudaFree", "cudaMallocAsync", "cudaFreeAsync",
+            r"cudaMemcpy(2D|3D)?(Async)?(_ptds|_ptsz)?", r"cudaMemset(2D|3D)?(Async)?(_ptds|_ptsz)?",
+            r"cudaMemcpy(To|From)Symbol(Async)?", "cudaGetSymbolAddress", "cudaGetSymbolSize")),
+    ("cuda_streams", "the stage's own streams and events (its work is timed to the end wherever it runs)",
+     _names(r"cudaStreamCreate(WithFlags|WithPriority)?", "cudaStreamDestroy", r"cudaStreamSynchronize(_ptsz)?",
+            r"cudaStreamWaitEvent(_ptsz)?", r"cudaStreamQuery(_ptsz)?", "cudaStreamGetFlags", "cudaStreamGetPriority",
+            r"cudaEventCreate(WithFlags)?", "cudaEventDestroy", r"cudaEventRecord(WithFlags)?(_ptsz)?",
+            "cudaEventSynchronize", "cudaEventQuery", "cudaEventElapsedTime", "cudaDeviceSynchronize")),
+    ("printing", "printf and C++ streams for debugging (the output is captured, never parsed)",
+     _names("printf", "puts", "putchar", "fputs", "fputc", "putc", "fprintf", "vprintf", "vfprintf", "snprintf",
+            "sprintf", "vsnprintf", "vsprintf", "fflush", "fwrite", "perror", "stdout", "stderr",
+            r"__(v?f?s?n?printf)_chk", r"std::(cout|cerr|clog)", r"std::basic_ostream<.*",
+            r"std::ostream::.*", r"std::__ostream_insert<.*", r"std::ios_base::Init::(Init|~Init)\(\)",
+            r"std::basic_ios<.*", r"std::ostream& std::.*", r"std::basic_ostream<.*>& std::.*")),
+    ("memory", "host memory and byte/string basics",
+     _names("malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
+            "memcmp", "memchr", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "strchr", "strrchr", "strstr",
+            r"__(memcpy|memmove|memset|strcpy|strncpy)_chk", "abort", "__assert_fail",
+            r"operator new(\[\])?\(.*", r"operator delete(\[\])?\(.*", r"std::nothrow")),
+    ("cxx_runtime", "the C++ runtime: exceptions, type information, std::string and container helpers",
+     re.compile(r"^(__cxa_(allocate_exception|free_exception|throw|begin_catch|end_catch|rethrow|pure_virtual|"
+                r"deleted_virtual|call_unexpected|bad_cast|bad_typeid|get_exception_ptr|current_exception_type|"
+                r"thread_atexit)"
+                r"|std::__throw_\w+\(.*|std::terminate\(\)"
+                r"|(vtable|typeinfo|typeinfo name) for (__cxxabiv1::\w+|std::(exception|bad_alloc|bad_array_new_length|"
+                r"runtime_error|logic_error|out_of_range|invalid_argument|length_error|domain_error|overflow_error|"
+                r"range_error|underflow_error|bad_cast)|(int|unsigned int|long|unsigned long|float|double|char|bool)( const)?\*?)"
+                r"|std::(exception|bad_alloc|bad_array_new_length|runtime_error|logic_error|out_of_range|invalid_argument|"
+                r"length_error|domain_error|overflow_error|range_error|underflow_error)::.*"
+                r"|std::(__cxx11::)?basic_string<.*|std::(__cxx11::)?to_string\(.*"
+                r"|std::_Hash_bytes\(.*|std::__detail::_Prime_rehash_policy::.*|std::_Rb_tree_\w+\(.*"
+                r"|std::__detail::_List_node_base::.*|std::__cxx11::_List_node_base::.*)$")),
+    ("stage_api", "the stage API's own inline state (gemmlab/stage_api.h: GEMMLAB_TRY keeps the error)",
+     re.compile(r"^((TLS init function|TLS wrapper function) for )?gemmlab::last_stage_error$")),
+]
+
+# Host math comes from libm: every function it exports may be called (the list is read from the
+# libm of this machine, see --write-protected).
+MATH_GROUP = ("math", "host math (libm)")
+
+
+# ---- refused references, named for the message (the allowlist above decides; these explain) ----
+EXPLAINED = [
+    ("grader_internal", "the grader's own code",
+     re.compile(r"^(?!gemmlab::(submission::|last_stage_error))(.*[\s(<,*&])?gemmlab::")),
     ("library_gemm", "cuBLAS", re.compile(r"^cublas")),
-    ("library_gemm", "cuSPARSE/cuSOLVER/cuTENSOR/cuDNN",
-     re.compile(r"^(cusparse|cusolver|cutensor|cudnn)")),
+    ("library_gemm", "cuSPARSE/cuSOLVER/cuTENSOR/cuDNN", re.compile(r"^(cusparse|cusolver|cutensor|cudnn)")),
     ("library_gemm", "CUTLASS/CuTe", re.compile(r"(^|[\s(<,*&])(cutlass|cute)::")),
     ("library_gemm", "MAGMA", re.compile(r"^magma(blas)?_")),
-    ("library_gemm", "a CPU BLAS", re.compile(r"^(cblas_|openblas_|mkl_|MKL_|bli_|[sdcz]gemm_?$|[sdcz]gemm_batch)")),
+    ("library_gemm", "a CPU BLAS",
+     re.compile(r"^(cblas_|openblas_|mkl_|MKL_|bli_|[sdcz]gemm_?$|[sdcz]gemm_batch)")),
     ("library_gemm", "rocBLAS/hipBLAS", re.compile(r"^(rocblas_|hipblas)")),
     ("dynamic_loading", "loading code by name at run time",
-     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "cuGetProcAddress(_v2)?", "cudaGetDriverEntryPoint.*",
-            "cuLibraryLoad.*", "cuModuleLoad.*", "cudaLibraryLoad.*")),
+     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "dladdr1?", "dlinfo", r"cuGetProcAddress(_v2)?",
+            r"cudaGetDriverEntryPoint.*", r"cuLibraryLoad.*", r"cuModuleLoad.*", r"cudaLibraryLoad.*",
+            "cudaGetExportTable", r"cudaGetFuncBySymbol", r"cudaGetKernel")),
     ("process", "process control",
      _names("fork", "vfork", "clone3?", "execl[ep]?", "execv[pe]?", "execvpe", "execveat", "fexecve", "system",
             "popen", "posix_spawnp?", "kill", "killpg", "tgkill", "sigqueue", "getppid", "ptrace", "setsid",
-            "setpgid", "daemon", "prctl", "pidfd_.*", "syscall", "process_vm_(readv|writev)")),
+            "setpgid", "daemon", "prctl", r"pidfd_.*", "syscall", r"process_vm_(readv|writev)", r"pthread_\w+",
+            r"std::thread::.*", "mprotect", "mmap(64)?", "munmap")),
     ("files", "file system, descriptor or network access",
-     _names("open(at)?(64)?", "__open(64)?(_2)?", "__openat(64)?_2", "creat(64)?", "fopen(64)?", "freopen(64)?",
-            "fdopen", "opendir", "fdopendir", "scandir", "unlink(at)?", "rename(at2?)?", "remove", "mkdir(at)?",
-            "rmdir", "symlink(at)?", "link(at)?", "truncate(64)?", "chmod", "fchmod(at)?", "chown", "write",
-            "pwrite(64)?", "writev", "__write_chk", "dup", "dup2", "dup3", "socket", "connect", "bind",
-            "sendto", "sendmsg")),
-    ("files", "C++ file streams", re.compile(r"^std::(__cxx11::)?basic_(i|o)?f(stream|ilebuf)<.*>::(open|basic_)")),
+     _names(r"open(at)?(64)?", r"__open(64)?(_2)?", r"__openat(64)?_2", r"creat(64)?", r"fopen(64)?", r"freopen(64)?",
+            "fdopen", "opendir", "fdopendir", "scandir", r"unlink(at)?", r"rename(at2?)?", "remove", r"mkdir(at)?",
+            "rmdir", r"symlink(at)?", r"link(at)?", r"truncate(64)?", "chmod", r"fchmod(at)?", "chown", "write",
+            r"pwrite(64)?", "writev", "__write_chk", "read", "__read_chk", "dup", "dup2", "dup3", "close",
+            "socket", "connect", "bind", "sendto", "sendmsg", "ioctl", "fcntl")),
+    ("files", "C++ file streams", re.compile(r"^std::(__cxx11::)?basic_(i|o)?f(stream|ilebuf)<.*>::")),
     ("files", "std::filesystem", re.compile(r"^std::(__cxx11::)?filesystem::")),
+    ("clocks", "clocks and timers (the grader times the stage; a stage has nothing to time)",
+     _names(r"clock_gettime", "clock", "gettimeofday", "time", r"timespec_get", r"std::chrono::.*",
+            r"nanosleep", "usleep", "sleep", r"clock_nanosleep", r"sched_yield")),
     ("device", "device-wide CUDA calls that destroy or switch the grader's GPU context",
      _names("cudaDeviceReset", "cudaThreadExit", "cudaSetDevice", "cudaSetValidDevices", "cudaSetDeviceFlags",
-            "cuCtxDestroy(_v2)?", "cuCtxCreate.*", "cuCtxSetCurrent", "cuCtxPopCurrent(_v2)?",
-            "cuDevicePrimaryCtxReset(_v2)?", "cuDevicePrimaryCtxRelease(_v2)?")),
+            "cudaDeviceSetLimit", "cudaDeviceSetCacheConfig", r"cuCtx\w+", r"cuDevicePrimaryCtx\w+", r"cuInit")),
+    ("host_memory", "mapped, pinned, managed or shared memory (a channel around the timed call)",
+     _names("cudaMallocHost", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister", "cudaHostGetDevicePointer",
+            "cudaMallocManaged", r"cudaIpc\w+", "cudaFreeHost")),
+    ("callbacks", "host callbacks and graphs (code that runs later, outside the stage's call)",
+     _names("cudaLaunchHostFunc", "cudaStreamAddCallback", r"cudaGraph\w+", r"cudaStreamBeginCapture\w*",
+            r"cudaStreamEndCapture")),
+    ("grader_libraries", "the libraries the grader uses to measure (NVML, CUPTI, cuRAND, the driver API)",
+     re.compile(r"^(nvml|cupti|curand|cu[A-Z])")),
 ]
 
 WHY = {
+    "grader_internal": "stage code sees the stage API only (gemmlab/stage_api.h); the grader's own functions "
+                       "are not part of it",
     "library_gemm": "a stage must compute the product itself; a library GEMM is not your work",
-    "dynamic_loading": "it hides what a stage calls from this scan",
-    "process": "a stage must not start, signal or watch processes",
+    "dynamic_loading": "it hides what a stage calls from this check",
+    "process": "a stage must not start, signal or watch processes or threads, or change memory protections",
     "files": "a stage must not touch files, descriptors or the network (printf for debugging is fine)",
+    "clocks": "the grader times every call itself; a stage needs no clock",
     "device": "the grader owns the GPU context; resetting or switching it breaks the check",
+    "host_memory": "a stage computes on the device operands it is given",
+    "callbacks": "a stage's work is the kernels it launches during its call",
+    "grader_libraries": "these are the grader's instruments, not a stage's",
+    "not_allowed": "it is not on the list of what a stage may call",
+    "defines_protected": "a stage may define only its own names; a definition of a library's function "
+                         "would replace it for the grader too",
+    "defines_foreign": "a stage may define only its own names: put helpers inside namespace gemmlab::GEMMLAB_NS "
+                       "(or make them static, or put them in an anonymous namespace)",
 }
 
-DEFINED_TYPES = set("TtWwVvDdBbRrGgSsiu")
 
-# Categories whose calls could act from a static initializer, before main (in gemmlab-stages; the
-# grader's parent holds no submission code). A grading job refuses to run such a build (--gate).
-UNSAFE_TO_RUN = ("process", "files", "dynamic_loading")
+def bare(name):
+    return name.split("@")[0]
 
 
-def classify(name):
-    """The (category, label) of a forbidden symbol, or None."""
-    bare = name.split("@")[0]
-    for category, label, pattern in FORBIDDEN:
-        if pattern.search(bare):
-            return category, label
+def explain_reference(name):
+    """(rule, what) for a refused reference: the most specific explanation, else not_allowed."""
+    b = bare(name)
+    for rule, what, pattern in EXPLAINED:
+        if pattern.search(b):
+            return rule, what
+    return "not_allowed", "not on the allowlist"
+
+
+def allowed_reference(mangled, demangled, math=frozenset()):
+    """The allowlist group a reference belongs to, or None."""
+    for b in (bare(demangled), bare(mangled)):
+        for group, _why, pattern in ALLOWED_REFERENCES:
+            if pattern.search(b):
+                return group
+        if b in math:
+            return MATH_GROUP[0]
     return None
+
+
+def classify(name, math=frozenset()):
+    """For one referenced name on its own: None when a stage may call it, else (rule, what)."""
+    if allowed_reference(name, name, math):
+        return None
+    return explain_reference(name)
+
+
+DEFINED_TYPES = set("TtWwVvDdBbRrGgSsiuC")
+LOCAL_TYPES = set("tdbrgsv") - {"v"}  # lowercase = local symbol; 'v'/'w' are weak, not local
 
 
 def read_symbols(obj, nm="nm", cxxfilt="c++filt"):
@@ -113,6 +229,65 @@ def read_symbols(obj, nm="nm", cxxfilt="c++filt"):
     return [(m, d, t) for (m, t), d in zip(rows, dem)]
 
 
+def qualified_name(demangled):
+    """The entity a demangled symbol names, without return type and parameters:
+    "gemmlab::Status gemmlab::submission::gemm_naive<float>(...)" -> "gemmlab::submission::gemm_naive<float>"."""
+    demangled = demangled.replace("(anonymous namespace)", "{anonymous}")
+    depth, cut = 0, len(demangled)
+    for i, ch in enumerate(demangled):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            cut = i
+            break
+    head, depth, start = demangled[:cut], 0, 0
+    for i, ch in enumerate(head):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == " " and depth == 0 and not head.startswith(("typeinfo", "vtable", "VTT", "guard", "TLS"), 0):
+            start = i + 1
+    return head[start:]
+
+
+def definition_problem(mangled, demangled, sym_type, kernels, protected):
+    """None when an object may define this global symbol, else (rule, what)."""
+    b = qualified_name(bare(demangled))
+    owner = protected.get(bare(mangled))
+    if owner:
+        return "defines_protected", f"a function or variable {owner} exports"
+    if b.startswith("gemmlab::submission::") or re.match(r"^(typeinfo|typeinfo name|vtable|VTT|guard variable) for "
+                                                         r"gemmlab::submission::", b):
+        return None
+    if re.match(r"^((TLS init function|TLS wrapper function) for )?gemmlab::last_stage_error$", b):
+        return None
+    if b.startswith("__device_stub__") or bare(mangled) in kernels:
+        return None  # a kernel (nvcc defines a host stub beside each)
+    if bare(mangled) in ("DW.ref.__gxx_personality_v0", "__dso_handle") or bare(mangled).startswith(
+            ("__fatbinwrap", "__nv_", "__cudaRegisterLinkedBinary", "_GLOBAL__")):
+        return None
+    if "gemmlab::" in b:
+        return "grader_internal", "a name of the grader's"
+    # Weak C++ definitions are inline functions and template instances from headers (std::, dim3,
+    # the CUDA runtime's C++ templates): harmless unless a library exports the same name (above).
+    if sym_type in "WVu" and bare(mangled).startswith("_Z"):
+        return None
+    return "defines_foreign", "a name outside the submission's own"
+
+
+def kernel_names(symbols):
+    """Mangled names of the kernels defined in an object: each has a __device_stub__ beside it."""
+    out = set()
+    for _m, d, t in symbols:
+        m = re.match(r"^__device_stub__(\S+?)\(", d)
+        if m and t not in "Uw":
+            out.add(m.group(1))
+    return out
+
+
 def instantiation(demangled):
     """The explicit instantiation a student writes for a demangled entry point."""
     sig = demangled.replace("gemmlab::submission::", "").replace("gemmlab::", "")
@@ -128,70 +303,104 @@ def stage_names(header):
     return re.findall(r'^\s*\{"(\w+)",\s*"', body, flags=re.M)
 
 
-def scan(objects, registry=None, stages=None):
+def load_protected(path):
+    """{name: library} of every symbol a protected library exports, and the set of libm's functions."""
+    if not path:
+        return {}, frozenset()
+    data = json.loads(Path(path).read_text())
+    owner = {}
+    for lib, names in data["libraries"].items():
+        for n in names:
+            owner.setdefault(n, lib)
+    return owner, frozenset(data["libraries"].get("libm", []))
+
+
+def scan(objects, registry=None, stages=None, protected=None, math=None):
+    """The check of a set of stage objects; see the module's docstring. `protected` is {name: lib}."""
     objects = [Path(o) for o in objects]
     stages = list(stages or [])
+    protected = protected or {}
+    math = math if math is not None else frozenset()
     info = {}
     for o in objects:
         syms = read_symbols(str(o))
+        kernels = kernel_names(syms)
         info[o.stem] = {
             "file": o.stem + ".cu",
-            "undefined": {m: d for m, d, t in syms if t in ("U", "w", "v")},
-            "defined": {m: d for m, d, t in syms if t in DEFINED_TYPES and t not in ("U",)},
+            "object": str(o),
+            "undefined": {m: d for m, d, t in syms if t in ("U", "w")},
+            "defined": {m: (d, t) for m, d, t in syms if t in DEFINED_TYPES and t != "U" and t not in "w"},
+            "kernels": kernels,
         }
-    # What each object itself references that it may not (undefined names; header-only libraries
-    # such as CUTLASS show up among the defined ones).
+    provided = set()
+    for o in info.values():
+        provided |= set(o["defined"])
+    # What each object references or defines that it may not.
     for name, o in info.items():
-        flagged = {}
-        for table in (o["undefined"], o["defined"]):
-            for mangled, demangled in table.items():
-                c = classify(demangled)
-                if c and demangled not in flagged:
-                    flagged[demangled] = c
-        o["flagged"] = [{"symbol": s, "category": c, "what": label, "file": o["file"]}
-                        for s, (c, label) in sorted(flagged.items())]
+        problems = {}
+        for mangled, demangled in o["undefined"].items():
+            if mangled in provided:
+                continue  # another file of the submission defines it
+            if re.search(r"gemmlab::submission::", demangled):
+                continue  # an entry point no file defines: reported as missing below
+            if allowed_reference(mangled, demangled, math):
+                continue
+            rule, what = explain_reference(demangled)
+            problems.setdefault(demangled, {"symbol": bare(demangled), "kind": "reference", "rule": rule,
+                                            "what": what, "file": o["file"]})
+        for mangled, (demangled, t) in o["defined"].items():
+            if t.islower() and t not in "wvu":
+                continue  # local: static, anonymous namespace, compiler-internal
+            bad = definition_problem(mangled, demangled, t, o["kernels"], protected)
+            if bad:
+                rule, what = bad
+                problems.setdefault(demangled, {"symbol": bare(demangled), "kind": "definition", "rule": rule,
+                                                "what": what, "file": o["file"]})
+        o["problems"] = [problems[k] for k in sorted(problems)]
     # Which objects each object calls into.
-    provider = {}
+    owner = {}
     for name, o in info.items():
         for mangled in o["defined"]:
-            provider.setdefault(mangled, set()).add(name)
-    calls = {name: set().union(*[provider.get(m, set()) for m in o["undefined"]]) - {name}
-             for name, o in info.items()}
+            owner.setdefault(mangled, set()).add(name)
+    calls = {name: set().union(*[owner.get(m, set()) for m in o["undefined"]]) - {name} for name, o in info.items()}
 
-    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "unsafe_to_run": []}
-    for name, o in sorted(info.items()):
-        result["files"][o["file"]] = {"stage": name if name in stages else None, "flagged": o["flagged"],
-                                      "calls_into": sorted(info[c]["file"] for c in calls[name])}
-    # Code in any file can run before main (static initializers): a build whose files call these
-    # is not run by a grading job at all (--gate), whatever the sandbox of the children is.
-    for name, o in sorted(info.items()):
-        risky = sorted({f["symbol"] for f in o["flagged"] if f["category"] in UNSAFE_TO_RUN})
-        if risky:
-            result["unsafe_to_run"].append({"file": o["file"], "symbols": risky})
-    for stage in stages:
-        if stage not in info:
-            continue
-        seen, todo = {stage}, [stage]
+    def closure(start):
+        seen, todo = {start}, [start]
         while todo:
             for nxt in calls[todo.pop()]:
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
-        flagged = [f for n in sorted(seen) for f in info[n]["flagged"]]
+        return seen
+
+    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": []}
+    for name, o in sorted(info.items()):
+        reach = closure(name)
+        refused = [p for n in sorted(reach) for p in info[n]["problems"]]
+        result["files"][o["file"]] = {"stage": name if name in stages else None, "problems": o["problems"],
+                                      "calls_into": sorted(info[c]["file"] for c in calls[name]),
+                                      "linked": not refused}
+        if not refused:
+            result["linkable"].append(o["object"])
+    for stage in stages:
+        if stage not in info:
+            continue
+        flagged = [p for n in sorted(closure(stage)) for p in info[n]["problems"]]
         if not flagged:
             continue
         first = flagged[0]
         names = sorted({f["symbol"] for f in flagged})
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        problem = (f"{first['file']} references {shown} ({first['what']}): {WHY[first['category']]}. "
-                   f"Rejected by the symbol scan; see {RULE}.")
-        result["stages"][stage] = {"disposition": "rejected", "problem": problem,
-                                   "symbols": names, "categories": sorted({f["category"] for f in flagged}),
+        verb = "defines" if first["kind"] == "definition" else "references"
+        problem = (f"{first['file']} {verb} {shown} ({first['what']}): {WHY[first['rule']]}. "
+                   f"Rejected by the symbol check; see {RULE}.")
+        result["stages"][stage] = {"disposition": "rejected", "problem": problem, "symbols": names,
+                                   "rules": sorted({f["rule"] for f in flagged}),
                                    "files": sorted({f["file"] for f in flagged})}
     if registry:
         defined = set().union(*[set(o["defined"]) for o in info.values()]) if info else set()
         for mangled, demangled, t in read_symbols(str(registry)):
-            if t != "U" or "gemmlab::submission::" not in demangled or mangled in defined:
+            if t not in ("U", "w") or "gemmlab::submission::" not in demangled or mangled in defined:
                 continue
             m = re.search(r"gemmlab::submission::(\w+)(<[^()]*>)?\(", demangled)
             func, targs = (m.group(1), m.group(2) or "") if m else (demangled, "")
@@ -205,33 +414,85 @@ def scan(objects, registry=None, stages=None):
                 problem = (f"{file} does not define {func}{targs}: keep its explicit instantiation at the end "
                            f"of the file, `{instantiation(demangled)}` (inside namespace "
                            f"gemmlab::GEMMLAB_NS). Without it the template is never compiled for those "
-                           f"arguments and the grader cannot link.")
+                           f"arguments and the stage cannot run.")
             result["missing"].append({"stage": stage, "file": file, "symbol": demangled, "problem": problem})
     return result
+
+
+# ---- the protected libraries' exports --------------------------------------------------------------
+def library_paths(cuda_lib):
+    """{short name: path} of the libraries whose exported names a stage may not define."""
+    cuda_lib = Path(cuda_lib)
+    cupti = [cuda_lib / "libcupti.so", cuda_lib.parent / "extras/CUPTI/lib64/libcupti.so"]
+
+    def gcc_file(name):
+        out = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+        return Path(out) if out and Path(out).is_absolute() else None
+
+    candidates = {
+        "libc": [gcc_file("libc.so.6")], "libm": [gcc_file("libm.so.6")],
+        "libstdc++": [gcc_file("libstdc++.so.6")], "libgcc_s": [gcc_file("libgcc_s.so.1")],
+        "libcudart": [cuda_lib / "libcudart.so"],
+        "the CUDA driver API": [Path("/usr/lib/x86_64-linux-gnu/libcuda.so.1"), cuda_lib / "stubs/libcuda.so"],
+        "NVML": [Path("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"), cuda_lib / "stubs/libnvidia-ml.so"],
+        "cuRAND": [cuda_lib / "libcurand.so"], "cuBLAS": [cuda_lib / "libcublas.so"],
+        "cuBLASLt": [cuda_lib / "libcublasLt.so"], "CUPTI": cupti,
+    }
+    found = {}
+    for lib, paths in candidates.items():
+        for p in paths:
+            if p and p.exists():
+                found[lib] = p
+                break
+    return found
+
+
+def exported_names(path):
+    out = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True, text=True)
+    names = set()
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] in "TtWwVvDdBbRriu":
+            names.add(bare(parts[2]))
+    return sorted(names)
+
+
+def write_protected(out, cuda_lib):
+    libs = library_paths(cuda_lib)
+    data = {"schema": "gemmlab.protected-symbols/1", "paths": {k: str(v) for k, v in libs.items()},
+            "libraries": {k: exported_names(v) for k, v in libs.items()}}
+    missing = sorted({"libc", "libm", "libstdc++", "libcudart"} - set(libs))
+    if missing:
+        raise SystemExit(f"scan_symbols.py: cannot find {', '.join(missing)} (looked with g++ -print-file-name "
+                         f"and in {cuda_lib}); the symbol check needs their exported names")
+    tmp = f"{out}.tmp{os.getpid()}"
+    Path(tmp).write_text(json.dumps(data) + "\n")
+    os.replace(tmp, out)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("objects", nargs="*", help="the stage object files ($(SUB_BUILD)/stages/*.o)")
-    ap.add_argument("--registry", help="the submission's registry.o (to find missing entry points)")
+    ap.add_argument("--registry", help="the submission's submission_exports.o (to find missing entry points)")
+    ap.add_argument("--protected", help="the protected libraries' exports (--write-protected writes it)")
     ap.add_argument("--stages-header", default=str(ROOT / "grader/include/gemmlab/stages.h"))
     ap.add_argument("--out", help="write the JSON here (atomically)")
     ap.add_argument("--fail-on-missing", action="store_true", help="exit 1 when an entry point is missing")
     ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--gate", metavar="SYMBOLS_JSON",
-                    help="only read this scan and exit 1 when the build is unsafe to run (a grading job "
-                         "runs this before the grader binary)")
+    ap.add_argument("--write-protected", metavar="OUT", help="write the protected libraries' exported names")
+    ap.add_argument("--cuda-lib", default="/usr/local/cuda/lib64", help="the CUDA toolkit's library directory")
+    ap.add_argument("--linkable", metavar="SYMBOLS_JSON", help="print the objects this check lets into the link")
     args = ap.parse_args()
 
-    if args.gate:
-        unsafe = json.loads(Path(args.gate).read_text()).get("unsafe_to_run", [])
-        for u in unsafe:
-            print(f"gemmlab: refusing to run this submission: {u['file']} references {', '.join(u['symbols'])}; "
-                  f"code in a stage file can run before any sandbox exists, so a build that calls these is "
-                  f"not executed (see {RULE}).", file=sys.stderr)
-        return 1 if unsafe else 0
+    if args.write_protected:
+        write_protected(args.write_protected, args.cuda_lib)
+        return 0
+    if args.linkable:
+        print(" ".join(json.loads(Path(args.linkable).read_text())["linkable"]))
+        return 0
 
-    result = scan(args.objects, args.registry, stage_names(args.stages_header))
+    owner, math = load_protected(args.protected)
+    result = scan(args.objects, args.registry, stage_names(args.stages_header), owner, math)
     if args.out:
         tmp = f"{args.out}.tmp{os.getpid()}"
         Path(tmp).write_text(json.dumps(result, indent=2) + "\n")
@@ -241,9 +502,6 @@ def main():
             print(f"gemmlab: warning: stage {stage} will be rejected: {r['problem']}", file=sys.stderr)
         for m in result["missing"]:
             print(f"gemmlab: error: {m['problem']}", file=sys.stderr)
-        for u in result["unsafe_to_run"]:
-            print(f"gemmlab: warning: a grading job will not run this build: {u['file']} references "
-                  f"{', '.join(u['symbols'])} (see {RULE})", file=sys.stderr)
     return 1 if args.fail_on_missing and result["missing"] else 0
 
 

@@ -3,7 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include "gpu_context.h"
+#include "child/gpu_context.h"
+#include "common/gpu_probe.h"
 
 namespace gemmlab::testing {
 inline bool no_gpu() {

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench.h"
+#include "child/bench.h"
 #include "gpu_test.h"
-#include "isolation.h"
+#include "common/report_channel.h"
 
 using namespace gemmlab;
 using nlohmann::json;

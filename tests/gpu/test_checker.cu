@@ -2,13 +2,13 @@
 // tiling, stubs report "not implemented", planted errors are caught where they are.
 #include <vector>
 
-#include "checker.h"
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "device_ops.h"
+#include "child/checker.h"
+#include "common/cuda_check.h"
+#include "child/device_buffer.h"
+#include "child/device_ops.h"
 #include "gpu_test.h"
-#include "shapes.h"
-#include "sides.h"
+#include "common/shapes.h"
+#include "common/sides.h"
 
 using namespace gemmlab;
 

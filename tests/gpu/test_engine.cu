@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "bound.h"
-#include "check_result.h"
-#include "checker.h"
-#include "cuda_check.h"
+#include "common/bound.h"
+#include "common/check_result.h"
+#include "child/checker.h"
+#include "common/cuda_check.h"
 #include "gpu_test.h"
-#include "shapes.h"
-#include "sides.h"
+#include "common/shapes.h"
+#include "common/sides.h"
 
 using namespace gemmlab;
 

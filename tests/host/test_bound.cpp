@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "bound.h"
-#include "model.h"
+#include "common/bound.h"
+#include "common/model.h"
 
 using namespace gemmlab;
 

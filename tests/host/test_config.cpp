@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "config.h"
+#include "parent/config.h"
 
 using namespace gemmlab;
 

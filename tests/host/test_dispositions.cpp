@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "check_command.h"
-#include "check_result.h"
+#include "parent/check_command.h"
+#include "common/check_result.h"
 
 using namespace gemmlab;
 using nlohmann::json;

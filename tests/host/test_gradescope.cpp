@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "gradescope.h"
+#include "parent/gradescope.h"
 
 using namespace gemmlab;
 using nlohmann::json;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "guard.h"
+#include "child/guard.h"
 
 using namespace gemmlab;
 

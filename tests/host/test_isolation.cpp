@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "isolation.h"
+#include "parent/isolation.h"
 
 using namespace gemmlab;
 

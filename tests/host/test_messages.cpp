@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bound.h"
-#include "check_result.h"
+#include "common/bound.h"
+#include "common/check_result.h"
 
 using namespace gemmlab;
 

@@ -1,7 +1,7 @@
 // Tests of model.h: shapes, precisions, dispositions.
 #include <doctest/doctest.h>
 
-#include "model.h"
+#include "common/model.h"
 
 using namespace gemmlab;
 

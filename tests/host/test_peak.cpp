@@ -1,7 +1,7 @@
 // Tests of peak.h: the peak GEMM rates that make a too-fast result `rejected`.
 #include <doctest/doctest.h>
 
-#include "peak.h"
+#include "common/peak.h"
 
 using namespace gemmlab;
 

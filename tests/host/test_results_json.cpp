@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "bench.h"
-#include "score.h"
+#include "child/bench.h"
+#include "parent/score.h"
 
 using namespace gemmlab;
 using nlohmann::json;

@@ -2,8 +2,8 @@
 // variant, and the calibration of the defaults (reference speed = full marks, naive = none).
 #include <doctest/doctest.h>
 
-#include "config.h"
-#include "score.h"
+#include "parent/config.h"
+#include "parent/score.h"
 
 using namespace gemmlab;
 

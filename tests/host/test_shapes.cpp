@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "shapes.h"
+#include "common/shapes.h"
 
 using namespace gemmlab;
 

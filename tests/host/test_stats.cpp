@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "stats.h"
+#include "common/stats.h"
 
 using namespace gemmlab;
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "symbol_scan.h"
+#include "parent/symbol_scan.h"
 
 using namespace gemmlab;
 using nlohmann::json;

@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "isolation.h"
+#include "parent/isolation.h"
 
 using nlohmann::json;
 

@@ -1,0 +1,63 @@
+// device_ops.h — the grader's own GPU helpers: fresh random data, canaries, conversion to double,
+// and the comparisons that decide correctness. Overloaded for float and double.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+#include <curand.h>
+
+#include "child/guard.h"
+
+namespace gemmlab {
+
+// Uniform random values in (-1, 1] (never all zero: zeros hide bugs).
+void fill_random(curandGenerator_t gen, float* p, size_t n, cudaStream_t s);
+void fill_random(curandGenerator_t gen, double* p, size_t n, cudaStream_t s);
+
+// Every element set to one bit pattern (canary, NaN poison).
+void fill_bits(float* p, size_t n, uint32_t bits, cudaStream_t s);
+void fill_bits(double* p, size_t n, uint64_t bits, cudaStream_t s);
+uint32_t quiet_nan_bits32();
+uint64_t quiet_nan_bits64();
+
+// Sets the guards and padding columns of a guarded C allocation to the canary; leaves C alone.
+void paint_canary(float* base, const GuardedLayout& g, cudaStream_t s);
+void paint_canary(double* base, const GuardedLayout& g, cudaStream_t s);
+
+// Sets the bytes of each row between cols*sizeof(T) and pitch to the canary (pitched matrices).
+void paint_pitch_padding(float* data, size_t pitch_bytes, int rows, int cols, cudaStream_t s);
+void paint_pitch_padding(double* data, size_t pitch_bytes, int rows, int cols, cudaStream_t s);
+
+struct CanaryReport {
+    int64_t changed = 0;
+    int64_t first = -1, last = -1;  // allocation index (GuardedLayout) or row*pitch_elems+col
+};
+CanaryReport check_canary(const float* base, const GuardedLayout& g, cudaStream_t s);
+CanaryReport check_canary(const double* base, const GuardedLayout& g, cudaStream_t s);
+CanaryReport check_pitch_padding(const float* data, size_t pitch_bytes, int rows, int cols, cudaStream_t s);
+CanaryReport check_pitch_padding(const double* data, size_t pitch_bytes, int rows, int cols, cudaStream_t s);
+
+// Bitwise comparison of two rows×cols matrices with their own leading dimensions.
+CanaryReport count_differences(const float* a, int lda, const float* b, int ldb, int rows, int cols, cudaStream_t s);
+CanaryReport count_differences(const double* a, int lda, const double* b, int ldb, int rows, int cols, cudaStream_t s);
+
+// dst (rows×cols, dense, ld = cols) = src (or |src| when take_abs) in double.
+void to_double(const float* src, int ld, int rows, int cols, double* dst, bool take_abs, cudaStream_t s);
+void to_double(const double* src, int ld, int rows, int cols, double* dst, bool take_abs, cudaStream_t s);
+
+struct CompareReport {
+    int64_t wrong = 0;
+    double max_ratio = 0;
+    int64_t worst_index = -1;  // row * N + col
+    double expected = 0, got = 0, gauge = 0;
+};
+// Compares C (ld = ldc) with the reference (dense, double) element by element under the bound of
+// bound.h; writes a 0/1 mask of wrong elements (dense M×N) when mask is not null.
+CompareReport compare_with_reference(const float* C, int ldc, const double* ref, const double* gauge,
+                                     int M, int N, double u, uint8_t* mask, cudaStream_t s);
+CompareReport compare_with_reference(const double* C, int ldc, const double* ref, const double* gauge,
+                                     int M, int N, double u, uint8_t* mask, cudaStream_t s);
+
+}  // namespace gemmlab

@@ -1,0 +1,159 @@
+// bench_plan.cpp — names and JSON of the benchmark's items, plans and timings (see bench.h).
+// Host-only: the plan crosses the process boundary as JSON, and its round trip is tested in CI.
+#include "common/bench_plan.h"
+
+#include <cmath>
+
+#include "common/check_result.h"
+
+namespace gemmlab {
+
+using nlohmann::json;
+
+BenchItem BenchItem::cublas() {
+    BenchItem i;
+    i.kind = Kind::cublas;
+    i.side = Side::reference;
+    return i;
+}
+
+BenchItem BenchItem::of_stage(Side side, std::string stage, std::string variant) {
+    BenchItem i;
+    i.side = side;
+    i.stage = std::move(stage);
+    i.variant = std::move(variant);
+    return i;
+}
+
+std::string BenchItem::label() const {
+    if (kind == Kind::cublas) return "cublas";
+    std::string name = variant.empty() ? stage : stage + "/" + variant;
+    return side == Side::reference ? "reference " + name : name;
+}
+
+bool BenchItem::operator==(const BenchItem& o) const {
+    return kind == o.kind && side == o.side && stage == o.stage && variant == o.variant;
+}
+
+json to_json(const BenchItem& item) {
+    if (item.kind == BenchItem::Kind::cublas) return json{{"kind", "cublas"}};
+    return json{{"kind", "stage"},
+                {"side", item.side == Side::reference ? "reference" : "submission"},
+                {"stage", item.stage},
+                {"variant", item.variant}};
+}
+
+BenchItem bench_item_from_json(const json& j) {
+    if (j.at("kind") == "cublas") return BenchItem::cublas();
+    return BenchItem::of_stage(j.at("side") == "reference" ? Side::reference : Side::submission,
+                               j.at("stage").get<std::string>(), j.value("variant", ""));
+}
+
+json to_json(const BenchPlan& p) {
+    json shapes = json::array(), items = json::array();
+    for (const Shape& s : p.shapes) shapes.push_back(shape_to_json(s));
+    for (const BenchItem& i : p.items) items.push_back(to_json(i));
+    return json{{"precision", precision_name(p.precision)},
+                {"shapes", shapes},
+                {"items", items},
+                {"warmup", p.warmup},
+                {"min_repetitions", p.stop.min_repetitions},
+                {"max_repetitions", p.stop.max_repetitions},
+                {"target_spread_pct", p.stop.target_spread_pct},
+                {"max_seconds", p.stop.budget_seconds},
+                {"clear_l2", p.clear_l2},
+                {"verify_repetitions", p.verify_repetitions},
+                {"seed", p.seed}};
+}
+
+BenchPlan bench_plan_from_json(const json& j) {
+    BenchPlan p;
+    p.precision = parse_precision(j.at("precision").get<std::string>()).value_or(Precision::f32);
+    for (const json& s : j.at("shapes")) p.shapes.push_back(shape_from_json(s));
+    for (const json& i : j.at("items")) p.items.push_back(bench_item_from_json(i));
+    p.warmup = j.value("warmup", p.warmup);
+    p.stop.min_repetitions = j.value("min_repetitions", p.stop.min_repetitions);
+    p.stop.max_repetitions = j.value("max_repetitions", p.stop.max_repetitions);
+    p.stop.target_spread_pct = j.value("target_spread_pct", p.stop.target_spread_pct);
+    p.stop.budget_seconds = j.value("max_seconds", p.stop.budget_seconds);
+    p.clear_l2 = j.value("clear_l2", p.clear_l2);
+    p.verify_repetitions = j.value("verify_repetitions", p.verify_repetitions);
+    p.seed = j.value("seed", p.seed);
+    return p;
+}
+
+double gflops_of(const Shape& s, double ms) {
+    constexpr double kGigaPerMilli = 1e-6;  // flop/ms → GFLOP/s
+    return ms > 0 ? s.flops() / ms * kGigaPerMilli : 0.0;
+}
+
+json to_json(const Timing& t) {
+    json j{{"shape", {{"M", t.shape.M}, {"N", t.shape.N}, {"K", t.shape.K}}},
+           {"disposition", disposition_name(t.disposition)},
+           {"problem", t.problem},
+           {"gflops", t.gflops},
+           {"time_ms", t.time_ms},
+           {"event_ms", t.event_ms},
+           {"wall_ms", t.wall_ms},
+           {"gpu_ms", t.gpu_ms},
+           {"gpu_record", t.gpu_record},
+           {"spread_pct", t.spread_pct},
+           {"min_ms", t.min_ms},
+           {"max_ms", t.max_ms},
+           {"repetitions", t.repetitions},
+           {"stop_reason", t.stop_reason},
+           {"timed_by", t.timed_by},
+           {"verified", t.verified},
+           // JSON has no NaN or infinity: a NaN in C is written as the string "nan", like check does.
+           {"max_error_ratio", std::isfinite(t.max_error_ratio) ? json(t.max_error_ratio)
+                               : json(std::isnan(t.max_error_ratio) ? "nan" : "inf")},
+           {"x_naive", t.x_naive},
+           {"pct_cublas", t.pct_cublas},
+           {"peak_gflops", t.peak_gflops},
+           {"sm_clock_mhz", t.sm_clock_mhz},
+           {"clock_reasons", t.clock_reasons},
+           {"throttled", t.throttled},
+           {"seconds", t.seconds}};
+    if (t.shape.lda || t.shape.ldb || t.shape.ldc) {
+        j["shape"]["lda"] = t.shape.eff_lda();
+        j["shape"]["ldb"] = t.shape.eff_ldb();
+        j["shape"]["ldc"] = t.shape.eff_ldc();
+    }
+    return j;
+}
+
+Timing timing_from_json(const json& j) {
+    Timing t;
+    const json& s = j.at("shape");
+    t.shape.M = s.at("M"), t.shape.N = s.at("N"), t.shape.K = s.at("K");
+    t.shape.lda = s.value("lda", 0), t.shape.ldb = s.value("ldb", 0), t.shape.ldc = s.value("ldc", 0);
+    t.disposition = parse_disposition(j.value("disposition", "")).value_or(Disposition::crashed);
+    t.problem = j.value("problem", "");
+    t.gflops = j.value("gflops", 0.0);
+    t.time_ms = j.value("time_ms", 0.0);
+    t.event_ms = j.value("event_ms", 0.0);
+    t.wall_ms = j.value("wall_ms", 0.0);
+    t.gpu_ms = j.value("gpu_ms", 0.0);
+    t.gpu_record = j.value("gpu_record", "");
+    t.spread_pct = j.value("spread_pct", 0.0);
+    t.min_ms = j.value("min_ms", 0.0);
+    t.max_ms = j.value("max_ms", 0.0);
+    t.repetitions = j.value("repetitions", 0);
+    t.stop_reason = j.value("stop_reason", "");
+    t.timed_by = j.value("timed_by", "");
+    t.verified = j.value("verified", 0);
+    if (j.contains("max_error_ratio")) {
+        const json& r = j["max_error_ratio"];
+        t.max_error_ratio = r.is_number() ? r.get<double>() : r == "nan" ? NAN : INFINITY;
+    }
+    t.x_naive = j.value("x_naive", 0.0);
+    t.pct_cublas = j.value("pct_cublas", 0.0);
+    t.peak_gflops = j.value("peak_gflops", 0.0);
+    t.sm_clock_mhz = j.value("sm_clock_mhz", 0.0);
+    t.clock_reasons = j.value("clock_reasons", std::vector<std::string>{});
+    t.throttled = j.value("throttled", false);
+    t.seconds = j.value("seconds", 0.0);
+    return t;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,31 @@
+// selection.h — which stages a command works on, from "tiled", "tiled/16" or "" and a precision.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/model.h"
+#include "common/sides.h"
+
+namespace gemmlab {
+
+// Which stages a command works on: "tiled" (all its variants), "tiled/16", or "" for all.
+struct Selection {
+    std::string stage;                       // "" = all
+    std::string variant;                     // "" = all (when the stage has several)
+    std::vector<Precision> precisions{Precision::f32, Precision::f64};
+};
+
+// Parses "tiled", "tiled/16" or "" against the registry; throws std::invalid_argument with a
+// message that lists the stages and variants that exist.
+Selection parse_selection(Side side, const std::string& stage_arg, const std::string& prec_arg);
+
+struct StageRun {
+    const StageInfo* stage;
+    const StageVariant* variant;
+    Precision precision;
+    std::string label() const;  // "tiled/16" or "naive"
+};
+std::vector<StageRun> expand(Side side, const Selection& sel);
+
+}  // namespace gemmlab

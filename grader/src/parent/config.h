@@ -1,0 +1,83 @@
+// config.h — the [bench] and [scoring] sections of course.toml: how the grader times stages and
+// how it turns their speed into points. Every key has a default here, in code; a missing file
+// means "all defaults" (with a note), and a wrong key or value is an error that names it:
+//
+//   course.toml: [scoring.stages.tiled] target_pct_cublas must be a number between 0 and 100, got "fast"
+//
+// Other sections of course.toml ([course], [cluster], [handout], [report], ...) belong to other
+// tools and are not looked at here. docs/scoring.md explains the rubric and its calibration.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/model.h"
+
+namespace gemmlab {
+
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class Interpolation { log, linear };
+const char* interpolation_name(Interpolation i);
+
+// A value that may differ by precision: `key = 12` (both) or `key = { float = 12, double = 9 }`.
+struct PerPrecision {
+    double f32 = 0, f64 = 0;
+    double get(Precision p) const { return p == Precision::f32 ? f32 : f64; }
+};
+
+// How one stage (one rubric key of the registry) earns points, per precision.
+struct StageRubric {
+    PerPrecision correctness_points;  // given when every variant passes (shared out per variant)
+    PerPrecision performance_points;  // 0 at naive speed, all of them at the target
+    PerPrecision target_pct_cublas;   // the speed that earns full performance points
+};
+
+struct ScoringShape {
+    Shape shape;
+    double weight = 1.0;
+};
+
+struct ScoringConfig {
+    Interpolation interpolation = Interpolation::log;
+    std::vector<ScoringShape> shapes;            // the first one is the headline shape of tables
+    std::map<std::string, StageRubric> stages;   // by rubric key (gemmlab/stages.h)
+    std::string gradescope_visibility = "visible";
+    bool measure_reference = true;               // grade also times the reference stages
+    double max_points() const;                   // over both precisions
+};
+
+struct BenchConfig {
+    int warmup = 1;                    // untimed calls per stage and shape (clocks up, caches, lazy loading)
+    int min_repetitions = 5;
+    int max_repetitions = 100;
+    double target_spread_pct = 2.0;    // stop once IQR/median is below this...
+    double max_seconds = 2.0;          // ...or this many seconds of calls were spent (per stage, per shape)
+    bool clear_l2 = true;              // flush L2 before each timed call when the operands could sit in it
+    int verify_repetitions = 2;        // at least this many timed calls per stage and shape are verified
+    double call_timeout_seconds = 30;  // a stage silent for this long is killed (timed_out)
+    std::vector<Shape> shapes;         // what `make bench` times when no SHAPES= is given
+};
+
+struct CourseConfig {
+    BenchConfig bench;
+    ScoringConfig scoring;
+    std::string source;               // the file read, or "defaults"
+    std::vector<std::string> notes;   // things worth telling (e.g. "no course.toml: defaults")
+};
+
+// The defaults for a registry whose rubric keys are `rubric_keys`.
+CourseConfig default_config(const std::vector<std::string>& rubric_keys);
+
+// Parses course.toml text; `source` names it in messages. Throws ConfigError.
+CourseConfig parse_config(const std::string& text, const std::string& source,
+                          const std::vector<std::string>& rubric_keys);
+
+// Reads the file; a missing file gives the defaults and a note. Throws ConfigError.
+CourseConfig load_config(const std::string& path, const std::vector<std::string>& rubric_keys);
+
+}  // namespace gemmlab

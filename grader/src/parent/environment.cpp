@@ -1,0 +1,59 @@
+// environment.cpp — machine and GPU description for results files.
+#include "parent/environment.h"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <string>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "common/gpu_probe.h"
+#include "common/nvml.h"
+#include "parent/sandbox.h"
+
+namespace gemmlab {
+
+nlohmann::json describe_environment() {
+    nlohmann::json env;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    env["host"] = host;
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    env["cuda_runtime"] = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+    env["cuda_driver_api"] = driver ? std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) : "none";
+    env["cublas"] = std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
+                    std::to_string(CUBLAS_VER_PATCH);
+    if (!sandbox_choice().empty()) env["sandbox"] = sandbox_choice();
+    std::string why;
+    if (!gpu_available(&why)) {
+        env["gpu_available"] = false;
+        env["no_gpu_reason"] = why;
+        return env;
+    }
+    env["gpu_available"] = true;
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, 0);
+    int clock_khz = 0, mem_clock_khz = 0;
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+    cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0);
+    char bus_id[32] = {0};
+    cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0);
+    const Nvml nvml(bus_id);
+    const std::string driver_version = nvml.driver_version();
+    env["driver_version"] = !driver_version.empty() ? driver_version
+                            : "unknown (" + (nvml.available() ? std::string("NVML gave none") : nvml.why_unavailable()) + ")";
+    env["gpu"] = {{"name", prop.name},
+                  {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+                  {"sms", prop.multiProcessorCount},
+                  {"max_sm_clock_mhz", clock_khz / 1000},
+                  {"memory_bytes", prop.totalGlobalMem},
+                  {"l2_bytes", prop.l2CacheSize},
+                  {"shared_memory_per_block_optin", prop.sharedMemPerBlockOptin}};
+    return env;
+}
+
+}  // namespace gemmlab

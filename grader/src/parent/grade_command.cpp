@@ -1,0 +1,263 @@
+// grade_command.cpp — `gemmlab grade` (see grade_command.h).
+#include "parent/grade_command.h"
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "parent/bench_command.h"
+#include "parent/check_command.h"
+#include "common/check_result.h"
+#include "parent/environment.h"
+#include "parent/gradescope.h"
+#include "parent/results_io.h"
+#include "parent/score.h"
+#include "common/sides.h"
+#include "parent/symbol_scan.h"
+
+namespace gemmlab {
+
+using nlohmann::json;
+
+namespace {
+
+using RunKey = std::tuple<std::string, std::string, std::string>;  // stage, variant, precision
+
+std::vector<Shape> scoring_shapes(const CourseConfig& cfg) {
+    std::vector<Shape> shapes;
+    for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back(s.shape);
+    return shapes;
+}
+
+json config_json(const CourseConfig& cfg) {
+    json shapes = json::array();
+    for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back({{"shape", s.shape.dims()}, {"weight", s.weight}});
+    json stages = json::object();
+    for (const auto& [key, r] : cfg.scoring.stages)
+        stages[key] = {{"correctness_points", {{"float", r.correctness_points.f32}, {"double", r.correctness_points.f64}}},
+                       {"performance_points", {{"float", r.performance_points.f32}, {"double", r.performance_points.f64}}},
+                       {"target_pct_cublas", {{"float", r.target_pct_cublas.f32}, {"double", r.target_pct_cublas.f64}}}};
+    return {{"source", cfg.source},
+            {"notes", cfg.notes},
+            {"interpolation", interpolation_name(cfg.scoring.interpolation)},
+            {"shapes", shapes},
+            {"stages", stages}};
+}
+
+std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
+std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s; }
+
+// The best reference variant's share of cuBLAS at the headline shape, per stage and precision.
+using ReferenceSpeeds = std::map<std::pair<std::string, std::string>, double>;
+
+void print_score(const Score& score, const ReferenceSpeeds& ref, const CourseConfig& cfg, const MessageStyle& style) {
+    const std::string head = cfg.scoring.shapes.empty() ? "" : cfg.scoring.shapes.front().shape.dims();
+    std::cout << "\nScore (speeds at " << head << ", " << interpolation_name(cfg.scoring.interpolation)
+              << " scale from naive to the target)\n"
+              << "  " << pad("stage", 10) << pad("prec", 8) << pad("variant", 8) << lpad("correct", 12)
+              << lpad("speed", 12) << lpad("GFLOPS", 10) << lpad("x naive", 9) << lpad("% cuBLAS", 10)
+              << lpad("ref %", 8) << "  \n";
+    for (const StageScore& s : score.stages) {
+        std::cout << "  " << pad(s.stage, 10) << pad(s.precision, 8) << pad(s.variant_used.empty() ? "-" : s.variant_used, 8)
+                  << lpad(fixed(s.correctness, 2) + "/" + fixed(s.correctness_max, 0), 12)
+                  << lpad(fixed(s.performance, 2) + "/" + fixed(s.performance_max, 0), 12);
+        if (s.disposition == Disposition::passed)
+            std::cout << lpad(fixed(s.gflops, 0), 10) << lpad(fixed(s.x_naive, 2), 9) << lpad(fixed(s.pct_cublas, 1) + "%", 10);
+        else
+            std::cout << "  " << pad(paint_disposition(s.disposition, style), style.color ? 36 : 27);
+        auto r = ref.find({s.stage, s.precision});
+        std::cout << lpad(r != ref.end() ? fixed(r->second, 1) + "%" : "-", 8);
+        if (s.disposition != Disposition::passed && !s.note.empty()) std::cout << "  " << s.note;
+        std::cout << "\n";
+    }
+    std::cout << "\n  total: " << fixed(score.total, 2) << " / " << fixed(score.max, 2) << "\n";
+}
+
+void write_outputs(const GradeOptions& opt, const json& doc, const Score& score, const std::string& summary,
+                   double seconds, const CourseConfig& cfg) {
+    const std::string dir = opt.out_dir.empty() ? "." : opt.out_dir;
+    write_json_atomically(dir + "/results.json", doc);
+    write_json_atomically(dir + "/gradescope.json",
+                          gradescope_json(score, summary, seconds, cfg.scoring.gradescope_visibility));
+    std::cout << "wrote " << dir << "/results.json and " << dir << "/gradescope.json\n";
+}
+
+json base_document(const GradeOptions& opt, const CourseConfig& cfg) {
+    return json{{"schema", kResultsSchema},
+                {"kind", "grade"},
+                {"created", utc_now()},
+                {"submission", opt.submission},
+                {"seed", opt.seed},
+                {"environment", describe_environment()},
+                {"config", config_json(cfg)}};
+}
+
+}  // namespace
+
+void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const std::string& reason) {
+    const std::string problem = "not run: no usable NVIDIA GPU on this machine (" + reason + ")";
+    json results = json::array();
+    std::vector<StageScore> rows;
+    for (Precision p : {Precision::f32, Precision::f64}) {
+        for (const StageInfo& st : stages(Side::submission)) {
+            std::vector<VariantOutcome> variants;
+            for (const StageVariant& v : st.variants) {
+                results.push_back({{"stage", st.name},
+                                   {"variant", v.label},
+                                   {"precision", precision_name(p)},
+                                   {"disposition", "no_gpu"},
+                                   {"problem", problem},
+                                   {"cases", json::array()},
+                                   {"bench", json::array()}});
+                VariantOutcome vo;
+                vo.variant = v.label;
+                vo.check = Disposition::no_gpu;
+                vo.problem = problem;
+                variants.push_back(vo);
+            }
+            StageScore row = score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants);
+            row.note = problem;
+            rows.push_back(row);
+        }
+    }
+    const Score score = total_score(rows);
+    json doc = base_document(opt, cfg);
+    doc["status"] = "no_gpu";
+    doc["results"] = results;
+    doc["baselines"] = json::object();
+    doc["reference"] = json::array();
+    doc["score"] = to_json(score);
+    const std::string summary = "Not graded: the grading machine had no usable NVIDIA GPU (" + reason +
+                                "). Score 0; this is a problem of the grading machine, not of the submission.";
+    write_outputs(opt, doc, score, summary, 0, cfg);
+}
+
+int run_grade(const GradeOptions& opt, const CourseConfig& cfg) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const MessageStyle style{opt.color};
+    for (const std::string& n : cfg.notes) std::cout << "note: " << n << "\n";
+
+    CheckOptions check;
+    check.quick = false;
+    check.seed = opt.seed;
+    check.color = opt.color;
+    check.progress = opt.progress;
+    json checked = run_checks(check);
+    // A stage the build's symbol scan flags (a library GEMM, process or file calls...) is rejected
+    // whatever its check said, and is therefore never timed (docs/gallery.md).
+    const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
+    if (int changed = apply_symbol_scan(scan, checked["results"]))
+        std::cout << "symbol scan (" << scan.path << "): " << changed << " stage run(s) rejected\n";
+
+    const std::vector<Shape> shapes = scoring_shapes(cfg);
+    json results = json::array(), reference = json::array(), baselines = json::object(), devices = json::object();
+    std::vector<std::string> restarts;
+    std::vector<StageScore> rows;
+    ReferenceSpeeds ref_speeds;
+    for (Precision p : {Precision::f32, Precision::f64}) {
+        const std::string prec = precision_name(p);
+        BenchPlan plan = plan_from_config(cfg.bench, p, shapes, opt.seed);
+        plan.items = {baseline_item(), BenchItem::cublas()};
+        for (const json& r : checked["results"])
+            if (r.value("precision", "") == prec && r.value("disposition", "") == "passed")
+                plan.items.push_back(BenchItem::of_stage(Side::submission, r["stage"], r["variant"]));
+        if (opt.with_reference)
+            for (const StageInfo& st : stages(Side::reference))
+                if (!st.baseline)
+                    for (const StageVariant& v : st.variants)
+                        plan.items.push_back(BenchItem::of_stage(Side::reference, st.name, v.label));
+        std::cout << "\nTiming " << prec << ": " << plan.items.size() << " items (naive, cuBLAS, "
+                  << "the stages that passed" << (opt.with_reference ? ", the reference stages" : "") << ") at "
+                  << shapes.size() << " shape(s)\n";
+        BenchRunOptions ro;
+        ro.call_timeout_seconds = cfg.bench.call_timeout_seconds;
+        ro.progress = opt.progress;
+        BenchOutcome out = run_bench_plan(plan, ro);
+        attach_ratios(out, baseline_item(), BenchItem::cublas());
+        baselines[prec] = baselines_json(out);
+        devices[prec] = out.device;
+        restarts.insert(restarts.end(), out.restarts.begin(), out.restarts.end());
+        const int naive = item_index(plan, baseline_item()), cublas = item_index(plan, BenchItem::cublas());
+
+        auto timings_of = [&](Side side, const std::string& stage, const std::string& variant) -> const std::vector<Timing>* {
+            const int i = item_index(plan, BenchItem::of_stage(side, stage, variant));
+            return i >= 0 ? &out.timings[static_cast<size_t>(i)] : nullptr;
+        };
+        for (const json& r : checked["results"]) {
+            if (r.value("precision", "") != prec) continue;
+            const auto* t = timings_of(Side::submission, r["stage"], r["variant"]);
+            results.push_back(result_with_bench(r, t ? *t : std::vector<Timing>{}));
+        }
+        for (const StageInfo& st : stages(Side::reference)) {
+            for (const StageVariant& v : st.variants) {
+                const auto* t = st.baseline ? &out.timings[static_cast<size_t>(naive)] : timings_of(Side::reference, st.name, v.label);
+                if (!t) continue;
+                json bench = json::array();
+                for (const Timing& tm : *t) bench.push_back(to_json(tm));
+                reference.push_back({{"stage", st.name}, {"variant", v.label}, {"precision", prec}, {"bench", bench}});
+                if (!t->empty() && t->front().disposition == Disposition::passed) {
+                    double& best = ref_speeds[{st.name, prec}];
+                    best = std::max(best, t->front().pct_cublas);
+                }
+            }
+        }
+        for (const StageInfo& st : stages(Side::submission)) {
+            std::vector<VariantOutcome> variants;
+            for (const StageVariant& v : st.variants) {
+                VariantOutcome vo;
+                vo.variant = v.label;
+                vo.check = Disposition::skipped;
+                for (const json& r : checked["results"])
+                    if (r["stage"] == st.name && r["variant"] == v.label && r["precision"] == prec) {
+                        vo.check = parse_disposition(r.value("disposition", "")).value_or(Disposition::crashed);
+                        vo.problem = r.value("problem", "");
+                    }
+                if (const auto* t = timings_of(Side::submission, st.name, v.label)) {
+                    for (size_t s = 0; s < t->size(); ++s) {
+                        const Timing& tm = (*t)[s];
+                        ShapeSpeed sp;
+                        sp.shape = tm.shape;
+                        sp.disposition = tm.disposition;
+                        sp.gflops = tm.gflops;
+                        sp.naive_gflops = naive >= 0 ? out.timings[static_cast<size_t>(naive)][s].gflops : 0;
+                        sp.cublas_gflops = cublas >= 0 ? out.timings[static_cast<size_t>(cublas)][s].gflops : 0;
+                        vo.speeds.push_back(sp);
+                        if (tm.disposition != Disposition::passed && vo.problem.empty())
+                            vo.problem = "while timed at " + tm.shape.dims() + ": " + tm.problem;
+                    }
+                }
+                variants.push_back(vo);
+            }
+            rows.push_back(score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants));
+        }
+    }
+    const Score score = total_score(rows);
+    print_score(score, ref_speeds, cfg, style);
+    for (const std::string& r : restarts) std::cout << "  note: " << r << "\n";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    json doc = base_document(opt, cfg);
+    doc["status"] = "graded";
+    doc["results"] = results;
+    doc["baselines"] = baselines;
+    doc["reference"] = reference;
+    doc["score"] = to_json(score);
+    doc["device"] = devices;
+    doc["environment"]["clocks"] = clocks_from_devices(devices);
+    doc["symbol_scan"] = to_json(scan);
+    doc["notes"] = restarts;
+    doc["seconds"] = seconds;
+    json settings = to_json(plan_from_config(cfg.bench, Precision::f32, shapes, opt.seed));
+    settings.erase("precision");
+    settings.erase("items");
+    doc["settings"] = settings;
+    std::ostringstream summary;
+    summary << "Score " << fixed(score.total, 2) << " / " << fixed(score.max, 2) << " (seed " << opt.seed
+            << "; speeds measured next to naive and cuBLAS in the same run).";
+    write_outputs(opt, doc, score, summary.str(), seconds, cfg);
+    return 0;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,53 @@
+// gradescope.cpp — Gradescope's results format (see gradescope.h).
+#include "parent/gradescope.h"
+
+#include <cmath>
+
+namespace gemmlab {
+
+using nlohmann::json;
+
+namespace {
+
+std::string stage_name(const StageScore& s) {
+    return s.stage + " (" + s.precision + ")";
+}
+
+}  // namespace
+
+json gradescope_json(const Score& score, const std::string& summary, double execution_seconds,
+                     const std::string& visibility) {
+    json tests = json::array();
+    for (const StageScore& s : score.stages) {
+        if (s.correctness_max > 0) {
+            std::string out = std::string("correctness: ") + disposition_name(s.disposition);
+            if (!s.note.empty()) out += "\n" + s.note;
+            tests.push_back({{"name", stage_name(s) + ": correctness"},
+                             {"score", s.correctness},
+                             {"max_score", s.correctness_max},
+                             {"status", s.correctness >= s.correctness_max ? "passed" : "failed"},
+                             {"output", out},
+                             {"visibility", visibility}});
+        }
+        if (s.performance_max > 0) {
+            std::string out = s.disposition == Disposition::passed
+                                  ? (s.variant_used.empty() ? "" : "best variant: " + s.variant_used + "\n") + s.note
+                                  : std::string("no performance points: ") + disposition_name(s.disposition) +
+                                        (s.note.empty() ? "" : " (" + s.note + ")");
+            tests.push_back({{"name", stage_name(s) + ": performance"},
+                             {"score", s.performance},
+                             {"max_score", s.performance_max},
+                             {"status", s.performance >= s.performance_max ? "passed" : "failed"},
+                             {"output", out},
+                             {"visibility", visibility}});
+        }
+    }
+    return json{{"score", score.total},
+                {"output", summary},
+                {"execution_time", static_cast<int>(std::ceil(execution_seconds))},
+                {"visibility", visibility},
+                {"stdout_visibility", "hidden"},
+                {"tests", tests}};
+}
+
+}  // namespace gemmlab
