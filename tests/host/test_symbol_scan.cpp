@@ -33,7 +33,7 @@ TEST_CASE("a missing symbols.json is an empty scan") {
 }
 
 TEST_CASE("a rejected stage is rejected in every variant and precision, with the scan's problem") {
-    const json file = {{"schema", "gemmlab.symbols/1"},
+    const json file = {{"schema", "gemmlab.symbols/2"},
                        {"stages", {{"unrolled", {{"disposition", "rejected"},
                                                  {"problem", "unrolled.cu references cublasSgemm_v2 (cuBLAS)"}}}}}};
     const std::string path = write_temp(file.dump());

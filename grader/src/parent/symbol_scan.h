@@ -19,7 +19,7 @@ struct SymbolScan {
 // The file beside the running grader: <directory of /proc/self/exe>/symbols.json.
 std::string default_symbol_scan_path();
 
-// Reads a symbols.json (schema gemmlab.symbols/1). A file that does not exist gives an empty scan
+// Reads a symbols.json (schema gemmlab.symbols/2). A file that does not exist gives an empty scan
 // with path ""; an unreadable or malformed one throws std::runtime_error (a grade must not quietly
 // skip the scan).
 SymbolScan load_symbol_scan(const std::string& path);
