@@ -74,18 +74,21 @@ PARENT_MAINS := grader/src/parent/main.cpp grader/src/parent/parent_registry.cpp
 CHILD_MAINS := grader/src/child/main.cpp grader/src/child/registry.cpp grader/src/child/submission_exports.cpp \
                grader/src/child/submission_library.cpp
 define side_objects
-$(patsubst grader/src/%.cpp,$(BUILD)/grader/%.o,$(filter-out $(2),$(wildcard grader/src/$(1)/*.cpp))) \
-$(patsubst grader/src/%.cu,$(BUILD)/grader/%.cu.o,$(wildcard grader/src/$(1)/*.cu))
+$(patsubst grader/src/%.cpp,$(GRADER_BUILD)/%.o,$(filter-out $(2),$(wildcard grader/src/$(1)/*.cpp))) \
+$(patsubst grader/src/%.cu,$(GRADER_BUILD)/%.cu.o,$(wildcard grader/src/$(1)/*.cu))
 endef
-COMMON_LIB := $(BUILD)/grader/libgemmlab_common.a
-PARENT_LIB := $(BUILD)/grader/libgemmlab_parent.a
-CHILD_LIB := $(BUILD)/grader/libgemmlab_child.a
+# Where the grader's objects go: one per architecture, shared by every submission (the cluster
+# points it at a trusted prebuilt copy).
+GRADER_BUILD ?= $(BUILD)/grader
+COMMON_LIB := $(GRADER_BUILD)/libgemmlab_common.a
+PARENT_LIB := $(GRADER_BUILD)/libgemmlab_parent.a
+CHILD_LIB := $(GRADER_BUILD)/libgemmlab_child.a
 GRADER_LIBS := $(PARENT_LIB) $(CHILD_LIB) $(COMMON_LIB)
 
-$(BUILD)/grader/%.o: grader/src/%.cpp
+$(GRADER_BUILD)/%.o: grader/src/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
-$(BUILD)/grader/%.cu.o: grader/src/%.cu
+$(GRADER_BUILD)/%.cu.o: grader/src/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(COMMON_LIB): $(call side_objects,common,)
@@ -125,7 +128,8 @@ SUB_LIBRARY := $(SUB_BUILD)/libgemmlab-submission.so
 $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
-$(SUB_BUILD)/submission_exports.o: grader/src/child/submission_exports.cpp
+SUB_EXPORTS := $(GRADER_BUILD)/submission_exports.o
+$(SUB_EXPORTS): grader/src/child/submission_exports.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
 
@@ -137,22 +141,24 @@ $(SUB_BUILD)/submission_exports.o: grader/src/child/submission_exports.cpp
 # else (the grader, cuBLAS, ...) could not link even if the check missed it. gemmlab-stages opens it
 # with RTLD_LOCAL in its sandboxed children (grader/src/child/submission_library.h).
 SYMBOLS := $(SUB_BUILD)/symbols.json
-PROTECTED := $(BUILD)/protected-symbols.json
+PROTECTED := $(GRADER_BUILD)/protected-symbols.json
 $(PROTECTED): grader/scripts/scan_symbols.py
 	@mkdir -p $(@D)
 	$(PYTHON) grader/scripts/scan_symbols.py --write-protected $@ --cuda-lib $(CUDA_LIB)
-$(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_BUILD)/submission_exports.o $(PROTECTED) grader/scripts/scan_symbols.py
+$(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py
 	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --protected $(PROTECTED) \
-	    --registry $(SUB_BUILD)/submission_exports.o --out $@ $(SUB_STAGE_OBJ)
-$(SUB_LIBRARY): $(SUB_BUILD)/submission_exports.o $(SYMBOLS) grader/src/child/submission_library.map
+	    --registry $(SUB_EXPORTS) --out $@ $(SUB_STAGE_OBJ)
+$(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/child/submission_library.map
 	$(NVCC) -shared -arch=$(ARCH) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/child/submission_library.map \
-	    -o $@ $(SUB_BUILD)/submission_exports.o \
+	    -o $@ $(SUB_EXPORTS) \
 	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
 
 # Two binaries: gemmlab-stages (child/) holds the submission's library and runs its stages in
 # sandboxed children; gemmlab (parent/), which starts them and scores, holds no submission code.
-CHILD_MAIN_OBJ := $(BUILD)/grader/child/main.o $(BUILD)/grader/child/submission_library.o
-PARENT_MAIN_OBJ := $(BUILD)/grader/parent/main.o $(BUILD)/grader/parent/parent_registry.o
+CHILD_MAIN_OBJ := $(GRADER_BUILD)/child/main.o $(GRADER_BUILD)/child/submission_library.o
+PARENT_MAIN_OBJ := $(GRADER_BUILD)/parent/main.o $(GRADER_BUILD)/parent/parent_registry.o
+# Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
+GRADER_TRUSTED := $(GRADER_LIBS) $(CHILD_MAIN_OBJ) $(PARENT_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED)
 $(STAGE_RUNNER): $(CHILD_MAIN_OBJ) $(CHILD_LIB) $(COMMON_LIB) $(REF_LIB) | $(SUB_LIBRARY)
 	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 $(GRADER): $(PARENT_MAIN_OBJ) $(PARENT_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER)
@@ -240,12 +246,12 @@ $(BUILD)/tests/host/%.o: tests/host/%.cpp
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 # The host tests see the parent's registry (names only, as `gemmlab` does); the GPU tests load the
 # submission's library like gemmlab-stages.
-$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(BUILD)/grader/parent/parent_registry.o $(GRADER_LIBS) $(REF_LIB)
+$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/parent/parent_registry.o $(GRADER_LIBS) $(REF_LIB)
 	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(BUILD)/grader/child/submission_library.o $(GRADER_LIBS) $(REF_LIB) | $(SUB_LIBRARY)
+$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/child/submission_library.o $(GRADER_LIBS) $(REF_LIB) | $(SUB_LIBRARY)
 	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 
 .PHONY: test-build test

@@ -2,13 +2,15 @@
 files only, run `gemmlab grade`, and publish the results atomically.
 
 Build time is kept down by two caches, both keyed by content so they are never stale:
-  * the trusted build: the grader and reference libraries (the Makefile's GRADER_LIB and REF_LIB),
+  * the trusted build: everything that does not depend on the submission (the Makefile's
+    GRADER_TRUSTED: the grader's libraries and mains, the symbol check's list of library exports)
+    and the reference library (REF_LIB),
     built once per (grader sources, nvcc, arch) into <trusted_cache>/trusted-<arch>-<hash>/ — by
     `sweep` before it queues anything, or by the first job that needs it (under a lock);
-  * the object cache: each compiled stage file (and main.o, registry.o) under the hash of its
+  * the object cache: each compiled stage file under the hash of its
     source, the compiler flags and the trusted headers; identical files compile once per class.
 The Makefile stays the one place that knows how to compile and link: this module asks it for its
-variables (cluster/make-vars.mk), points GRADER_LIB/REF_LIB at the trusted build, seeds objects
+variables (cluster/make-vars.mk), points GRADER_BUILD/REF_LIB at the trusted build, seeds objects
 from the cache and lets make do the rest.
 
 Outcome statuses (outcome.json, schema gemmlab.cluster-outcome/1):
@@ -176,7 +178,7 @@ class Toolchain:
                 shutil.rmtree(stale, ignore_errors=True)
             tmp = d / f".tmp-{self.name}-{os.getpid()}"
             v = make_vars(self.root, tmp, Path("/nonexistent-submission"), self.arch)
-            targets = [v["GRADER_LIB"]] + ([v["REF_LIB"]] if v["REF_LIB"].startswith(str(tmp)) else [])
+            targets = v["GRADER_TRUSTED"].split() + ([v["REF_LIB"]] if v["REF_LIB"].startswith(str(tmp)) else [])
             self.say(f"building the trusted grader libraries once ({self.arch}) into {d / self.name} ...")
             t0 = time.time()
             rc = run_logged([*MAKE, f"-j{jobs()}", f"BUILD={tmp}", f"ARCH={self.arch}", *targets], self.root, log)
@@ -202,8 +204,7 @@ class Toolchain:
 
     def _object_keys(self, v: dict, submission: Path) -> dict[Path, str]:
         sub_build = Path(v["SUB_BUILD"])
-        keys = {sub_build / "registry.o": "registry", sub_build / "main.o": "main",
-                sub_build / "parent_registry.o": "parent_registry"}
+        keys = {}
         for src in sorted(submission.glob("*.cu")):
             keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
         return {obj: hashlib.sha256(f"{self.key} {what}".encode()).hexdigest() for obj, what in keys.items()}
@@ -248,8 +249,8 @@ class Toolchain:
         v = make_vars(self.root, build, submission, self.arch)
         keys = self._object_keys(v, submission)
         self._seed(keys)
-        libs = [f"GRADER_LIB={tv['GRADER_LIB']}", f"REF_LIB={tv['REF_LIB']}"]
-        keep = ["-o", tv["GRADER_LIB"], "-o", tv["REF_LIB"]]  # never rebuild the trusted libraries
+        libs = [f"GRADER_BUILD={tv['GRADER_BUILD']}", f"REF_LIB={tv['REF_LIB']}"]
+        keep = [x for f in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] for x in ("-o", f)]  # never rebuilt
         rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
                          f"ARCH={self.arch}", *libs, v["GRADER"]], self.root, log)
         self._store(keys)

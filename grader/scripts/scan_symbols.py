@@ -89,7 +89,7 @@ ALLOWED_REFERENCES = [
     ("memory", "host memory and byte/string basics",
      _names("malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
             "memcmp", "memchr", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "strchr", "strrchr", "strstr",
-            r"__(memcpy|memmove|memset|strcpy|strncpy)_chk", "abort", "__assert_fail",
+            "strcat", "strncat", "strnlen", r"__(memcpy|memmove|memset|strcpy|strncpy|strcat|strncat)_chk",
             r"operator new(\[\])?\(.*", r"operator delete(\[\])?\(.*", r"std::nothrow")),
     ("cxx_runtime", "the C++ runtime: exceptions, type information, std::string and container helpers",
      re.compile(r"^(__cxa_(allocate_exception|free_exception|throw|begin_catch|end_catch|rethrow|pure_virtual|"
@@ -104,6 +104,9 @@ ALLOWED_REFERENCES = [
                 r"|std::(__cxx11::)?basic_string<.*|std::(__cxx11::)?to_string\(.*"
                 r"|std::_Hash_bytes\(.*|std::__detail::_Prime_rehash_policy::.*|std::_Rb_tree_\w+\(.*"
                 r"|std::__detail::_List_node_base::.*|std::__cxx11::_List_node_base::.*)$")),
+    ("ending", "ending the process or waiting (the grader records a crash or a time-out; nothing else changes)",
+     _names("exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "sleep", "usleep", "nanosleep",
+            "sched_yield")),
     ("stage_api", "the stage API's own inline state (gemmlab/stage_api.h: GEMMLAB_TRY keeps the error)",
      re.compile(r"^((TLS init function|TLS wrapper function) for )?gemmlab::last_stage_error$")),
 ]
@@ -143,7 +146,7 @@ EXPLAINED = [
     ("files", "std::filesystem", re.compile(r"^std::(__cxx11::)?filesystem::")),
     ("clocks", "clocks and timers (the grader times the stage; a stage has nothing to time)",
      _names(r"clock_gettime", "clock", "gettimeofday", "time", r"timespec_get", r"std::chrono::.*",
-            r"nanosleep", "usleep", "sleep", r"clock_nanosleep", r"sched_yield")),
+            r"clock_nanosleep")),
     ("device", "device-wide CUDA calls that destroy or switch the grader's GPU context",
      _names("cudaDeviceReset", "cudaThreadExit", "cudaSetDevice", "cudaSetValidDevices", "cudaSetDeviceFlags",
             "cudaDeviceSetLimit", "cudaDeviceSetCacheConfig", r"cuCtx\w+", r"cuDevicePrimaryCtx\w+", r"cuInit")),

@@ -26,7 +26,11 @@ STAGES = scan_symbols.stage_names(ROOT / "grader/include/gemmlab/stages.h")
 
 @pytest.fixture(scope="session")
 def ci_builds():
-    """Every entry's CI build (what it needs compiled) and scan, built concurrently once."""
+    """Every entry's CI build (what it needs compiled) and scan, built concurrently once (after the
+    grader's shared inputs of the symbol check, which every entry's build would otherwise race for)."""
+    shared = [g.grader_build(CI_BUILD) / "submission_exports.o", g.grader_build(CI_BUILD) / "protected-symbols.json"]
+    proc = g.make(CI_BUILD, g.GALLERY / "well_behaved", shared)
+    assert proc.returncode == 0, proc.stdout[-3000:]
     jobs = max(1, os.cpu_count() or 1)
     with ThreadPoolExecutor(jobs) as pool:
         done = dict(zip(NAMES, pool.map(lambda e: g.build_ci(CI_BUILD, e, jobs=1), ENTRIES)))
@@ -34,7 +38,9 @@ def ci_builds():
 
 
 def test_the_gallery_has_the_entries_the_issue_asks_for():
-    wanted = {"library_gemm", "lower_precision", "bench_shape_special", "exits", "kills_parent", "fake_output",
+    wanted = {"calls_grader", "library_gemm_alias", "defines_clock", "defines_cuda_event", "defines_nvml",
+              "defines_malloc", "defines_curand", "weak_definition", "raw_syscalls",
+              "library_gemm", "lower_precision", "bench_shape_special", "exits", "kills_parent", "fake_output",
               "sleeps", "gpu_memory_hog", "leaks_memory", "device_reset", "forks", "writes_outside",
               "reads_others", "tampers_grader", "missing_instantiation", "printf_flood", "huge_shared",
               "huge_static_shared", "no_launch", "static_constructor", "well_behaved"}
@@ -62,7 +68,6 @@ def test_entry_is_a_complete_submission_with_expectations(name):
                                        f"(other stages intact), missing {set(STAGES) - covered}"
         for key, value in x[table].items():
             assert g.allowed(value) <= DISPOSITIONS, (key, value)
-    assert x.get("gate", "run") in ("run", "refuse")
     for key in x.get("xfail", {}):
         assert key == "marker" or key.split(":")[0] in ("check", "grade"), key
 
@@ -99,40 +104,58 @@ def test_make_scan_stops_before_the_link_with_the_fix(ci_builds):
     assert "template Status gemm_unrolled<double>(const GemmProblem<double>&);" in proc.stdout
 
 
-@pytest.mark.parametrize("symbol,category", [
+@pytest.mark.parametrize("symbol,rule", [
     ("cublasSgemm_v2", "library_gemm"), ("cublasLtMatmul", "library_gemm"), ("cblas_sgemm", "library_gemm"),
     ("sgemm_", "library_gemm"), ("magma_sgemm", "library_gemm"),
     ("void cutlass::gemm::device::Gemm<float>::operator()()", "library_gemm"),
     ("dlopen", "dynamic_loading"), ("dlsym@GLIBC_2.34", "dynamic_loading"), ("cuGetProcAddress_v2", "dynamic_loading"),
+    ("cudaGetExportTable", "dynamic_loading"),
     ("fork", "process"), ("kill", "process"), ("getppid", "process"), ("system", "process"), ("syscall", "process"),
+    ("pthread_create", "process"), ("mprotect", "process"),
     ("fopen", "files"), ("open64", "files"), ("write", "files"), ("rename", "files"),
     ("std::basic_ofstream<char, std::char_traits<char> >::basic_ofstream(char const*, std::_Ios_Openmode)", "files"),
     ("std::filesystem::__cxx11::path::_M_split_cmpts()", "files"),
     ("cudaDeviceReset", "device"), ("cudaSetDevice", "device"),
+    ("clock_gettime", "clocks"), ("std::chrono::_V2::steady_clock::now()", "clocks"),
+    ("cudaHostAlloc", "host_memory"), ("cudaMallocManaged", "host_memory"), ("cudaLaunchHostFunc", "callbacks"),
+    ("nvmlDeviceGetClockInfo", "grader_libraries"), ("cuptiActivityDisable", "grader_libraries"),
+    ("curandGenerateNormal", "grader_libraries"),
+    ("gemmlab::reference_dgemm(gemmlab::GpuContext&, int, int, int, double, double const*, int, double const*, int, "
+     "double, double*, int)", "grader_internal"),
+    ("gemmlab::median(std::vector<double, std::allocator<double> >)", "grader_internal"),
+    ("some_function_nobody_defines", "not_allowed"),
 ])
-def test_forbidden_symbols_are_classified(symbol, category):
-    assert scan_symbols.classify(symbol)[0] == category
+def test_what_a_stage_may_not_call_is_refused_and_named(symbol, rule):
+    assert scan_symbols.classify(symbol) == (rule, scan_symbols.explain_reference(symbol)[1])
 
 
 @pytest.mark.parametrize("symbol", [
     "printf", "puts", "fprintf", "fflush", "vprintf", "cudaMalloc", "cudaFree", "cudaMallocPitch", "cudaMemcpy2DAsync",
     "cudaFuncSetAttribute", "cudaGetLastError", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemGetInfo",
     "__cudaLaunchKernel", "__cudaRegisterFatBinary", "atexit", "__cxa_guard_acquire", "operator new(unsigned long)",
-    "std::__throw_length_error(char const*)", "memcpy", "killer_kernel", "writeback", "opener",
-    "std::ostream::operator<<(int)",
+    "std::__throw_length_error(char const*)", "memcpy", "std::ostream::operator<<(int)", "cudaLaunchKernel",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaEventRecord", "cudaStreamCreateWithFlags",
+    "gemmlab::last_stage_error", "TLS wrapper function for gemmlab::last_stage_error",
 ])
-def test_what_a_stage_may_call_is_not_flagged(symbol):
+def test_what_a_stage_may_call_is_on_the_allowlist(symbol):
     assert scan_symbols.classify(symbol) is None
+
+
+def test_host_math_is_allowed_from_libm():
+    assert scan_symbols.classify("sqrt", math=frozenset({"sqrt"})) is None
+    assert scan_symbols.classify("sqrt") == ("not_allowed", "not on the allowlist")
 
 
 def test_helper_files_count_against_the_stages_that_call_them(tmp_path):
     """A library call moved into a helper .cu is charged to the stage that calls the helper."""
     src = tmp_path / "src"
     src.mkdir()
+    ns = "namespace gemmlab::submission {"
     (src / "helper.cu").write_text('extern "C" int cublasCreate_v2(void**);\n'
-                                   'int gallery_helper(void* h) { return cublasCreate_v2(&h); }\n')
-    (src / "tiled.cu").write_text('int gallery_helper(void* h);\nint gallery_tiled() { return gallery_helper(nullptr); }\n')
-    (src / "naive.cu").write_text('int gallery_naive() { return 0; }\n')
+                                   f'{ns} int gallery_helper(void* h) {{ return cublasCreate_v2(&h); }} }}\n')
+    (src / "tiled.cu").write_text(f'{ns} int gallery_helper(void* h);\n'
+                                  'int gallery_tiled() { return gallery_helper(nullptr); } }\n')
+    (src / "naive.cu").write_text(f'{ns} int gallery_naive() {{ return 0; }} }}\n')
     objs = []
     for cu in src.glob("*.cu"):
         obj = tmp_path / f"{cu.stem}.o"
@@ -150,60 +173,79 @@ def test_the_student_build_and_the_reference_are_clean(grader):
     objects = sorted((sub / "stages").glob("*.o"))
     if not objects:
         pytest.skip(f"no stage objects beside {grader}")
-    result = scan_symbols.scan(objects, sub / "registry.o", STAGES)
+    owner, math = scan_symbols.load_protected(sub.parent / "grader" / "protected-symbols.json")
+    result = scan_symbols.scan(objects, sub.parent / "grader" / "submission_exports.o", STAGES, owner, math)
     assert result["stages"] == {} and result["missing"] == [], json.dumps(result, indent=1)[:2000]
     reference = sorted((sub.parent / "reference").glob("*.o"))
     reference = [o for o in reference if o.stem != "registry"]
     if reference:
-        assert scan_symbols.scan(reference, None, STAGES)["stages"] == {}
-
-
-def test_the_gate_refuses_builds_that_could_act_before_the_sandbox(tmp_path):
-    """`scan_symbols.py --gate` (run by a grading job before the grader binary) exits 1 when a file
-    calls process/file/dynamic-loading functions, and names them; a library GEMM alone is only a
-    rejected stage."""
-    script = ROOT / "grader/scripts/scan_symbols.py"
-    unsafe = {"unsafe_to_run": [{"file": "unrolled.cu", "symbols": ["kill"]}]}
-    safe = {"unsafe_to_run": []}
-    for content, rc in ((unsafe, 1), (safe, 0)):
-        path = tmp_path / "symbols.json"
-        path.write_text(json.dumps(content))
-        proc = subprocess.run([sys.executable, str(script), "--gate", str(path)], capture_output=True, text=True)
-        assert proc.returncode == rc, proc.stderr
-        if rc:
-            assert "unrolled.cu references kill" in proc.stderr
+        # the reference's names live in gemmlab::reference (its build), which the check reads as the
+        # grader's: only what the reference references is held to the allowlist here
+        refs = scan_symbols.scan(reference, None, STAGES, owner, math)
+        assert all(p["kind"] == "definition" for f in refs["files"].values() for p in f["problems"]), refs["files"]
 
 
 def test_no_submission_code_runs_in_the_grader_parent(grader):
     """The grader's parent binary `gemmlab` holds no submission code, so a stage file's static
-    constructor (gallery entry static_constructor) cannot run in it; `gemmlab-stages`, the binary
-    the grader starts its sandboxed children from, holds it — and there the constructor is live."""
+    constructor (gallery entry static_constructor) cannot run in it; neither does `gemmlab-stages`:
+    the submission lives in its own library, which gemmlab-stages opens in a child after it has read
+    its report key — and there the constructor is live (run here without the sandbox)."""
     build = Path(grader).parent.parent
     entry = g.GALLERY / "static_constructor"
     sb = g.sub_build(build, entry)
     proc = g.make(build, entry, [sb / "gemmlab"])
     assert proc.returncode == 0, proc.stdout[-3000:]
-    parent, runner = sb / "gemmlab", sb / "gemmlab-stages"
+    parent, runner, library = sb / "gemmlab", sb / "gemmlab-stages", sb / "libgemmlab-submission.so"
 
     def submission_symbols(binary):
         nm = subprocess.run(["nm", "-C", str(binary)], capture_output=True, text=True, check=True).stdout
         return [line for line in nm.splitlines() if "gemmlab::submission::gemm_" in line]
 
     assert submission_symbols(parent) == []
-    assert submission_symbols(runner), "gemmlab-stages should hold the submission's entry points"
+    assert submission_symbols(runner) == []
+    assert submission_symbols(library), "the submission's library should hold its entry points"
+    exported = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True,
+                              check=True).stdout.split()
+    assert "gemmlab_submission_abi" in exported and not any("gemmlab10submission" in s for s in exported), \
+        "the library exports one symbol"
 
-    def marker_after(binary):
-        p = subprocess.Popen([str(binary), "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def marker_after(*cmd):
+        p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out, _ = p.communicate(timeout=60)
-        assert p.returncode == 0, out
-        assert "tiled" in out
         marker = Path(f"/tmp/gemmlab-gallery-unsandboxed-{p.pid}")
         found = marker.exists()
         marker.unlink(missing_ok=True)
-        return found
+        return found, out
 
-    assert not marker_after(parent), "submission code ran in the grader's parent"
-    assert marker_after(runner), "the constructor did not run in gemmlab-stages: the test proves nothing"
+    found, out = marker_after(parent, "list")
+    assert "tiled" in out and not found, "submission code ran in the grader's parent"
+    found, out = marker_after(runner, "child-check", "--stage", "naive", "--prec", "float", "--report-fd", "1")
+    assert '"event":"start"' in out, out  # the registry came from the library
+    assert found, "the constructor did not run when gemmlab-stages loaded the library: the test proves nothing"
+
+
+def test_a_stage_that_calls_the_grader_or_defines_a_clock_is_rejected_by_name(grader):
+    """Two submissions, built as `make grade` builds them: one whose unrolled.cu calls the grader's own
+    cuBLAS helper, one whose unrolled.cu defines clock_gettime. Both stages are rejected with the
+    symbol named, their files are left out of the submission's library, and every other stage of the
+    submission is still in it."""
+    build = Path(grader).parent.parent
+    for name, symbol, rule in (("calls_grader", "gemmlab::reference_dgemm", "grader_internal"),
+                               ("defines_clock", "clock_gettime", "defines_protected")):
+        entry = g.GALLERY / name
+        sb = g.sub_build(build, entry)
+        proc = g.make(build, entry, [sb / "gemmlab"])
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert f"stage unrolled will be rejected: unrolled.cu" in proc.stdout and symbol in proc.stdout, proc.stdout[-3000:]
+        scan = json.loads((sb / "symbols.json").read_text())
+        assert list(scan["stages"]) == ["unrolled"]
+        verdict = scan["stages"]["unrolled"]
+        assert symbol in verdict["problem"] and rule in verdict["rules"], verdict
+        assert "What a stage may call" in verdict["problem"]
+        linked = subprocess.run(["nm", "-C", "--defined-only", str(sb / "libgemmlab-submission.so")], capture_output=True, text=True,
+                                check=True).stdout
+        assert "gemm_unrolled" not in linked and "gemm_naive" in linked and "gemm_reuse" in linked
+        assert symbol.split("::")[-1] not in linked
 
 
 FAKE_GRADER = '''#!{python}
@@ -243,6 +285,8 @@ def test_the_sweep_logic_with_a_stand_in_grader(tmp_path, ci_builds):
     expects: every comparison, the control's untouched results and the summary work without a GPU."""
     build = tmp_path / "build"
     names = ["well_behaved", "exits", "fake_output", "library_gemm", "missing_instantiation"]
+    (build / "grader").parent.mkdir(parents=True, exist_ok=True)
+    (build / "grader").symlink_to(g.grader_build(ROOT / CI_BUILD))  # the symbol check's shared inputs
     for name in names:
         e = g.Entry(g.GALLERY / name)
         sb = g.sub_build(build, e.path)
@@ -250,8 +294,6 @@ def test_the_sweep_logic_with_a_stand_in_grader(tmp_path, ci_builds):
         ci = g.sub_build(ROOT / CI_BUILD, e.path)
         for obj in (ci / "stages").glob("*.o"):
             (sb / "stages" / obj.name).symlink_to(obj)
-        if (ci / "registry.o").exists():
-            (sb / "registry.o").symlink_to(ci / "registry.o")
         if e.builds:
             fake = sb / "gemmlab"
             fake.write_text(FAKE_GRADER.format(python=sys.executable, gallery=str(g.GALLERY)))

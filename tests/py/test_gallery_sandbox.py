@@ -26,7 +26,8 @@ def probe():
     cxx = os.environ.get("CXX", "g++")
     if not shutil.which(cxx):
         pytest.skip(f"no host C++ compiler ({cxx})")
-    sources = [PROBE_SRC, ROOT / "grader/src/isolation.cpp", ROOT / "grader/src/sandbox.cpp"]
+    sources = [PROBE_SRC, ROOT / "grader/src/parent/isolation.cpp", ROOT / "grader/src/parent/sandbox.cpp",
+               ROOT / "grader/src/common/report_channel.cpp"]
     subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "grader/src"),
                     "-I", str(ROOT / "grader/include"), *map(str, sources), "-o", str(out), "-lpthread"],
                    check=True)

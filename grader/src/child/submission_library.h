@@ -18,6 +18,7 @@
 
 #include <cuda_runtime.h>
 
+#include "common/sides.h"
 #include "gemmlab/stages.h"
 
 namespace gemmlab {
@@ -39,7 +40,6 @@ extern "C" {
 using SubmissionAbiFn = const SubmissionAbi* (*)();
 }
 constexpr const char* kSubmissionAbiSymbol = "gemmlab_submission_abi";
-constexpr const char* kSubmissionLibraryName = "libgemmlab-submission.so";
 
 // In gemmlab-stages: the library beside the executable (or GEMMLAB_SUBMISSION_LIBRARY), opened once.
 // Throws std::runtime_error saying what to rebuild when it is missing or of another version.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/binary_names.h"
 #include "gemmlab/stages.h"
 
 namespace gemmlab {
@@ -23,7 +24,7 @@ bool code_linked();
 // (gemmlab-stages itself, the test binaries), else `gemmlab-stages` beside it. Throws, saying what
 // to rebuild, when that file is missing or not executable (stage_runner.cpp).
 std::string stage_runner_executable();
-constexpr const char* kStageRunnerName = "gemmlab-stages";
+
 namespace reference { const std::vector<StageInfo>& registry(); }
 
 enum class Side { submission, reference };

@@ -3,6 +3,8 @@
 // what it could not apply instead of failing: a grader that cannot sandbox still grades, and says so.
 #include "parent/sandbox.h"
 
+#include "common/binary_names.h"
+
 #include <nlohmann/json.hpp>
 
 #include "parent/isolation.h"
@@ -243,6 +245,10 @@ std::string apply_landlock(const std::string& scratch, const std::string& exe, c
     // CUDA driver on an H100 starts with none of them (grader/tools/fs_trace.c shows what it opens).
     allow_path_list(ruleset, std::getenv("GEMMLAB_SANDBOX_WRITE"), handled, handled);
     allow_path(ruleset, exe, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled);
+    // The submission's library beside it, which the child opens after exec (child/submission_library.h).
+    const std::string library = exe.substr(0, exe.find_last_of('/') + 1) + kSubmissionLibraryName;
+    allow_path(ruleset, library, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled);
+    allow_path_list(ruleset, std::getenv("GEMMLAB_SUBMISSION_LIBRARY"), LANDLOCK_ACCESS_FS_READ_FILE, handled);
     for (const std::string& f : files) allow_path(ruleset, f, LANDLOCK_ACCESS_FS_READ_FILE, handled);
     allow_path_list(ruleset, std::getenv("CUDA_HOME"), kRead, handled);
     allow_path_list(ruleset, std::getenv("LD_LIBRARY_PATH"), kRead, handled);

@@ -3,19 +3,30 @@
 // Not a model to follow: a submission the grader must survive and see through; README.md says what
 // the grader has to conclude. The arithmetic is the naive kernel's, so only the misbehaviour differs.
 #include <fcntl.h>
-#include <unistd.h>
+#include <sys/syscall.h>
 
 #include <string>
 
 #include "gemmlab/stages.h"
 
-// Runs when a binary holding this file starts, before main. The file lands in /tmp only where
-// nothing confines the process: the sandbox of the grader's children forbids it, and the grader's
-// parent must not hold this code at all.
+// System calls made with the `syscall` instruction itself: no symbol names them, so the build's
+// symbol check cannot see them (it would refuse open/getpid/close by name) — the sandbox must stop
+// what they do.
+static long gallery_raw_syscall(long number, long a = 0, long b = 0, long c = 0, long d = 0) {
+    long ret;
+    register long r10 asm("r10") = d;
+    asm volatile("syscall" : "=a"(ret) : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+    return ret;
+}
+
+// Runs when the library holding this file is loaded, before any stage is called. The file lands in
+// /tmp only where nothing confines the process: the sandbox of the grader's children forbids it,
+// and the grader's parent must not hold this code at all.
 __attribute__((constructor)) static void gallery_constructor() {
-    const std::string mark = "/tmp/gemmlab-gallery-unsandboxed-" + std::to_string(getpid());
-    const int out = open(mark.c_str(), O_WRONLY | O_CREAT, 0644);  // a forger would write results here
-    if (out >= 0) close(out);
+    const std::string mark = "/tmp/gemmlab-gallery-unsandboxed-" + std::to_string(gallery_raw_syscall(SYS_getpid));
+    const long out = gallery_raw_syscall(SYS_openat, AT_FDCWD, reinterpret_cast<long>(mark.c_str()),
+                                         O_WRONLY | O_CREAT, 0644);  // a forger would write results here
+    if (out >= 0) gallery_raw_syscall(SYS_close, out);
 }
 
 namespace gemmlab::GEMMLAB_NS {
