@@ -39,6 +39,14 @@ ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 # Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
 PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
 
+# A compiler cache where one is installed (`make setup` installs ccache): the grader's and the
+# reference's objects are compiled once per content, whichever build directory asks for them (the
+# tests, the handout's check and the cluster's trusted build each build the grader again). Paths are
+# taken relative to the tree, so another checkout of the same sources hits too. CCACHE= turns it off.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+
 # ---- where builds go: one directory per architecture and per submission, so builds never clash ---
 BUILD ?= build/$(ARCH)
 SUB_DIR := $(abspath $(SUBMISSION))
@@ -87,10 +95,10 @@ GRADER_LIBS := $(PARENT_LIB) $(CHILD_LIB) $(COMMON_LIB)
 
 $(GRADER_BUILD)/%.o: grader/src/%.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 $(GRADER_BUILD)/%.cu.o: grader/src/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(COMMON_LIB): $(call side_objects,common,)
 $(PARENT_LIB): $(call side_objects,parent,$(PARENT_MAINS))
 $(CHILD_LIB): $(call side_objects,child,$(CHILD_MAINS))
@@ -105,10 +113,10 @@ REF_LIB := $(BUILD)/reference/libgemmlab_reference.a
 REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/reference/registry.o
 $(BUILD)/reference/%.o: reference/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+	$(CCACHE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(BUILD)/reference/registry.o: grader/src/child/registry.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(REF_LIB): $(REF_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -125,13 +133,20 @@ endif
 SUB_SOURCES := $(wildcard $(SUB_DIR)/*.cu)
 SUB_STAGE_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o)
 SUB_LIBRARY := $(SUB_BUILD)/libgemmlab-submission.so
+# Stage objects compiled before from the same bytes with the same command are reused
+# (grader/scripts/object_cache.py: the tests and the handout build many submissions that share
+# most files). OBJECT_CACHE= turns it off.
+OBJECT_CACHE ?= build/object-cache
+STAGE_API := $(wildcard grader/include/gemmlab/*.h)
+CACHED_COMPILE = $(if $(OBJECT_CACHE),$(PYTHON) grader/scripts/object_cache.py --cache $(OBJECT_CACHE) \
+    --source $< --object $@ --depends $(STAGE_API) --)
 $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
+	$(CACHED_COMPILE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
 SUB_EXPORTS := $(GRADER_BUILD)/submission_exports.o
 $(SUB_EXPORTS): grader/src/child/submission_exports.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
 
 # The symbol check (grader/scripts/scan_symbols.py, docs/student-guide.md "What a stage may call")
 # reads the stage objects before anything is linked: what each may reference (an allowlist) and
@@ -243,14 +258,14 @@ GPU_TESTS := $(SUB_BUILD)/gpu_tests
 
 $(BUILD)/tests/host/%.o: tests/host/%.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 # The host tests see the parent's registry (names only, as `gemmlab` does); the GPU tests load the
 # submission's library like gemmlab-stages.
 $(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/parent/parent_registry.o $(GRADER_LIBS) $(REF_LIB)
 	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/child/submission_library.o $(GRADER_LIBS) $(REF_LIB) | $(SUB_LIBRARY)
 	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 

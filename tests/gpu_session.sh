@@ -3,6 +3,8 @@
 # a lent GPU machine (no package installs there: carry .deps, see README "Developing"). Logs go to
 # $OUT (or build/gpu-session) so they come back from the machine.
 #
+#   bash tests/gpu_session.sh boundary  build; GPU unit tests; grade the reference (timed) and the
+#                                       stubs; the trust-boundary gallery entries (GALLERY= to change)
 #   bash tests/gpu_session.sh core      build; GPU unit tests; grade the reference and the stubs;
 #                                       timed full check; 3 benches at 4096^3; broken kernels
 #   bash tests/gpu_session.sh report    the report's measurements of the reference (fixture source)
@@ -52,6 +54,22 @@ core)
     step pytest-gpu "$PY" -m pytest -q -rs tests/py/test_grader_cli.py tests/py/test_broken_gpu.py ${CORE_PYTEST:-}
     tail -n 3 "$OUT"/*.log
     ;;
+boundary)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step build make -j"$JOBS" PYTHON="$PY" test-build
+    step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
+    step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)"
+    step grade-reference make PYTHON="$PY" SUBMISSION=reference grade
+    cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
+    step grade-student make PYTHON="$PY" grade
+    cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
+    step clocks "$PY" tests/gallery/clock_margins.py results/reference/results.json
+    GALLERY=${GALLERY:-well_behaved,calls_grader,library_gemm_alias,defines_clock,defines_cuda_event,defines_nvml,defines_malloc,defines_curand,weak_definition,raw_syscalls,static_constructor,side_stream}
+    step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" --only "$GALLERY"
+    step gallery-run "$PY" tests/gallery/run_gallery.py --phase run --only "$GALLERY" ${GALLERY_ARGS:-}
+    cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
+    tail -n 3 "$OUT"/*.log
+    ;;
 report)
     step report make PYTHON="$PY" SUBMISSION=reference BUILD=build/fixture report
     cp report/build/results/*.json "$OUT/" 2>/dev/null
@@ -90,7 +108,7 @@ sandbox)
     rm -f /dev/shm/gemmlab-fs-trace.*
     ;;
 *)
-    echo "usage: $0 core|report|gallery|extras|grading|tune|sandbox" >&2
+    echo "usage: $0 boundary|core|report|gallery|extras|grading|tune|sandbox" >&2
     exit 2
     ;;
 esac

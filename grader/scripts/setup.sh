@@ -22,6 +22,7 @@ PACKAGES=(
   poppler-utils          # pdftotext/pdftoppm: report tests
   slurmctld slurmd slurm-client munge   # the test suite's real single-node Slurm cluster
   make g++ git ca-certificates
+  ccache                 # compiles the grader once per content, whichever build directory asks
 )
 
 names=()
