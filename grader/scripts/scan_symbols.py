@@ -89,7 +89,8 @@ ALLOWED_REFERENCES = [
     ("memory", "host memory and byte/string basics",
      _names("malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
             "memcmp", "memchr", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "strchr", "strrchr", "strstr",
-            "strcat", "strncat", "strnlen", r"__(memcpy|memmove|memset|strcpy|strncpy|strcat|strncat)_chk",
+            "strcat", "strncat", "strnlen", r"(__isoc99_|__isoc23_)?sscanf", "strtol", "strtoul", "strtoll", "strtoull",
+            "strtod", "strtof", "atoi", "atol", "atof", r"__(memcpy|memmove|memset|strcpy|strncpy|strcat|strncat)_chk",
             r"operator new(\[\])?\(.*", r"operator delete(\[\])?\(.*", r"std::nothrow")),
     ("cxx_runtime", "the C++ runtime: exceptions, type information, std::string and container helpers",
      re.compile(r"^(__cxa_(allocate_exception|free_exception|throw|begin_catch|end_catch|rethrow|pure_virtual|"
