@@ -30,7 +30,8 @@ reference this check missed could still not reach the grader or another library.
   scan_symbols.py --linkable .../symbols.json     (the objects to link, for the Makefile)
 
 The check also finds entry points the registry needs but no file defines (a forgotten explicit
-instantiation) and says how to fix it. The JSON it writes (schema gemmlab.symbols/2) is what
+instantiation) and says how to fix it, and lists the kernels of the linked files ("kernels"): the
+benchmark refuses a timed call during which the GPU ran any other kernel (docs/timing.md). The JSON it writes (schema gemmlab.symbols/2) is what
 `gemmlab check` and `gemmlab grade` read; docs/gallery.md describes it.
 """
 import argparse
@@ -283,12 +284,13 @@ def definition_problem(mangled, demangled, sym_type, kernels, protected):
 
 
 def kernel_names(symbols):
-    """Mangled names of the kernels defined in an object: each has a __device_stub__ beside it."""
+    """Mangled names of the kernels defined in an object, as the GPU reports them: nvcc names each
+    kernel's host stub (and its static locals) __device_stub__<name without its leading _>."""
     out = set()
     for _m, d, t in symbols:
         m = re.match(r"^__device_stub__(\S+?)\(", d)
         if m and t not in "Uw":
-            out.add(m.group(1))
+            out.add("_" + m.group(1))
     return out
 
 
@@ -377,7 +379,7 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
                     todo.append(nxt)
         return seen
 
-    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": []}
+    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": []}
     for name, o in sorted(info.items()):
         reach = closure(name)
         refused = [p for n in sorted(reach) for p in info[n]["problems"]]
@@ -386,6 +388,7 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
                                       "linked": not refused}
         if not refused:
             result["linkable"].append(o["object"])
+            result["kernels"] += sorted(o["kernels"])
     for stage in stages:
         if stage not in info:
             continue

@@ -407,7 +407,11 @@ private:
                              ? "wall clock"
                              : "events";
             t.disposition = Disposition::passed;
-            if (const std::string lib = library_kernel_among(r.kernel_names); !lib.empty()) {
+            if (const std::string foreign = foreign_kernel_among(r); !foreign.empty()) {
+                t.disposition = Disposition::rejected;
+                t.problem = "the GPU ran " + foreign + " during the stage's calls, a kernel that is not in the "
+                            "submission's build: a stage's work is the kernels it compiles itself";
+            } else if (const std::string lib = library_kernel_among(r.kernel_names); !lib.empty()) {
                 t.disposition = Disposition::rejected;
                 t.problem = "the GPU ran " + lib + ", a kernel of cuBLAS (the harness ran it for the cuBLAS "
                             "item or the verification), during the stage's calls: a stage must compute the "
@@ -444,6 +448,19 @@ private:
                << " ms: the GPU cannot be busy longer than the call (a clock function was replaced, or the "
                   "grader's memory altered)";
         return os.str();
+    }
+
+    // The first kernel of a submission stage's calls that its build does not hold, or "" (also when
+    // the plan carries no list: no symbol check, as in the GPU unit tests).
+    std::string foreign_kernel_among(const ItemRun<T>& r) const {
+        if (plan_.submission_kernels.empty() || r.item->kind != BenchItem::Kind::stage ||
+            r.item->side != Side::submission)
+            return "";
+        for (const std::string& n : r.kernel_names)
+            if (std::find(plan_.submission_kernels.begin(), plan_.submission_kernels.end(), n) ==
+                plan_.submission_kernels.end())
+                return n;
+        return "";
     }
 
     // The first of `names` that the harness saw cuBLAS run, or "".

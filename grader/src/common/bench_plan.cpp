@@ -63,7 +63,8 @@ json to_json(const BenchPlan& p) {
                 {"max_seconds", p.stop.budget_seconds},
                 {"clear_l2", p.clear_l2},
                 {"verify_repetitions", p.verify_repetitions},
-                {"seed", p.seed}};
+                {"seed", p.seed},
+                {"submission_kernels", p.submission_kernels}};
 }
 
 BenchPlan bench_plan_from_json(const json& j) {
@@ -79,6 +80,7 @@ BenchPlan bench_plan_from_json(const json& j) {
     p.clear_l2 = j.value("clear_l2", p.clear_l2);
     p.verify_repetitions = j.value("verify_repetitions", p.verify_repetitions);
     p.seed = j.value("seed", p.seed);
+    p.submission_kernels = j.value("submission_kernels", std::vector<std::string>{});
     return p;
 }
 

@@ -59,6 +59,9 @@ struct BenchPlan {
     bool clear_l2 = true;
     int verify_repetitions = 2;
     uint64_t seed = 0;
+    // The kernels the submission's build holds (the symbol check's list): during a timed call of a
+    // submission stage the GPU may run these and no others. Empty: the rule is off (no symbol check).
+    std::vector<std::string> submission_kernels;
 };
 
 nlohmann::json to_json(const BenchItem& item);

@@ -1,5 +1,6 @@
 // bench_command.cpp — child orchestration of the benchmark and `gemmlab bench` (see bench_command.h).
 #include "parent/bench_command.h"
+#include "parent/symbol_scan.h"
 
 #include <algorithm>
 #include <ctime>
@@ -295,9 +296,11 @@ int run_bench_command(const BenchCommandOptions& opt) {
 
     json results = json::array(), baselines = json::object(), reference = json::array(), devices = json::object();
     int status = 0;
+    const SymbolScan scan = load_symbol_scan(default_symbol_scan_path());
     for (Precision p : opt.selection.precisions) {
         BenchPlan plan = plan_from_config(opt.config, p, opt.shapes, opt.seed);
         plan.items = {baseline_item(), BenchItem::cublas()};
+        plan.submission_kernels = scan.kernels;
         std::vector<json> rows;  // the check results of the stages timed, in plan order after the baselines
         for (const json& r : checked["results"]) {
             if (r.value("precision", "") != precision_name(p)) continue;

@@ -160,6 +160,7 @@ int run_grade(const GradeOptions& opt, const CourseConfig& cfg) {
         const std::string prec = precision_name(p);
         BenchPlan plan = plan_from_config(cfg.bench, p, shapes, opt.seed);
         plan.items = {baseline_item(), BenchItem::cublas()};
+        plan.submission_kernels = scan.kernels;
         for (const json& r : checked["results"])
             if (r.value("precision", "") == prec && r.value("disposition", "") == "passed")
                 plan.items.push_back(BenchItem::of_stage(Side::submission, r["stage"], r["variant"]));

@@ -31,6 +31,9 @@ SymbolScan load_symbol_scan(const std::string& path) {
     scan.path = path;
     for (const auto& [stage, verdict] : j["stages"].items())
         if (verdict.value("disposition", "") == "rejected") scan.rejected[stage] = verdict.value("problem", "");
+    if (j.contains("kernels") && j["kernels"].is_array())
+        for (const auto& k : j["kernels"])
+            if (k.is_string()) scan.kernels.push_back(k.get<std::string>());
     return scan;
 }
 

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,9 @@ namespace gemmlab {
 struct SymbolScan {
     std::string path;                              // the file read; "" when there was none
     std::map<std::string, std::string> rejected;   // stage name -> problem (names the symbol)
+    // The kernels of the files linked into the submission's library, by the name the GPU reports:
+    // the only kernels a stage's timed call may run (the benchmark's plan carries them).
+    std::vector<std::string> kernels;
 };
 
 // The file beside the running grader: <directory of /proc/self/exe>/symbols.json.

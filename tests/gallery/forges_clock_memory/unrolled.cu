@@ -2,10 +2,13 @@
 // unrolled: work hidden on a stream of its own, and the harness's start time moved forward in memory.
 // Not a model to follow: a submission the grader must survive and see through; README.md says what
 // the grader has to conclude. The arithmetic is the naive kernel's, so only the misbehaviour differs.
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 
 #include "gemmlab/stages.h"
 
@@ -50,13 +53,40 @@ int64_t monotonic_ns() {
     return ret == 0 ? int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec : 0;
 }
 
+long raw_syscall(long n, long a, long b, long c) {
+    long ret;
+    asm volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+    return ret;
+}
+
+// The end of the main thread's stack, from the "[stack]" line of /proc/self/maps (read with the
+// system calls themselves), so the walk below never leaves it.
+uintptr_t stack_end() {
+    static char maps[1 << 18];
+    const long fd = raw_syscall(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/maps"), O_RDONLY);
+    if (fd < 0) return 0;
+    long have = 0, n;
+    while (have < long(sizeof maps) - 1 &&
+           (n = raw_syscall(SYS_read, fd, reinterpret_cast<long>(maps + have), long(sizeof maps) - 1 - have)) > 0)
+        have += n;
+    raw_syscall(SYS_close, fd, 0, 0);
+    maps[have] = '\0';
+    const char* line = std::strstr(maps, "[stack]");
+    if (!line) return 0;
+    while (line > maps && line[-1] != '\n') --line;
+    unsigned long lo = 0, hi = 0;
+    return std::sscanf(line, "%lx-%lx", &lo, &hi) == 2 ? hi : 0;
+}
+
 // Moves every value on the stack above this frame that looks like a steady_clock time taken in the
 // last 5 ms (the harness's start time of this call, kept in its frame or in a register saved on
 // the way here) forward by `shift_ns`: the harness's wall clock then measures less than the call.
 __attribute__((noinline)) void shift_recent_times(int64_t shift_ns) {
+    static const uintptr_t end = stack_end();
     const int64_t now = monotonic_ns();
     auto* p = static_cast<volatile int64_t*>(__builtin_frame_address(0));
-    for (int i = 0; i < 4096; ++i)  // 32 KiB of stack above this frame
+    const uintptr_t limit = end ? end : reinterpret_cast<uintptr_t>(p) + 4096;
+    for (int i = 0; i < 8192 && reinterpret_cast<uintptr_t>(p + i + 1) <= limit; ++i)  // at most 64 KiB
         if (p[i] > now - 5000000 && p[i] <= now) p[i] += shift_ns;
 }
 
