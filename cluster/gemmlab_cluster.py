@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import class_files  # noqa: E402
 import config as config_mod  # noqa: E402
 import dropbox  # noqa: E402
 import gradebook  # noqa: E402
@@ -227,12 +228,25 @@ def _active_jobs(run: Path) -> dict:
     return slurm.queue_states(ids) if any(ids) and shutil.which("squeue") else {}
 
 
+def class_source(cfg) -> str:
+    """Where the class list comes from, for messages about a name that is not in it."""
+    if cfg.roster_path:
+        return f"the roster {cfg.roster_path} does not list them and they have no directory in {cfg.dropbox_dir}"
+    return (f"no roster is set ([cluster] roster), so the class is whoever has handed in, and {cfg.dropbox_dir} "
+            "has no directory of theirs")
+
+
 def plan_sweep(cfg) -> list[dict]:
     entries = []
-    for student in dropbox.students(cfg):
+    students = dropbox.students(cfg)
+    extensions = class_files.load_extensions(cfg, set(students), class_source(cfg))
+    for student in students:
         attempts = dropbox.list_attempts(cfg.dropbox_dir / student)
-        pick, info = dropbox.choose(attempts, cfg.deadline)
+        ext = extensions.get(student)
+        pick, info = dropbox.choose(attempts, ext.deadline(cfg.deadline) if ext else cfg.deadline)
         entry = {"student": student, "attempts": len(attempts), **info}
+        if ext:
+            entry["extension"] = ext.describe()
         if pick is None:
             entry["status"] = "missing" if not attempts else "not_counted"
         else:
