@@ -370,6 +370,33 @@ def cmd_gradebook(cfg, args):
     return 0
 
 
+# ---- staff: around the grades (similarity, exports, leaderboard) ------------------------------------
+def _chosen_sweep(cfg, args) -> Path:
+    """--sweep DIR, else the sweep named --name under [cluster] sweeps; it must have a plan."""
+    sweep = Path(args.sweep) if args.sweep else sweep_dir(cfg, args.name)
+    if not (sweep / "plan.json").is_file():
+        known = sorted(q.parent.name for q in cfg.sweeps_dir.glob("*/plan.json"))
+        raise Refused(f"{sweep} has no plan.json: no sweep there yet (`make sweep SWEEP={sweep.name}` starts one). "
+                      f"Sweeps in {cfg.sweeps_dir}: {', '.join(known) or 'none'}")
+    return sweep
+
+
+def _stage_files(cfg) -> list[str]:
+    """The registry's stage files (the trusted tree's student/*.cu): the one list of stages."""
+    return dropbox.stage_files(cfg.grader_dir)
+
+
+def cmd_similarity(cfg, args):
+    import similarity  # copydetect and matplotlib: only staff commands need them
+    sweep = _chosen_sweep(cfg, args)
+    try:
+        out = similarity.run(cfg, sweep, _stage_files(cfg))
+    except similarity.SimilarityError as e:
+        raise Refused(str(e)) from None
+    print(f"similarity: report {out / 'index.html'}; top pairs {out / 'top-pairs.csv'}")
+    return 0
+
+
 def cmd_sweep_status(cfg, args):
     sweep = sweep_dir(cfg, args.name)
     plan = grading._read_json(sweep / "plan.json")
@@ -424,6 +451,11 @@ def cmd_sweep_status(cfg, args):
 
 
 # ---- command line -------------------------------------------------------------------------------
+def _sweep_options(p):
+    p.add_argument("--name", default="final", help="the sweep's name (a directory under [cluster] sweeps)")
+    p.add_argument("--sweep", help="the sweep directory itself (instead of --name)")
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="gemmlab_cluster.py", description=__doc__.splitlines()[0],
                                  epilog="docs/instructor-guide.md explains every command.")
@@ -470,6 +502,10 @@ def parser():
     p.add_argument("--sweep", required=True, help="the sweep directory")
     p.set_defaults(fn=cmd_gradebook)
 
+    p = sub.add_parser("similarity", help="(staff) similarity report of a sweep's hand-ins, stage by stage")
+    _sweep_options(p)
+    p.set_defaults(fn=cmd_similarity)
+
     p = sub.add_parser("sweep-status", help="(staff) progress of a sweep")
     p.add_argument("--name", default="final")
     p.set_defaults(fn=cmd_sweep_status)
@@ -498,4 +534,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # copydetect picks fingerprints by Python's string hash, which is salted afresh in every process
+    # unless PYTHONHASHSEED is set: fix it, so that a similarity report is the same each time.
+    if "similarity" in sys.argv[1:] and os.environ.get("PYTHONHASHSEED") != "0":
+        os.execve(sys.executable, [sys.executable, *sys.argv], dict(os.environ, PYTHONHASHSEED="0"))
     sys.exit(main())
