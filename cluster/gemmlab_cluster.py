@@ -10,13 +10,16 @@ Course staff:
   make sweep          sweep [--name final] [--student S ... --force]
                                                        grade the attempt that counts of every student
   make sweep-status   sweep-status [--name final]      done / running / queued / failed
-  gradebook --sweep DIR                                (re)build gradebook.csv and summary.md
+  make gradebook-export  gradebook [--name final]      (re)build gradebook.csv, summary.md and export/
+                                                       (canvas.csv: Canvas's import layout; grades.csv)
+  make similarity     similarity [--name final]        similarity report of the hand-ins, per stage
+  make leaderboard    leaderboard [--name final]       opt-in class leaderboard (Markdown, HTML, plot)
 Internal (what the job scripts run): grade-attempt, sweep-task.
 
 With Slurm (sbatch on PATH, or [cluster] scheduler = "slurm") grading runs as batch jobs made from
 cluster/templates/; without it, right away on this machine (and records no_gpu when it has none).
-Everything is configured in course.toml [cluster], [deadline] and [late]; docs/instructor-guide.md
-explains it. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
+Everything is configured in course.toml: [cluster], [deadline], [late], and for the staff tools
+[extensions], [similarity], [export] and [leaderboard]; docs/instructor-guide.md explains them. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
 """
 import argparse
 import datetime as dt
@@ -35,6 +38,7 @@ import config as config_mod  # noqa: E402
 import dropbox  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
+import lms_export  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
 from dropbox import SubmissionError  # noqa: E402
@@ -359,7 +363,8 @@ def cmd_sweep_task(cfg, args):
 
 
 def cmd_gradebook(cfg, args):
-    sweep = Path(args.sweep)
+    """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv)."""
+    sweep = Path(args.sweep) if args.sweep else _chosen_sweep(cfg, args)
     try:
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
     except SubmissionError:
@@ -367,6 +372,11 @@ def cmd_gradebook(cfg, args):
     csv_path, summary, rows = gradebook.write(sweep, stage_order, f"{cfg.course} / {sweep.name}")
     print(f"gradebook: {len(rows)} student(s) -> {csv_path}")
     print(summary.read_text())
+    rows, stages = gradebook.build(sweep, stage_order)
+    paths, warnings = lms_export.write(cfg, sweep, rows, stages, gradebook._atomic_write)
+    print("export: " + ", ".join(str(p) for p in paths))
+    for w in warnings:
+        print(f"export: warning: {w}")
     return 0
 
 
@@ -394,6 +404,29 @@ def cmd_similarity(cfg, args):
     except similarity.SimilarityError as e:
         raise Refused(str(e)) from None
     print(f"similarity: report {out / 'index.html'}; top pairs {out / 'top-pairs.csv'}")
+    return 0
+
+
+def cmd_leaderboard(cfg, args):
+    import leaderboard  # matplotlib: only staff commands need it
+    sweep = _chosen_sweep(cfg, args)
+    if cfg.file_setting("leaderboard", "aliases") is None:
+        raise Refused(f"no leaderboard: {cfg.path} sets no [leaderboard] aliases file (the students who opted "
+                      "in, student = \"alias\"; docs/instructor-guide.md shows how)")
+    try:
+        stage_order = [Path(n).stem for n in _stage_files(cfg)]
+    except SubmissionError:
+        stage_order = []
+    rows, _ = gradebook.build(sweep, stage_order)
+    students = {r["student"] for r in rows}
+    aliases = class_files.load_aliases(cfg, students, f"the sweep's plan ({sweep / 'plan.json'}) does not list them")
+    out, boards, notes = leaderboard.write(sweep, rows, aliases, cfg.setting("leaderboard", "stages"),
+                                           cfg.setting("leaderboard", "size"), f"Leaderboard: {cfg.course}")
+    print(f"leaderboard: {len(aliases)} student(s) opted in; {len(boards)} board(s): "
+          + (", ".join(f"{b.title} ({len(b.places)})" for b in boards) or "none yet"))
+    for n in notes:
+        print(f"leaderboard: note: {n}")
+    print(f"leaderboard: {out / 'leaderboard.md'}, {out / 'leaderboard.html'} (publish the directory as it is)")
     return 0
 
 
@@ -498,13 +531,17 @@ def parser():
     p.add_argument("--task", type=int, required=True)
     p.set_defaults(fn=cmd_sweep_task)
 
-    p = sub.add_parser("gradebook", help="(staff) build gradebook.csv and summary.md of a sweep")
-    p.add_argument("--sweep", required=True, help="the sweep directory")
+    p = sub.add_parser("gradebook", help="(staff) build gradebook.csv, summary.md and the LMS files of a sweep")
+    _sweep_options(p)
     p.set_defaults(fn=cmd_gradebook)
 
     p = sub.add_parser("similarity", help="(staff) similarity report of a sweep's hand-ins, stage by stage")
     _sweep_options(p)
     p.set_defaults(fn=cmd_similarity)
+
+    p = sub.add_parser("leaderboard", help="(staff) the opt-in class leaderboard of a sweep")
+    _sweep_options(p)
+    p.set_defaults(fn=cmd_leaderboard)
 
     p = sub.add_parser("sweep-status", help="(staff) progress of a sweep")
     p.add_argument("--name", default="final")

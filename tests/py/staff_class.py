@@ -113,7 +113,7 @@ def full_rows(stages=STAGES, points=None, speeds=None):
             got = (points or {}).get(stage, 5.0)
             gf = (speeds or {}).get((stage, prec), 100.0)
             rows.append(stage_row(stage, prec, correctness=min(got, 5.0), performance=max(0.0, got - 5.0),
-                                  gflops=gf, pct_cublas=round(gf / 200.0, 2)))
+                                  performance_max=max(5.0, got - 5.0), gflops=gf, pct_cublas=round(gf / 200.0, 2)))
     return rows
 
 
