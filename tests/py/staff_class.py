@@ -26,6 +26,7 @@ PARTS = ROOT / "tests" / "fixtures" / "similarity"
 STAGE_FILES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
 STAGES = [Path(n).stem for n in STAGE_FILES]
 DUE = dt.datetime(2026, 12, 4, 23, 59, tzinfo=dt.timezone.utc)
+D = dt.timedelta(days=1)
 
 
 def write_config(base: Path, extra: str = "", roster=None) -> Path:
