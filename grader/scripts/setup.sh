@@ -20,6 +20,11 @@ PACKAGES=(
   texlive-lang-chinese   # Chinese in reports
   fonts-noto-cjk
   poppler-utils          # pdftotext/pdftoppm: report tests
+  python3-pip            # installs requirements-staff.txt (below)
+  python3-numpy python3-jinja2 python3-pygments python3-tqdm   # copydetect's dependencies (make similarity)
+  python3-pil            # reads screenshots in the page tests
+  chromium               # headless browser: the staff pages' tests open them and take screenshots
+  fonts-dejavu-core      # the pages' and plots' font
   slurmctld slurmd slurm-client munge   # the test suite's real single-node Slurm cluster
   make g++ git ca-certificates
 )
@@ -47,6 +52,23 @@ else
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: installed."
+fi
+
+# Python packages Debian does not have (grader/scripts/requirements-staff.txt), pinned by hash, into
+# the system Python the Makefile uses (/usr/bin/python3). Debian marks that Python as externally
+# managed (PEP 668), hence --break-system-packages; --no-deps keeps pip from touching anything apt
+# installed (the dependencies are the apt packages above), and root's pip writes to /usr/local only.
+requirements="$(dirname "$0")/requirements-staff.txt"
+if /usr/bin/python3 -c 'import copydetect, sys; sys.exit(copydetect.__version__ != "0.5.0")' 2>/dev/null; then
+  echo "setup: Python packages of $requirements are installed already."
+else
+  echo "setup: installing the Python packages of $requirements (pip, pinned by hash) ..."
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO /usr/bin/python3 -m pip install -q --break-system-packages --root-user-action=ignore --no-deps \
+    --require-hashes -r "$requirements"
+  /usr/bin/python3 -c 'import copydetect' || { echo "setup: copydetect did not install" >&2; exit 1; }
   echo "setup: installed."
 fi
 

@@ -125,3 +125,13 @@ def test_extension_and_penalty_reach_the_plain_export(tmp_path):
     canvas = {r[0]: r for r in csv.reader(io.StringIO(written["canvas.csv"]))}
     assert "staff-test: naive" not in canvas["Student"] and "staff-test: tiled" in canvas["Student"]
     assert canvas["alice"][-1] == "32" and canvas["bob"][-1] == "28"
+
+
+@pytest.mark.parametrize("target, command", [("gradebook-export", "gradebook --name midterm"),
+                                             ("similarity", "similarity --name midterm"),
+                                             ("leaderboard", "leaderboard --name midterm")])
+def test_make_targets_call_the_tool(target, command):
+    r = subprocess.run(["make", "-n", target, "SWEEP=midterm", "CONFIG=/srv/course.toml"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"cluster/gemmlab_cluster.py --config /srv/course.toml {command}" in r.stdout
