@@ -20,17 +20,27 @@ PACKAGES=(
   texlive-lang-chinese   # Chinese in reports
   fonts-noto-cjk
   poppler-utils          # pdftotext/pdftoppm: report tests
-  python3-pip            # installs requirements-staff.txt (below)
-  python3-numpy python3-jinja2 python3-pygments python3-tqdm   # copydetect's dependencies (make similarity)
-  python3-pil            # reads screenshots in the page tests
-  chromium               # headless browser: the staff pages' tests open them and take screenshots
-  fonts-dejavu-core      # the pages' and plots' font
   slurmctld slurmd slurm-client munge   # the test suite's real single-node Slurm cluster
   make g++ git ca-certificates
 )
+# The staff tools (make similarity, make leaderboard) and their tests; only in the instructor
+# repository (the one with grader/scripts/handout.py), never in a student's handout.
+STAFF_PACKAGES=(
+  python3-pip            # installs requirements-staff.txt (below)
+  python3-numpy python3-jinja2 python3-pygments python3-tqdm   # copydetect's dependencies
+  python3-pil            # reads screenshots in the page tests
+  chromium               # headless browser: the staff pages' tests open them and take screenshots
+  fonts-dejavu-core      # the pages' and plots' font
+)
+scripts_dir="$(cd "$(dirname "$0")" && pwd)"
+staff=0
+[ -f "$scripts_dir/handout.py" ] && staff=1
 
 names=()
 for p in "${PACKAGES[@]}"; do names+=("$p"); done
+if [ "$staff" = 1 ]; then
+  for p in "${STAFF_PACKAGES[@]}"; do names+=("$p"); done
+fi
 
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
   echo "setup: this system has no apt-get. Install these packages (or their equivalents) by hand:" >&2
@@ -59,8 +69,10 @@ fi
 # the system Python the Makefile uses (/usr/bin/python3). Debian marks that Python as externally
 # managed (PEP 668), hence --break-system-packages; --no-deps keeps pip from touching anything apt
 # installed (the dependencies are the apt packages above), and root's pip writes to /usr/local only.
-requirements="$(dirname "$0")/requirements-staff.txt"
-if /usr/bin/python3 -c 'import copydetect, sys; sys.exit(copydetect.__version__ != "0.5.0")' 2>/dev/null; then
+requirements="$scripts_dir/requirements-staff.txt"
+if [ "$staff" = 0 ]; then
+  echo "setup: a handout: the staff tools' packages (chromium, copydetect) are not needed here."
+elif /usr/bin/python3 -c 'import copydetect, sys; sys.exit(copydetect.__version__ != "0.5.0")' 2>/dev/null; then
   echo "setup: Python packages of $requirements are installed already."
 else
   echo "setup: installing the Python packages of $requirements (pip, pinned by hash) ..."

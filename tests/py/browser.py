@@ -2,6 +2,8 @@
 
 Debian's chromium package (make setup installs it). Running as root needs --no-sandbox; each call
 gets its own profile directory so that parallel runs never share one.
+
+gemmlab: instructor-only (only the staff tools' tests use it; make handout leaves it out)
 """
 import shutil
 import subprocess
