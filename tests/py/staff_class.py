@@ -8,7 +8,7 @@ tests/fixtures/similarity/*.cu.part: the helper functions go after the stub's ce
 kernel body replaces its "TODO(student): write the kernel body." comment, and the stage's
 k...KernelWritten flag is set — what a student's own edit of the stub looks like.
 
-gemmlab: instructor-only (the fixtures hold working kernels; make handout leaves this file out)
+gemmlab: instructor-only (the fixtures hold solutions; make handout leaves this file out)
 """
 import datetime as dt
 import json
