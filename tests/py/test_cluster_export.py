@@ -96,10 +96,23 @@ def test_a_file_that_is_not_a_canvas_export_is_named(tmp_path):
         lms_export.write(cfg, tmp_path, [], [], lambda p, t: None)
 
 
-def test_bad_export_settings_are_named(tmp_path):
-    path = staff_class.write_config(tmp_path, '[export]\ncanvas_match = "Email"\n')
-    with pytest.raises(config.ConfigError, match=r"\[export\] canvas_match = 'Email': use one of SIS Login ID"):
+@pytest.mark.parametrize("section, words", [
+    ('[export]\ncanvas_match = "Email"', ["[export] canvas_match = 'Email'", "use one of SIS Login ID"]),
+    ("[export]\nstage_columns = 1", ["[export] stage_columns = 1", "true or false"]),
+    ("[similarity]\nnoise_threshold = 30\nguarantee_threshold = 20", ["[similarity] guarantee_threshold = 20",
+                                                                     "at least noise_threshold (30)"]),
+    ("[similarity]\nreport_threshold = 50", ["[similarity] report_threshold = 50.0", "between 0 and 1"]),
+    ("[similarity]\ntop_pair = 5", ["[similarity] top_pair: unknown key", "did you mean 'top_pairs'"]),
+    ('[leaderboard]\nstages = "reuse"', ["[leaderboard] stages = 'reuse'", "a list of strings"]),
+    ("[leaderboard]\nstages = []", ["[leaderboard] stages = []", "name at least one stage"]),
+    ("[extensions]\nfile = 3", ["[extensions] file = 3", "should be a string"]),
+])
+def test_bad_staff_settings_are_named(tmp_path, section, words):
+    path = staff_class.write_config(tmp_path, section + "\n")
+    with pytest.raises(config.ConfigError) as err:
         config.load(path)
+    for w in words:
+        assert w in str(err.value), str(err.value)
 
 
 def test_extension_and_penalty_reach_the_plain_export(tmp_path):
