@@ -23,7 +23,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from config import ConfigError, Deadline
+from config import ConfigError, Deadline, parse_when
+from dropbox import iso
 
 EXTENSION_KEYS = ("due", "late_days", "reason")
 # Letters, digits, spaces and - _ . ; starts with a letter or digit; at most 24 characters.
@@ -40,7 +41,7 @@ class Extension:
 
     def describe(self) -> str:
         """What the gradebook shows as applied, e.g. '2 late days (due 2026-12-06T23:59:00Z)'."""
-        when = self.due.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+        when = iso(self.due)
         what = (f"{self.late_days} late day{'s' if self.late_days != 1 else ''} (due {when})"
                 if self.late_days else f"due {when}")
         return f"{what}; {self.reason}" if self.reason else what
@@ -131,8 +132,8 @@ def load_extensions(cfg, known_students: set[str] | None, class_source: str = ""
             where = _at(path, line_of(lines, student, "due"))
             due = _parse_due(where, student, entry["due"])
             if due <= course.due:
-                raise ConfigError(f"{where}: [{student}] due = {_iso(due)} is not after the course's due date "
-                                  f"({_iso(course.due)}, [deadline] due): an extension must be later. "
+                raise ConfigError(f"{where}: [{student}] due = {iso(due)} is not after the course's due date "
+                                  f"({iso(course.due)}, [deadline] due): an extension must be later. "
                                   "Check the year, month and time zone")
             days = 0
         else:
@@ -146,27 +147,11 @@ def load_extensions(cfg, known_students: set[str] | None, class_source: str = ""
     return out
 
 
-def _iso(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
 def _parse_due(where: str, student: str, raw) -> dt.datetime:
-    example = "write it like 2026-12-08T23:59:00Z or 2026-12-08T23:59:00-08:00 (no quotes)"
-    if isinstance(raw, str):
-        try:
-            value = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ConfigError(f"{where}: [{student}] due = {raw!r} is not a date-time; {example}") from None
-    elif isinstance(raw, dt.datetime):
-        value = raw
-    elif isinstance(raw, dt.date):
-        raise ConfigError(f"{where}: [{student}] due = {raw} has no time of day; {example}")
-    else:
-        raise ConfigError(f"{where}: [{student}] due = {raw!r} is not a date-time; {example}")
-    if value.tzinfo is None:
-        raise ConfigError(f"{where}: [{student}] due = {raw} has no time zone, so it is ambiguous on a "
-                          "cluster; add Z (UTC) or an offset such as -08:00")
-    return value.astimezone(dt.timezone.utc)
+    try:
+        return parse_when(raw)
+    except ValueError as e:
+        raise ConfigError(f"{where}: [{student}] due = {e}") from None
 
 
 def normalized_alias(alias: str) -> str:

@@ -207,25 +207,35 @@ def _where(path, section, key):
     return f"{path}: [{section}] {key}"
 
 
-def _parse_time(path, section, key, raw):
-    """A TOML offset date-time, or a string in ISO 8601 with a time zone; "" -> None."""
-    if raw in ("", None):
-        return None
+def parse_when(raw) -> dt.datetime:
+    """A TOML offset date-time, or an ISO 8601 string with a time zone, in UTC. A ValueError says
+    what is wrong with the value; the caller adds where it was found."""
+    example = "write it like 2026-12-04T23:59:00Z or 2026-12-04T23:59:00-08:00"
     if isinstance(raw, str):
         try:
-            value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            value = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise ConfigError(f"{_where(path, section, key)} = {raw!r} is not a date-time; "
-                              "write it like 2026-12-04T23:59:00Z or 2026-12-04T23:59:00-08:00") from None
+            raise ValueError(f"{raw!r} is not a date-time; {example}") from None
     elif isinstance(raw, dt.datetime):
         value = raw
+    elif isinstance(raw, dt.date):
+        raise ValueError(f"{raw} has no time of day; {example}")
     else:
-        raise ConfigError(f"{_where(path, section, key)} = {raw!r} is not a date-time; "
-                          "write it like 2026-12-04T23:59:00Z")
+        raise ValueError(f"{raw!r} is not a date-time; {example}")
     if value.tzinfo is None:
-        raise ConfigError(f"{_where(path, section, key)} = {raw} has no time zone, so it is ambiguous "
-                          "on a cluster; add Z (UTC) or an offset such as -08:00")
+        raise ValueError(f"{raw} has no time zone, so it is ambiguous on a cluster; add Z (UTC) or an "
+                         "offset such as -08:00")
     return value.astimezone(dt.timezone.utc)
+
+
+def _parse_time(path, section, key, raw):
+    """[section] key as a date-time (parse_when); "" -> None."""
+    if raw in ("", None):
+        return None
+    try:
+        return parse_when(raw)
+    except ValueError as e:
+        raise ConfigError(f"{_where(path, section, key)} = {e}") from None
 
 
 def _check_type(path, section, key, value, default):

@@ -185,11 +185,7 @@ def write(sweep: Path, rows: list[dict], aliases: dict[str, str], wanted: list[s
         os.chmod(tmp, 0o755)
         for p in tmp.iterdir():
             os.chmod(p, 0o644)  # to be published: readable by all (the sweep around it stays staff-only)
-        old = sweep / f".leaderboard-old-{os.getpid()}"
-        if final.exists():
-            os.rename(final, old)
-        os.rename(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
+        staff_pages.replace_dir(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -23,17 +23,11 @@ import re
 from pathlib import Path
 
 from config import ConfigError
+from gradebook import _fmt
 
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "    Points Possible"  # Canvas's own label, four spaces included
 NO_SCORE = ("pending", "error", "no_gpu")  # grading unfinished or without a GPU: leave the LMS as it is
-
-
-def _fmt(x) -> str:
-    if x is None or x == "":
-        return ""
-    x = float(x)
-    return str(int(x)) if x == int(x) else f"{x:.2f}".rstrip("0").rstrip(".")
 
 
 def stage_maxima(rows: list[dict], stages: list[str]) -> tuple[dict[str, float], float | None]:

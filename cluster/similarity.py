@@ -152,19 +152,11 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
         title = f"Similarity report: {cfg.course} / {sweep.name}"
         staff_pages.write_atomic(tmp / "index.html", staff_pages.page(title, _index_body(
             top, by_stage, settings, len(dirs), notes, png, copydetect.__version__, plan)))
-        _replace_dir(tmp, sweep / "similarity")
+        staff_pages.replace_dir(tmp, sweep / "similarity")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return sweep / "similarity"
-
-
-def _replace_dir(new: Path, final: Path):
-    old = final.with_name(f".{final.name}-old-{os.getpid()}")
-    if final.exists():
-        os.rename(final, old)
-    os.rename(new, final)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _pct(x: float) -> str:

@@ -6,6 +6,7 @@ import base64
 import html
 import io
 import os
+import shutil
 from pathlib import Path
 
 import matplotlib
@@ -70,6 +71,15 @@ def img(png: bytes, alt: str, ident: str) -> str:
 def page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
             f"<style>{STYLE}</style></head>\n<body>\n<h1>{esc(title)}</h1>\n{body}\n</body></html>\n")
+
+
+def replace_dir(new: Path, final: Path):
+    """Put the finished directory `new` in place of `final`: a reader sees the old one or the new one."""
+    old = final.with_name(f".{final.name}-old-{os.getpid()}")
+    if final.exists():
+        os.rename(final, old)
+    os.rename(new, final)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_atomic(path: Path, data):

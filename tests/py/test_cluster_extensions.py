@@ -34,7 +34,7 @@ def load(cfg):
 @pytest.mark.parametrize("text, words", [
     ("[alice]\nlate_days = 2\n[alcie]\nlate_days = 1\n",
      ["extensions.toml, line 3", "'alcie' is not a student", "did you mean 'alice'", "roster"]),
-    ('[bob]\ndue = "next friday"\n', ["line 2", "[bob] due = 'next friday' is not a date-time", "2026-12-08T23:59:00Z"]),
+    ('[bob]\ndue = "next friday"\n', ["line 2", "[bob] due = 'next friday' is not a date-time", "write it like 2026-12-04T23:59:00Z"]),
     ("[bob]\ndue = 2026-12-08T23:59:00\n", ["line 2", "[bob] due = 2026-12-08 23:59:00 has no time zone", "-08:00"]),
     ("[bob]\n\ndue = 2026-12-08\n", ["line 3", "[bob] due = 2026-12-08 has no time of day"]),
     ("[bob]\ndue = 2026-13-08T23:59:00Z\n", ["extensions.toml: not valid TOML", "line 2"]),
