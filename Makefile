@@ -2,7 +2,8 @@
 #
 # Students:     make check | make bench | make sanitize STAGE=tiled | make report | make submit
 # Everyone:     make setup (once) | make test | make grade
-# Instructors:  make SUBMISSION=reference grade | make handout | make sweep
+# Instructors:  make SUBMISSION=reference grade | make handout | make sweep | make similarity |
+#               make gradebook-export | make leaderboard
 #
 # Variables: SUBMISSION=<dir laid out like student/> (default student), STAGE=<stage or stage/variant>,
 # PREC=float|double, FULL=1, SEED=<n>, SHAPE=MxNxK, SHAPES=MxNxK,..., ARCH=sm_XX (default: the GPU's,
@@ -224,7 +225,7 @@ report-pdf:  ## render report/report.pdf from the measurements make report saved
 
 # ---- cluster (cluster/) -------------------------------------------------------------------------
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
-.PHONY: submit status results sweep sweep-status
+.PHONY: submit status results sweep sweep-status gradebook-export similarity leaderboard
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
@@ -235,6 +236,13 @@ sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook 
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force)
 sweep-status:  ## (instructors) progress of the current sweep (SWEEP=name)
 	$(CLUSTER) sweep-status $(if $(SWEEP),--name $(SWEEP))
+# Around the grades (docs/instructor-guide.md): nothing here grades; each reads a sweep's files.
+gradebook-export:  ## (instructors) rebuild a sweep's gradebook and its LMS files, export/canvas.csv and grades.csv (SWEEP=name)
+	$(CLUSTER) gradebook $(if $(SWEEP),--name $(SWEEP))
+similarity:  ## (instructors) similarity report of a sweep's hand-ins, stage by stage: similarity/index.html (SWEEP=name)
+	$(CLUSTER) similarity $(if $(SWEEP),--name $(SWEEP))
+leaderboard:  ## (instructors) the opt-in class leaderboard of a sweep: leaderboard/ (SWEEP=name)
+	$(CLUSTER) leaderboard $(if $(SWEEP),--name $(SWEEP))
 
 # ---- handout (grader/scripts/handout.py; docs/handout.md) ----------------------------------------
 # Runs in the instructor repository only: a handout has no reference sources and no handout.py.

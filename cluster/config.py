@@ -1,10 +1,12 @@
-"""config.py — the [cluster], [deadline] and [late] sections of course.toml, read with tomllib.
+"""config.py — the sections of course.toml the cluster tools read, with tomllib: [cluster], [deadline],
+[late], and the staff tools' [extensions], [similarity], [export] and [leaderboard].
 
 Every key has a default here (DEFAULTS below is the one list of them); a missing key takes its
 default, and a wrong one raises ConfigError with a message that names the section, the key, the
 value found and what would be accepted. Paths are relative to the directory of course.toml.
 Other sections of course.toml belong to other tools and are not read here.
 """
+import dataclasses
 import datetime as dt
 import difflib
 import grp
@@ -49,9 +51,29 @@ DEFAULTS = {
     ("late", "cutoff"): ("", "after this date nothing counts; \"\" = no cutoff"),
     ("late", "penalty_percent_per_day"): (0, "percent of the total taken per started day late"),
     ("late", "max_penalty_percent"): (100, "the most the late penalty takes"),
+    ("extensions", "file"): ("", "TOML file of per-student extensions ([student] with due = <date> or "
+                             "late_days = N), relative to course.toml; \"\" = none"),
+    ("similarity", "noise_threshold"): (25, "shortest run of matching (tokenized) characters that counts"),
+    ("similarity", "guarantee_threshold"): (30, "runs at least this long are always found (>= noise_threshold)"),
+    ("similarity", "report_threshold"): (0.5, "pairs at or above this similarity (0 to 1) are shown side by "
+                                         "side, copied code highlighted, in the per-stage reports"),
+    ("similarity", "top_pairs"): (10, "pairs per stage listed in top-pairs.csv and on the index page"),
+    ("export", "assignment"): ("", "name of the LMS assignment; columns are '<name>: <stage>' and "
+                               "'<name>: total'; \"\" = [course] name"),
+    ("export", "canvas_roster"): ("", "the course's Canvas gradebook export (CSV), which gives each student's "
+                                  "name, ID, SIS User ID and Section; \"\" = the user name alone"),
+    ("export", "canvas_match"): ("SIS Login ID", 'the canvas_roster column that holds the cluster user name: '
+                                 '"SIS Login ID", "SIS User ID" or "ID"'),
+    ("export", "stage_columns"): (True, "one LMS column per stage besides the total"),
+    ("leaderboard", "aliases"): ("", "TOML file of the students who opted in: student = \"alias\"; "
+                                 "\"\" = no leaderboard"),
+    ("leaderboard", "stages"): (["reuse", "tensor"], "stages ranked (those no result names are skipped)"),
+    ("leaderboard", "size"): (10, "places shown per stage and precision"),
 }
+SECTIONS = tuple(dict.fromkeys(s for s, _ in DEFAULTS))
 
 SCHEDULERS = ("auto", "slurm", "local")
+CANVAS_MATCH_COLUMNS = ("SIS Login ID", "SIS User ID", "ID")
 LATE_POLICIES = ("latest", "prefer-on-time", "on-time-only")
 # Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
 TIME_LIMIT_RE = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$")
@@ -75,6 +97,14 @@ class Deadline:
             return dt.timedelta(0)
         return when - (self.due + self.grace)
 
+    def shifted(self, due: dt.datetime) -> "Deadline":
+        """This deadline with another due date (a student's extension); the cutoff, if any, moves
+        by as much, so the extension's days are not eaten by the class cutoff."""
+        if self.due is None:
+            return self
+        cutoff = self.cutoff + (due - self.due) if self.cutoff is not None else None
+        return dataclasses.replace(self, due=due, cutoff=cutoff)
+
     def penalty_percent(self, when: dt.datetime) -> float:
         late = self.lateness(when)
         if late <= dt.timedelta(0):
@@ -89,6 +119,7 @@ class ClusterConfig:
     course: str
     values: dict
     deadline: Deadline
+    settings: dict = field(default_factory=dict)  # "section.key" -> value, every section read here
     root: Path = field(init=False)
 
     def __post_init__(self):
@@ -120,6 +151,17 @@ class ClusterConfig:
     @property
     def trusted_cache_dir(self) -> Path:
         return self._path("trusted_cache", DEFAULTS[("cluster", "trusted_cache")][0])
+
+    def setting(self, section: str, key: str):
+        return self.settings[f"{section}.{key}"]
+
+    def file_setting(self, section: str, key: str) -> Path | None:
+        """A path-valued setting, relative to course.toml's directory; None when it is \"\"."""
+        raw = self.setting(section, key)
+        if not raw:
+            return None
+        p = Path(os.path.expanduser(raw))
+        return p if p.is_absolute() else (self.root / p)
 
     @property
     def roster_path(self) -> Path | None:
@@ -165,34 +207,50 @@ def _where(path, section, key):
     return f"{path}: [{section}] {key}"
 
 
-def _parse_time(path, section, key, raw):
-    """A TOML offset date-time, or a string in ISO 8601 with a time zone; "" -> None."""
-    if raw in ("", None):
-        return None
+def parse_when(raw) -> dt.datetime:
+    """A TOML offset date-time, or an ISO 8601 string with a time zone, in UTC. A ValueError says
+    what is wrong with the value; the caller adds where it was found."""
+    example = "write it like 2026-12-04T23:59:00Z or 2026-12-04T23:59:00-08:00"
     if isinstance(raw, str):
         try:
-            value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            value = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise ConfigError(f"{_where(path, section, key)} = {raw!r} is not a date-time; "
-                              "write it like 2026-12-04T23:59:00Z or 2026-12-04T23:59:00-08:00") from None
+            raise ValueError(f"{raw!r} is not a date-time; {example}") from None
     elif isinstance(raw, dt.datetime):
         value = raw
+    elif isinstance(raw, dt.date):
+        raise ValueError(f"{raw} has no time of day; {example}")
     else:
-        raise ConfigError(f"{_where(path, section, key)} = {raw!r} is not a date-time; "
-                          "write it like 2026-12-04T23:59:00Z")
+        raise ValueError(f"{raw!r} is not a date-time; {example}")
     if value.tzinfo is None:
-        raise ConfigError(f"{_where(path, section, key)} = {raw} has no time zone, so it is ambiguous "
-                          "on a cluster; add Z (UTC) or an offset such as -08:00")
+        raise ValueError(f"{raw} has no time zone, so it is ambiguous on a cluster; add Z (UTC) or an "
+                         "offset such as -08:00")
     return value.astimezone(dt.timezone.utc)
+
+
+def _parse_time(path, section, key, raw):
+    """[section] key as a date-time (parse_when); "" -> None."""
+    if raw in ("", None):
+        return None
+    try:
+        return parse_when(raw)
+    except ValueError as e:
+        raise ConfigError(f"{_where(path, section, key)} = {e}") from None
 
 
 def _check_type(path, section, key, value, default):
     want = type(default)
-    ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
+    ok = isinstance(value, want) and not (want in (int, float) and isinstance(value, bool))
     if want is int and isinstance(value, float) and value.is_integer():
         return int(value)
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if want is list:
+        ok = ok and all(isinstance(v, str) for v in value)
+        value = list(value) if ok else value
     if not ok:
-        kind = {str: "a string", int: "a whole number"}[want]
+        kind = {str: "a string", int: "a whole number", float: "a number", bool: "true or false",
+                list: "a list of strings"}[want]
         raise ConfigError(f"{_where(path, section, key)} = {value!r} should be {kind} "
                           f"({DEFAULTS[(section, key)][1]})")
     return value
@@ -210,7 +268,7 @@ def load(path) -> ClusterConfig:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
 
     values = {}
-    for section in ("cluster", "deadline", "late"):
+    for section in SECTIONS:
         table = doc.get(section, {})
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: [{section}] should be a table")
@@ -274,11 +332,29 @@ def load(path) -> ClusterConfig:
         raise ConfigError(f"{_where(path, 'late', 'cutoff')} = {cutoff.isoformat()} is before "
                           f"[deadline] due = {due.isoformat()}")
 
+    def bad_in(section, key, why):
+        raise ConfigError(f"{_where(path, section, key)} = {values[f'{section}.{key}']!r}: {why}")
+
+    noise, guarantee = values["similarity.noise_threshold"], values["similarity.guarantee_threshold"]
+    if noise < 5:
+        bad_in("similarity", "noise_threshold", "must be at least 5 (shorter runs match everywhere)")
+    if guarantee < noise:
+        bad_in("similarity", "guarantee_threshold", f"must be at least noise_threshold ({noise})")
+    if not 0 <= values["similarity.report_threshold"] <= 1:
+        bad_in("similarity", "report_threshold", "must be between 0 and 1 (a fraction of the file)")
+    for key in ("similarity.top_pairs", "leaderboard.size"):
+        if values[key] < 1:
+            bad_in(*key.split("."), "must be at least 1")
+    if values["export.canvas_match"] not in CANVAS_MATCH_COLUMNS:
+        bad_in("export", "canvas_match", f"use one of {', '.join(CANVAS_MATCH_COLUMNS)}")
+    if not values["leaderboard.stages"]:
+        bad_in("leaderboard", "stages", 'name at least one stage, e.g. ["reuse"]')
+
     deadline = Deadline(due=due, grace=dt.timedelta(minutes=grace), policy=policy, cutoff=cutoff,
                         penalty_per_day=float(values["late.penalty_percent_per_day"]),
                         max_penalty=float(values["late.max_penalty_percent"]))
     course = doc.get("course", {}).get("name", "gemm-lab") if isinstance(doc.get("course"), dict) else "gemm-lab"
-    cfg = ClusterConfig(path=path, course=str(course), values=c, deadline=deadline)
+    cfg = ClusterConfig(path=path, course=str(course), values=c, deadline=deadline, settings=values)
     if not (cfg.grader_dir / "Makefile").is_file() or not (cfg.grader_dir / "grader").is_dir():
         raise ConfigError(f"{_where(path, 'cluster', 'grader_root')} = {c['grader_root']!r}: "
                           f"{cfg.grader_dir} is not a GEMM Lab tree (no Makefile and grader/ there)")

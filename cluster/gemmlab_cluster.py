@@ -10,13 +10,16 @@ Course staff:
   make sweep          sweep [--name final] [--student S ... --force]
                                                        grade the attempt that counts of every student
   make sweep-status   sweep-status [--name final]      done / running / queued / failed
-  gradebook --sweep DIR                                (re)build gradebook.csv and summary.md
+  make gradebook-export  gradebook [--name final]      (re)build gradebook.csv, summary.md and export/
+                                                       (canvas.csv: Canvas's import layout; grades.csv)
+  make similarity     similarity [--name final]        similarity report of the hand-ins, per stage
+  make leaderboard    leaderboard [--name final]       opt-in class leaderboard (Markdown, HTML, plot)
 Internal (what the job scripts run): grade-attempt, sweep-task.
 
 With Slurm (sbatch on PATH, or [cluster] scheduler = "slurm") grading runs as batch jobs made from
 cluster/templates/; without it, right away on this machine (and records no_gpu when it has none).
-Everything is configured in course.toml [cluster], [deadline] and [late]; docs/instructor-guide.md
-explains it. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
+Everything is configured in course.toml: [cluster], [deadline], [late], and for the staff tools
+[extensions], [similarity], [export] and [leaderboard]; docs/instructor-guide.md explains them. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
 """
 import argparse
 import datetime as dt
@@ -30,10 +33,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import class_files  # noqa: E402
 import config as config_mod  # noqa: E402
 import dropbox  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
+import lms_export  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
 from dropbox import SubmissionError  # noqa: E402
@@ -227,12 +232,25 @@ def _active_jobs(run: Path) -> dict:
     return slurm.queue_states(ids) if any(ids) and shutil.which("squeue") else {}
 
 
+def class_source(cfg) -> str:
+    """Where the class list comes from, for messages about a name that is not in it."""
+    if cfg.roster_path:
+        return f"the roster {cfg.roster_path} does not list them and they have no directory in {cfg.dropbox_dir}"
+    return (f"no roster is set ([cluster] roster), so the class is whoever has handed in, and {cfg.dropbox_dir} "
+            "has no directory of theirs")
+
+
 def plan_sweep(cfg) -> list[dict]:
     entries = []
-    for student in dropbox.students(cfg):
+    students = dropbox.students(cfg)
+    extensions = class_files.load_extensions(cfg, set(students), class_source(cfg))
+    for student in students:
         attempts = dropbox.list_attempts(cfg.dropbox_dir / student)
-        pick, info = dropbox.choose(attempts, cfg.deadline)
+        ext = extensions.get(student)
+        pick, info = dropbox.choose(attempts, ext.deadline(cfg.deadline) if ext else cfg.deadline)
         entry = {"student": student, "attempts": len(attempts), **info}
+        if ext:
+            entry["extension"] = ext.describe()
         if pick is None:
             entry["status"] = "missing" if not attempts else "not_counted"
         else:
@@ -345,7 +363,8 @@ def cmd_sweep_task(cfg, args):
 
 
 def cmd_gradebook(cfg, args):
-    sweep = Path(args.sweep)
+    """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv)."""
+    sweep = Path(args.sweep) if args.sweep else _chosen_sweep(cfg, args)
     try:
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
     except SubmissionError:
@@ -353,6 +372,61 @@ def cmd_gradebook(cfg, args):
     csv_path, summary, rows = gradebook.write(sweep, stage_order, f"{cfg.course} / {sweep.name}")
     print(f"gradebook: {len(rows)} student(s) -> {csv_path}")
     print(summary.read_text())
+    rows, stages = gradebook.build(sweep, stage_order)
+    paths, warnings = lms_export.write(cfg, sweep, rows, stages, gradebook._atomic_write)
+    print("export: " + ", ".join(str(p) for p in paths))
+    for w in warnings:
+        print(f"export: warning: {w}")
+    return 0
+
+
+# ---- staff: around the grades (similarity, exports, leaderboard) ------------------------------------
+def _chosen_sweep(cfg, args) -> Path:
+    """--sweep DIR, else the sweep named --name under [cluster] sweeps; it must have a plan."""
+    sweep = Path(args.sweep) if args.sweep else sweep_dir(cfg, args.name)
+    if not (sweep / "plan.json").is_file():
+        known = sorted(q.parent.name for q in cfg.sweeps_dir.glob("*/plan.json"))
+        raise Refused(f"{sweep} has no plan.json: no sweep there yet (`make sweep SWEEP={sweep.name}` starts one). "
+                      f"Sweeps in {cfg.sweeps_dir}: {', '.join(known) or 'none'}")
+    return sweep
+
+
+def _stage_files(cfg) -> list[str]:
+    """The registry's stage files (the trusted tree's student/*.cu): the one list of stages."""
+    return dropbox.stage_files(cfg.grader_dir)
+
+
+def cmd_similarity(cfg, args):
+    import similarity  # copydetect and matplotlib: only staff commands need them
+    sweep = _chosen_sweep(cfg, args)
+    try:
+        out = similarity.run(cfg, sweep, _stage_files(cfg))
+    except similarity.SimilarityError as e:
+        raise Refused(str(e)) from None
+    print(f"similarity: report {out / 'index.html'}; top pairs {out / 'top-pairs.csv'}")
+    return 0
+
+
+def cmd_leaderboard(cfg, args):
+    import leaderboard  # matplotlib: only staff commands need it
+    sweep = _chosen_sweep(cfg, args)
+    if cfg.file_setting("leaderboard", "aliases") is None:
+        raise Refused(f"no leaderboard: {cfg.path} sets no [leaderboard] aliases file (the students who opted "
+                      "in, student = \"alias\"; docs/instructor-guide.md shows how)")
+    try:
+        stage_order = [Path(n).stem for n in _stage_files(cfg)]
+    except SubmissionError:
+        stage_order = []
+    rows, _ = gradebook.build(sweep, stage_order)
+    students = {r["student"] for r in rows}
+    aliases = class_files.load_aliases(cfg, students, f"the sweep's plan ({sweep / 'plan.json'}) does not list them")
+    out, boards, notes = leaderboard.write(sweep, rows, aliases, cfg.setting("leaderboard", "stages"),
+                                           cfg.setting("leaderboard", "size"), f"Leaderboard: {cfg.course}")
+    print(f"leaderboard: {len(aliases)} student(s) opted in; {len(boards)} board(s): "
+          + (", ".join(f"{b.title} ({len(b.places)})" for b in boards) or "none yet"))
+    for n in notes:
+        print(f"leaderboard: note: {n}")
+    print(f"leaderboard: {out / 'leaderboard.md'}, {out / 'leaderboard.html'} (publish the directory as it is)")
     return 0
 
 
@@ -410,6 +484,11 @@ def cmd_sweep_status(cfg, args):
 
 
 # ---- command line -------------------------------------------------------------------------------
+def _sweep_options(p):
+    p.add_argument("--name", default="final", help="the sweep's name (a directory under [cluster] sweeps)")
+    p.add_argument("--sweep", help="the sweep directory itself (instead of --name)")
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="gemmlab_cluster.py", description=__doc__.splitlines()[0],
                                  epilog="docs/instructor-guide.md explains every command.")
@@ -452,9 +531,17 @@ def parser():
     p.add_argument("--task", type=int, required=True)
     p.set_defaults(fn=cmd_sweep_task)
 
-    p = sub.add_parser("gradebook", help="(staff) build gradebook.csv and summary.md of a sweep")
-    p.add_argument("--sweep", required=True, help="the sweep directory")
+    p = sub.add_parser("gradebook", help="(staff) build gradebook.csv, summary.md and the LMS files of a sweep")
+    _sweep_options(p)
     p.set_defaults(fn=cmd_gradebook)
+
+    p = sub.add_parser("similarity", help="(staff) similarity report of a sweep's hand-ins, stage by stage")
+    _sweep_options(p)
+    p.set_defaults(fn=cmd_similarity)
+
+    p = sub.add_parser("leaderboard", help="(staff) the opt-in class leaderboard of a sweep")
+    _sweep_options(p)
+    p.set_defaults(fn=cmd_leaderboard)
 
     p = sub.add_parser("sweep-status", help="(staff) progress of a sweep")
     p.add_argument("--name", default="final")
@@ -484,4 +571,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # copydetect picks fingerprints by Python's string hash, which is salted afresh in every process
+    # unless PYTHONHASHSEED is set: fix it, so that a similarity report is the same each time.
+    if "similarity" in sys.argv[1:] and os.environ.get("PYTHONHASHSEED") != "0":
+        os.execve(sys.executable, [sys.executable, *sys.argv], dict(os.environ, PYTHONHASHSEED="0"))
     sys.exit(main())

@@ -13,8 +13,13 @@ import os
 import statistics
 from pathlib import Path
 
-FIXED_COLUMNS = ["student", "status", "attempt", "submitted_at", "late", "days_late", "total", "max",
-                 "penalty_pct", "final", "dispositions", "message"]
+# The columns before the per-stage points, and after them. `extension` is what the extensions file
+# gave the student (e.g. "2 late days (due 2026-12-06T23:59:00Z)"); late and days_late are measured
+# from the student's own due date.
+HEAD_COLUMNS = ["student", "status", "attempt", "submitted_at", "extension", "late", "days_late", "total", "max",
+                "penalty_pct", "final"]
+TAIL_COLUMNS = ["dispositions", "message"]
+FIXED_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
 
 
 def _load(path: Path):
@@ -56,7 +61,8 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
     rows = []
     for entry in plan["students"]:
         row = {"student": entry["student"], "attempt": entry.get("attempt_name", ""),
-               "submitted_at": entry.get("effective_time", ""), "late": "yes" if entry.get("late") else "no",
+               "submitted_at": entry.get("effective_time", ""), "extension": entry.get("extension", ""),
+               "late": "yes" if entry.get("late") else "no",
                "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
                "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
                "_points": {}, "_results": None}
@@ -96,12 +102,12 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
 def write_csv(rows, stages, path: Path):
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    header = FIXED_COLUMNS[:10] + [f"points.{s}" for s in stages] + FIXED_COLUMNS[10:]
+    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS
     w.writerow(header)
     for r in rows:
-        fixed = [_fmt(r.get(c)) for c in FIXED_COLUMNS[:10]]
+        fixed = [_fmt(r.get(c)) for c in HEAD_COLUMNS]
         per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] else "" for s in stages]
-        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in FIXED_COLUMNS[10:]])
+        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS])
     _atomic_write(path, out.getvalue())
 
 
@@ -136,6 +142,10 @@ def summary_text(rows, stages, title) -> str:
     lines += [f"- {what}: {count}" for what, count in fails.most_common(10)] or ["- none"]
     late = [r["student"] for r in rows if r["late"] == "yes"]
     lines += ["", f"Late: {len(late)}" + (f" ({', '.join(late)})" if late else ""), ""]
+    extended = [r for r in rows if r.get("extension")]
+    if extended:
+        lines += [f"Extensions applied: {len(extended)}", ""]
+        lines += [f"- {r['student']}: {r['extension']}" for r in extended] + [""]
     return "\n".join(lines)
 
 

@@ -54,6 +54,7 @@ NEVER = [
     "tests/gallery",                # adversarial probes of the grader's sandbox
     "tests/py/test_cluster*.py",    # course staff's tests of the cluster tools: they start a real
     "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest
+    "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
     "docs/instructor-guide.md",
     "docs/handout.md",
     "build", "results", "dist", ".deps",

@@ -24,9 +24,24 @@ PACKAGES=(
   make g++ git ca-certificates
   ccache                 # compiles the grader once per content, whichever build directory asks
 )
+# The staff tools (make similarity, make leaderboard) and their tests; only in the instructor
+# repository (the one with grader/scripts/handout.py), never in a student's handout.
+STAFF_PACKAGES=(
+  python3-pip            # installs requirements-staff.txt (below)
+  python3-numpy python3-jinja2 python3-pygments python3-tqdm   # copydetect's dependencies
+  python3-pil            # reads screenshots in the page tests
+  chromium               # headless browser: the staff pages' tests open them and take screenshots
+  fonts-dejavu-core      # the pages' and plots' font
+)
+scripts_dir="$(cd "$(dirname "$0")" && pwd)"
+staff=0
+[ -f "$scripts_dir/handout.py" ] && staff=1
 
 names=()
 for p in "${PACKAGES[@]}"; do names+=("$p"); done
+if [ "$staff" = 1 ]; then
+  for p in "${STAFF_PACKAGES[@]}"; do names+=("$p"); done
+fi
 
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
   echo "setup: this system has no apt-get. Install these packages (or their equivalents) by hand:" >&2
@@ -48,6 +63,25 @@ else
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: installed."
+fi
+
+# Python packages Debian does not have (grader/scripts/requirements-staff.txt), pinned by hash, into
+# the system Python the Makefile uses (/usr/bin/python3). Debian marks that Python as externally
+# managed (PEP 668), hence --break-system-packages; --no-deps keeps pip from touching anything apt
+# installed (the dependencies are the apt packages above), and root's pip writes to /usr/local only.
+requirements="$scripts_dir/requirements-staff.txt"
+if [ "$staff" = 0 ]; then
+  echo "setup: a handout: the staff tools' packages (chromium, copydetect) are not needed here."
+elif /usr/bin/python3 -c 'import copydetect, sys; sys.exit(copydetect.__version__ != "0.5.0")' 2>/dev/null; then
+  echo "setup: Python packages of $requirements are installed already."
+else
+  echo "setup: installing the Python packages of $requirements (pip, pinned by hash) ..."
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO /usr/bin/python3 -m pip install -q --break-system-packages --root-user-action=ignore --no-deps \
+    --require-hashes -r "$requirements"
+  /usr/bin/python3 -c 'import copydetect' || { echo "setup: copydetect did not install" >&2; exit 1; }
   echo "setup: installed."
 fi
 

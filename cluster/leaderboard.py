@@ -1,0 +1,192 @@
+"""leaderboard.py — the opt-in class leaderboard of a sweep (`make leaderboard SWEEP=final`).
+
+Who is on it: the students named in [leaderboard] aliases (a staff-kept TOML file, `student =
+"alias"`, checked by class_files.load_aliases), shown by their alias only. What it ranks: for each
+stage of [leaderboard] stages that the results name (so a stage the registry does not have, such as
+a future "tensor", is simply skipped) and each precision, the speed of the students' correct kernels
+— score.stages of their graded results: disposition "passed", GFLOPS of the variant that counted, at
+the first scoring shape. Faster first; GFLOPS equal to 0.1 tie, and the earlier hand-in (the time
+the gradebook shows) goes first.
+
+Writes <sweep>/leaderboard/ (replaced as a whole): leaderboard.md, leaderboard.html (one file, the
+plot embedded) and leaderboard.png. Nothing in them names a student: publish the directory as it is.
+"""
+import datetime as dt
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import staff_pages
+from staff_pages import esc
+
+import matplotlib.pyplot as plt  # noqa: E402  (after staff_pages chose the Agg backend)
+
+BAR_COLOR = "#2ca02c"  # the leaderboard's bars (tests look for this colour in a screenshot)
+PRECISIONS = ("float", "double")
+LABEL = {"float": "FP32 (SGEMM)", "double": "FP64 (DGEMM)"}
+
+
+@dataclass
+class Place:
+    place: int
+    alias: str
+    gflops: float
+    pct_cublas: float
+    variant: str
+    handed_in: str  # ISO time of the attempt that counts
+
+
+@dataclass
+class Board:
+    stage: str
+    precision: str
+    places: list[Place]
+
+    @property
+    def title(self) -> str:
+        return f"{self.stage}, {LABEL.get(self.precision, self.precision)}"
+
+
+def results_stages(rows: list[dict]) -> list[str]:
+    """Stages the graded results name, in the order the grader writes them (the registry's)."""
+    seen = []
+    for r in rows:
+        for s in ((r.get("_results") or {}).get("score") or {}).get("stages", []):
+            if s.get("stage") not in seen:
+                seen.append(s["stage"])
+    return seen
+
+
+def boards(rows: list[dict], aliases: dict[str, str], wanted: list[str], size: int) -> tuple[list[Board], list[str]]:
+    """One board per stage x precision, and notes on the stages left out."""
+    present = results_stages(rows)
+    notes = [f"{s}: no result names this stage (it is not in this course's stage registry); left out"
+             for s in wanted if s not in present]
+    out = []
+    for stage in [s for s in present if s in wanted]:
+        for precision in PRECISIONS:
+            entries = []
+            for r in rows:
+                alias = aliases.get(r["student"])
+                if alias is None or r["status"] != "graded" or not r.get("_results"):
+                    continue
+                for s in r["_results"].get("score", {}).get("stages", []):
+                    if (s.get("stage"), s.get("precision")) != (stage, precision):
+                        continue
+                    gflops = float(s.get("gflops") or 0)
+                    if s.get("disposition") == "passed" and gflops > 0:
+                        entries.append((round(gflops, 1), r.get("submitted_at") or "9999", alias,
+                                        float(s.get("pct_cublas") or 0), s.get("variant_used", "")))
+            if not entries:
+                continue
+            entries.sort(key=lambda e: (-e[0], e[1], e[2]))
+            out.append(Board(stage, precision, [Place(i + 1, e[2], e[0], e[3], e[4], e[1])
+                                                for i, e in enumerate(entries[:size])]))
+    return out, notes
+
+
+def _when(iso: str) -> str:
+    try:
+        t = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def plot(bs: list[Board]) -> bytes:
+    """One panel per board: horizontal bars of GFLOPS, the fastest on top."""
+    cols = len(PRECISIONS)
+    stages = list(dict.fromkeys(b.stage for b in bs))
+    if not stages:
+        fig, ax = plt.subplots(figsize=(6, 1.2))
+        ax.text(0.5, 0.5, "Nobody who opted in has a correct kernel of these stages yet.", ha="center", va="center")
+        ax.set_axis_off()
+        png = staff_pages.png_bytes(fig)
+        plt.close(fig)
+        return png
+    fig, axes = plt.subplots(len(stages), cols, figsize=(5.2 * cols, 0.9 + 0.45 * max(
+        (len(b.places) for b in bs), default=1) * len(stages) + 0.8 * len(stages)), squeeze=False)
+    for row, stage in enumerate(stages):
+        for col, precision in enumerate(PRECISIONS):
+            ax = axes[row][col]
+            board = next((b for b in bs if (b.stage, b.precision) == (stage, precision)), None)
+            if board is None:
+                ax.set_axis_off()
+                ax.set_title(f"{stage}, {LABEL[precision]}: nobody yet")
+                continue
+            names = [f"{p.place}. {p.alias}" for p in board.places]
+            ax.barh(range(len(names)), [p.gflops for p in board.places], color=BAR_COLOR)
+            ax.set_yticks(range(len(names)), names)
+            ax.invert_yaxis()
+            ax.set_xlabel("GFLOPS")
+            ax.set_title(board.title)
+            ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    png = staff_pages.png_bytes(fig)
+    plt.close(fig)
+    return png
+
+
+def markdown(title: str, bs: list[Board], notes: list[str], shape: str) -> str:
+    lines = [f"# {title}", "",
+             f"The fastest correct kernels of the students who opted in, by the alias they chose. Speed: "
+             f"GFLOPS of the graded run at {shape}; equal speeds (to 0.1 GFLOPS) go to the earlier hand-in.", "",
+             "![GFLOPS per stage and precision](leaderboard.png)", ""]
+    for b in bs:
+        lines += [f"## {b.title}", "", "| place | alias | GFLOPS | % of cuBLAS | handed in |", "|---:|---|---:|---:|---|"]
+        lines += [f"| {p.place} | {p.alias} | {p.gflops:.1f} | {p.pct_cublas:.1f} | {_when(p.handed_in)} |"
+                  for p in b.places]
+        lines.append("")
+    if not bs:
+        lines += ["Nobody who opted in has a correct kernel of these stages yet.", ""]
+    lines += [f"- {n}" for n in notes] + ([""] if notes else [])
+    return "\n".join(lines)
+
+
+def html_page(title: str, bs: list[Board], notes: list[str], shape: str, png: bytes) -> str:
+    parts = [f"<p>The fastest correct kernels of the students who opted in, by the alias they chose. Speed: "
+             f"GFLOPS of the graded run at {esc(shape)}; equal speeds (to 0.1 GFLOPS) go to the earlier "
+             "hand-in.</p>", staff_pages.img(png, "GFLOPS per stage and precision", "leaderboard-plot")]
+    for b in bs:
+        parts.append(f"<h2>{esc(b.title)}</h2>")
+        parts.append(staff_pages.table(
+            ["place", "alias", "GFLOPS", "% of cuBLAS", "handed in"],
+            [[p.place, p.alias, f"{p.gflops:.1f}", f"{p.pct_cublas:.1f}", _when(p.handed_in)] for p in b.places],
+            numeric=(0, 2, 3), table_id=f"board-{b.stage}-{b.precision}"))
+    if not bs:
+        parts.append("<p>Nobody who opted in has a correct kernel of these stages yet.</p>")
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return staff_pages.page(title, "\n".join(parts))
+
+
+def scoring_shape(rows) -> str:
+    for r in rows:
+        shapes = ((r.get("_results") or {}).get("config") or {}).get("shapes") or []
+        if shapes:
+            return str(shapes[0].get("shape", ""))
+    return "the first scoring shape"
+
+
+def write(sweep: Path, rows: list[dict], aliases: dict[str, str], wanted: list[str], size: int,
+          title: str) -> tuple[Path, list[Board], list[str]]:
+    bs, notes = boards(rows, aliases, wanted, size)
+    shape = scoring_shape(rows)
+    png = plot(bs)
+    tmp = sweep / f".leaderboard-tmp-{os.getpid()}-{secrets.token_hex(3)}"
+    tmp.mkdir()
+    final = sweep / "leaderboard"
+    try:
+        staff_pages.write_atomic(tmp / "leaderboard.png", png)
+        staff_pages.write_atomic(tmp / "leaderboard.md", markdown(title, bs, notes, shape))
+        staff_pages.write_atomic(tmp / "leaderboard.html", html_page(title, bs, notes, shape, png))
+        os.chmod(tmp, 0o755)
+        for p in tmp.iterdir():
+            os.chmod(p, 0o644)  # to be published: readable by all (the sweep around it stays staff-only)
+        staff_pages.replace_dir(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final, bs, notes
