@@ -1,5 +1,7 @@
 """The grader's command line as students meet it: the registry listing and clear errors."""
 import json
+
+import pytest
 import subprocess
 
 from conftest import HAS_GPU, gpu
@@ -28,6 +30,23 @@ def test_check_without_gpu_says_what_to_do(grader):
     assert out.returncode == 3
     assert "no usable NVIDIA GPU" in out.stderr
     assert "srun --gres=gpu:1" in out.stderr
+
+
+@pytest.mark.parametrize("args,says", [
+    (("check", "--stage", "nonexistent"), "unknown stage 'nonexistent'; the stages are: naive"),
+    (("check", "--stage", "tiled/7"), "stage 'tiled' has no variant '7'"),
+    (("check", "--prec", "half"), "unknown precision 'half': use float, double or all"),
+    (("bench", "--shapes", "abc"), "bad shape 'abc'"),
+    (("bench", "--stage", "nonexistent"), "unknown stage 'nonexistent'"),
+    (("run", "--stage", "reuse", "--shape", "12x"), "bad shape '12x'"),
+    (("run", "--stage", "nonexistent"), "unknown stage 'nonexistent'"),
+])
+def test_arguments_are_checked_before_the_machine(grader, args, says):
+    """A wrong stage, precision or shape is named with exit 2 on any machine, GPU or not."""
+    out = run(grader, *args)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert says in out.stderr
+    assert "no usable NVIDIA GPU" not in out.stderr
 
 
 @gpu

@@ -198,11 +198,13 @@ int main(int argc, char** argv) {
             }
             return 0;
         }
+        // Arguments are checked before the machine: a wrong stage, precision or shape is named even
+        // where there is no GPU.
         if (*check) {
-            if (int rc = no_gpu_message("check")) return rc;
-            prepare_children();
             CheckOptions opt;
             opt.selection = parse_selection(Side::submission, stage_arg, prec_arg);
+            if (int rc = no_gpu_message("check")) return rc;
+            prepare_children();
             opt.quick = !full;
             opt.seed = seed ? seed : fresh_seed();
             opt.color = use_color(no_color);
@@ -216,6 +218,12 @@ int main(int argc, char** argv) {
             return exit_status(out["results"]);
         }
         if (*run) {  // one case in-process: in gemmlab-stages, the binary that holds the submission
+            const Selection sel = parse_selection(Side::submission, run_stage, run_prec);
+            if (sel.precisions.size() != 1) throw std::invalid_argument("gemmlab run takes one precision: float or double");
+            if (!run_shape.empty()) {
+                std::string err;
+                if (!parse_shape(run_shape, &err)) throw std::invalid_argument(err);
+            }
             if (int rc = no_gpu_message("sanitize")) return rc;
             const std::string runner = stage_runner_executable();
             argv[0] = const_cast<char*>(runner.c_str());
@@ -247,8 +255,6 @@ int main(int argc, char** argv) {
                 prepare_children();
                 return run_grade(opt, cfg);
             }
-            if (int rc = no_gpu_message("bench")) return rc;
-            prepare_children();
             BenchCommandOptions opt;
             opt.selection = parse_selection(Side::submission, bench_stage, bench_prec);
             opt.config = cfg.bench;
@@ -259,6 +265,8 @@ int main(int argc, char** argv) {
                 opt.shapes = parse_shape_list(bench_shapes, &err);
                 if (opt.shapes.empty()) throw std::invalid_argument(err);
             }
+            if (int rc = no_gpu_message("bench")) return rc;
+            prepare_children();
             opt.with_reference = bench_reference;
             opt.seed = seed ? seed : fresh_seed();
             opt.color = use_color(no_color);
