@@ -42,8 +42,10 @@ RETRIED = ("error",)
 HOLD_ENV = "GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH"
 
 
-# PYTHON= spares every make call the Makefile's search for a Python with matplotlib.
-MAKE = ["make", f"PYTHON={sys.executable}"]
+# PYTHON= spares every make call the Makefile's search for a Python with matplotlib. OBJECT_CACHE=:
+# this module keeps its own object cache (per user, keyed by content; below), so the Makefile's,
+# which lives in the trusted tree, is not used.
+MAKE = ["make", f"PYTHON={sys.executable}", "OBJECT_CACHE="]
 
 
 class BuildError(Exception):
@@ -111,11 +113,23 @@ def cache_dirs(cfg) -> list[Path]:
     return [cfg.trusted_cache_dir, private_cache()]
 
 
+def compiler_cache_env(env=None) -> dict:
+    """The environment of a make call: the Makefile's compiler cache (ccache) uses this user's own
+    cache directory (ccache's default), or is turned off where that cannot be written."""
+    env = dict(os.environ if env is None else env)
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    d = Path(env.get("CCACHE_DIR") or os.path.join(base, "ccache"))  # ccache's own default
+    if not _writable_dir(d):
+        env["CCACHE_DISABLE"] = "1"
+    return env
+
+
 def run_logged(cmd, cwd, log, env=None) -> int:
     with open(log, "a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
-        return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+        return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                              env=compiler_cache_env(env)).returncode
 
 
 def tail(path: Path, lines=40) -> str:

@@ -70,24 +70,31 @@ def main():
     if not command:
         ap.error("no compile command after --")
 
+    # The cache only ever saves work: a cache that cannot be read or written (another user's, a
+    # read-only tree) means compiling as if it were not there.
     cache = Path(args.cache)
-    key = cache_key(command, args.source, args.object, args.depends)
-    cached = cache / f"{key}.o"
     obj = Path(args.object)
-    dep = obj.with_suffix(".d")
-    if cached.is_file():
-        shutil.copyfile(cached, obj)
-        deps = " ".join([args.source, *args.depends])
-        dep.write_text(f"{obj}: {deps}\n")
-        print(f"object cache: {obj} (same source and command as before)")
-        return 0
+    try:
+        key = cache_key(command, args.source, args.object, args.depends)
+        cached = cache / f"{key}.o"
+        if cached.is_file():
+            shutil.copyfile(cached, obj)
+            deps = " ".join([args.source, *args.depends])
+            obj.with_suffix(".d").write_text(f"{obj}: {deps}\n")
+            print(f"object cache: {obj} (same source and command as before)")
+            return 0
+    except OSError:
+        cached = None
     rc = subprocess.run(command).returncode
-    if rc == 0 and obj.is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
-        os.close(fd)
-        shutil.copyfile(obj, tmp)
-        os.replace(tmp, cached)
+    if rc == 0 and cached is not None and obj.is_file():
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
+            os.close(fd)
+            shutil.copyfile(obj, tmp)
+            os.replace(tmp, cached)
+        except OSError:
+            pass
     return rc
 
 
