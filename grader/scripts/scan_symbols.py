@@ -13,11 +13,12 @@ submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in s
               ALLOWED_REFERENCES below says why each group is there. Everything else — the grader's
               own functions, cuBLAS or any library GEMM, clocks, files, processes, dynamic loading,
               NVML, CUPTI, host callbacks, mapped or managed memory — is refused.
-  definitions what a stage may define: its own names (namespace gemmlab::GEMMLAB_NS, kernels,
-              anonymous-namespace and static ones, inline C++ functions from headers). A definition
-              of any other global name — above all one that libc, libm, libstdc++, the CUDA runtime,
-              the driver API, NVML, cuRAND, cuBLAS or CUPTI export (clock_gettime, cudaEventRecord,
-              malloc, nvmlDeviceGetClockInfo...) — is refused: it would replace the library's function.
+  definitions what a stage may define: its own names (its kernels and helpers, inline C++
+              functions from headers). A definition of a name that libc, libm, libstdc++, the CUDA
+              runtime, the driver API, NVML, cuRAND, cuBLAS or CUPTI export (clock_gettime,
+              cudaEventRecord, malloc, nvmlDeviceGetClockInfo...) is refused — it would replace the
+              library's function — and so is one in the grader's namespace outside
+              gemmlab::GEMMLAB_NS.
 
 A file with a refused symbol is not linked; the stages whose files reference it (directly or through
 a helper file) are `rejected` with the symbol and the rule named, and every other stage builds and
@@ -177,8 +178,6 @@ WHY = {
     "not_allowed": "it is not on the list of what a stage may call",
     "defines_protected": "a stage may define only its own names; a definition of a library's function "
                          "would replace it for the grader too",
-    "defines_foreign": "a stage may define only its own names: put helpers inside namespace gemmlab::GEMMLAB_NS "
-                       "(or make them static, or put them in an anonymous namespace)",
 }
 
 
@@ -258,10 +257,18 @@ def qualified_name(demangled):
     return head[start:]
 
 
+# The libraries' own prefixes, protected whether or not this machine has the library to read
+# (NVML comes with the driver, which a build machine may lack; new versions add names).
+PROTECTED_PREFIXES = [("NVML", re.compile(r"^nvml[A-Z]")), ("CUPTI", re.compile(r"^cupti[A-Z]")),
+                      ("cuRAND", re.compile(r"^curand[A-Z]")), ("cuBLAS", re.compile(r"^cublas(Lt)?[A-Z]")),
+                      ("the CUDA runtime", re.compile(r"^cuda[A-Z]")), ("the CUDA driver API", re.compile(r"^cu[A-Z]"))]
+
+
 def definition_problem(mangled, demangled, sym_type, kernels, protected):
     """None when an object may define this global symbol, else (rule, what)."""
     b = qualified_name(bare(demangled))
-    owner = protected.get(bare(mangled))
+    owner = protected.get(bare(mangled)) or next(
+        (lib for lib, pattern in PROTECTED_PREFIXES if pattern.search(bare(mangled))), None)
     if owner:
         return "defines_protected", f"a function or variable {owner} exports"
     if b.startswith("gemmlab::submission::") or re.match(r"^(typeinfo|typeinfo name|vtable|VTT|guard variable) for "
@@ -276,11 +283,10 @@ def definition_problem(mangled, demangled, sym_type, kernels, protected):
         return None
     if "gemmlab::" in b:
         return "grader_internal", "a name of the grader's"
-    # Weak C++ definitions are inline functions and template instances from headers (std::, dim3,
-    # the CUDA runtime's C++ templates): harmless unless a library exports the same name (above).
-    if sym_type in "WVu" and bare(mangled).startswith("_Z"):
-        return None
-    return "defines_foreign", "a name outside the submission's own"
+    # Anything else is the submission's own: its helpers (a __device__ function gets a host
+    # definition too), inline functions and template instances from headers. None of it can take
+    # the place of anything outside the library (RTLD_LOCAL, one exported symbol).
+    return None
 
 
 def kernel_names(symbols):

@@ -311,3 +311,17 @@ def test_the_sweep_logic_with_a_stand_in_grader(tmp_path, ci_builds):
     assert verdicts[("exits", "check unrolled/float")] == "OK"
     assert verdicts[("fake_output", "check unrolled/double")] == "OK"  # rejected: the report key
     assert verdicts[("missing_instantiation", "build")] == "OK"
+
+
+@pytest.mark.parametrize("mangled,demangled,allowed", [
+    ("_Z13helper_globalf", "helper_global(float)", True),  # a __device__ helper's host definition
+    ("_ZN12_GLOBAL__N_111helper_anonEf", "(anonymous namespace)::helper_anon(float)", True),
+    ("_ZN7gemmlab10submission5stuffEv", "gemmlab::submission::stuff()", True),
+    ("clock_gettime", "clock_gettime", False),
+    ("nvmlDeviceGetClockInfo", "nvmlDeviceGetClockInfo", False),  # NVML's prefix, library or not
+    ("cudaEventRecord", "cudaEventRecord", False),
+    ("_ZN7gemmlab6medianESt6vectorIdSaIdEE", "gemmlab::median(std::vector<double, std::allocator<double> >)", False),
+])
+def test_what_a_stage_may_define(mangled, demangled, allowed):
+    problem = scan_symbols.definition_problem(mangled, demangled, "T", set(), {"clock_gettime": "libc"})
+    assert (problem is None) == allowed, problem
