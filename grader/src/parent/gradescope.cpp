@@ -10,7 +10,7 @@ using nlohmann::json;
 namespace {
 
 std::string stage_name(const StageScore& s) {
-    return s.stage + " (" + s.precision + ")";
+    return s.stage + " (" + s.precision + (s.extra_credit ? ", extra credit" : "") + ")";
 }
 
 }  // namespace
