@@ -355,9 +355,9 @@ def load_dataset(results_dir):
             sr = results.get(key)
             if sr is None:
                 sr = results[key] = StageResult(*key, disposition, problem)
-            sr.placeholder = sr.placeholder or bool(r.get("placeholder"))
             elif _SEVERITY.get(disposition, 9) > _SEVERITY.get(sr.disposition, 9):
                 sr.disposition, sr.problem = disposition, problem  # a failure in any run shows
+            sr.placeholder = sr.placeholder or bool(r.get("placeholder"))
             for b in r.get("bench") or []:
                 shape = _shape_of(b["shape"])
                 sr.points[shape] = Point(shape, b.get("disposition", "passed"), _num(b.get("gflops")),

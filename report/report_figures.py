@@ -431,26 +431,28 @@ def figure_tensor(ds, rs, outdir):
     for ax, prec in zip(axes[0], rs.precisions):
         labels, values, colors = [], [], []
         for name in names:
-            for i, v in enumerate(ds.variants(name)):
+            variants = ds.variants(name)
+            if prec == "double":
+                # One FP64 kernel serves every variant (stages.h): one bar, the best of its timings.
+                gs = [ds.result(name, v, prec).gflops(shape) for v in variants if ds.result(name, v, prec)]
+                gs = [g for g in gs if g]
+                labels.append(f"{name} (FP64)")
+                values.append(max(gs) if gs else None)
+                colors.append(plt.get_cmap("viridis")(0.15))
+                continue
+            for i, v in enumerate(variants):
                 r = ds.result(name, v, prec)
-                labels.append(ds.label(name, v) if prec == "float" else f"{ds.label(name, v)}\n(FP64)")
+                labels.append(ds.label(name, v))
                 values.append(r.gflops(shape) if r else None)
-                colors.append(plt.get_cmap("viridis")(0.15 + 0.7 * i / max(1, len(ds.variants(name)) - 1)))
-        items = [("cublas/fp16", "cuBLAS FP16"), ("cublas/tf32", "cuBLAS TF32"), ("cublas", "cuBLAS")] \
-            if prec == "float" else [("cublas", "cuBLAS")]
+                colors.append(plt.get_cmap("viridis")(0.15 + 0.7 * i / max(1, len(variants) - 1)))
+        items = [("cublas/fp16", "cuBLAS FP16"), ("cublas/tf32", "cuBLAS TF32"), ("cublas", "cuBLAS FP32")] \
+            if prec == "float" else [("cublas", "cuBLAS FP64")]
         for item, label in items:
             g = ds.cublas_gflops(prec, shape, item)
             if g:
-                labels.append(label if prec == "double" or item != "cublas" else "cuBLAS FP32")
+                labels.append(label)
                 values.append(g)
                 colors.append("0.25")
-        if prec == "double":  # one FP64 kernel serves every variant: show it once
-            seen, keep = set(), []
-            for lab, val, col in zip(labels, values, colors):
-                if val is not None and ("cuBLAS" in lab or val not in seen):
-                    keep.append((lab, val, col))
-                    seen.add(val)
-            labels, values, colors = (list(x) for x in zip(*keep)) if keep else ([], [], [])
         xs = list(range(len(labels)))
         ax.bar(xs, [v or 0 for v in values], color=colors, width=0.7)
         for x, v in zip(xs, values):

@@ -372,7 +372,7 @@ def block_tensor(ds, rs):
     if any(r.placeholder for (stage, _, _), r in ds.results.items() if stage in names):
         out.append(notice("Placeholder numbers for the tensor stage (synthesized, not measured): "
                           "replace them with a GPU run (tests/fixtures/report/README.md)."))
-    header = ["Variant", "Precision", "A, B as", f"GFLOPS at {n}³", "% cuBLAS same precision",
+    header = ["Variant", "Output", "A, B as", f"GFLOPS at {n}³", "% cuBLAS same precision",
               "% cuBLAS FP32/FP64", "worst error (u·G)", "bound (u·G)"]
     rows = []
     for name in names:
@@ -418,14 +418,17 @@ def block_tensor(ds, rs):
                 worst, bound = _worst_error(r)
                 if worst is None:
                     continue
-                inputs = (ds.variant_info(name, v).get("inputs") or {}).get(prec, "")
+                info = ds.variant_info(name, v)
+                inputs = (info.get("inputs") or {}).get(prec, "")
+                if bound is None:
+                    bound = (info.get("error_bound") or {}).get(prec)
                 erows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs or PREC_NAME[prec].lower(),
                               fmt_ratio(worst), fmt_ratio(bound)])
     if erows:
         out.append("\n**Error per precision.** The worst verified error of every stage over the report set, in "
                    "units of the output's $u \\cdot G$ ($u = 2^{-24}$ for FP32, $2^{-53}$ for FP64), against "
                    "the bound its declared inputs allow (docs/correctness.md).\n")
-        out.append(table(["Stage", "Precision", "A, B as", "worst error (u·G)", "bound (u·G)"], erows, "lllrr"))
+        out.append(table(["Stage", "Output", "A, B as", "worst error (u·G)", "bound (u·G)"], erows, "lllrr"))
     return "\n".join(out)
 
 
