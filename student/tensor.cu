@@ -77,8 +77,6 @@
 //          make sanitize STAGE=tensor/tf32  make bench STAGE=tensor
 #include <mma.h>
 
-#include <type_traits>
-
 #include "gemmlab/stages.h"
 
 namespace gemmlab::GEMMLAB_NS {
@@ -134,7 +132,7 @@ template <typename T, InputPrecision IN>
 Status gemm_tensor(const GemmProblem<T>& p) {
     const dim3 block(kThreads);
     const dim3 grid(ceil_div(p.N, kTileN), ceil_div(p.M, kTileM));
-    if constexpr (std::is_same_v<T, double>) {
+    if constexpr (sizeof(T) == sizeof(double)) {
         if (!kDoubleKernelWritten) return Status::not_implemented;
         tensor_double_kernel<<<grid, block, 0, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta,
                                                             p.C, p.ldc);
