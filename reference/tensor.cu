@@ -138,9 +138,14 @@ struct MmaShape<Scheme::split_tf32> { static constexpr int M = 16, N = 8, K = 8,
 template <>
 struct MmaShape<Scheme::fp64> { static constexpr int M = 8, N = 8, K = 4, ACC = 2; using Elem = double; };
 
-template <Scheme S_, int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_>
+// SLAB_SUM_ (split scheme only): sum each slab's products into a fresh accumulator and add it to the
+// result with an FP32 add (the default: FP32-accurate at any K); false sums straight into the result,
+// which saves the registers of the second accumulator but lets the tensor cores' truncation errors
+// grow with K (docs/correctness.md) — a tuning candidate, to measure what the slab sum costs.
+template <Scheme S_, int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_, bool SLAB_SUM_ = true>
 struct TensorConfig {
     static constexpr Scheme S = S_;
+    static constexpr bool SLAB_SUM = SLAB_SUM_ && S_ == Scheme::split_tf32;
     using Mma = MmaShape<S_>;
     using Elem = typename Mma::Elem;
     static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
@@ -185,7 +190,7 @@ struct TensorConfig {
     static_assert(STAGES >= 2, "a pipeline needs two stages at least");
     static_assert(THREADS <= 1024, "a block has at most 1024 threads");
     // Accumulators per thread: MT·NT tiles of ACC values (twice for the split scheme's slab sums).
-    static_assert(MT * NT * Mma::ACC * (S == Scheme::split_tf32 ? 2 : 1) * int(sizeof(Elem) / 4) <= 160,
+    static_assert(MT * NT * Mma::ACC * (SLAB_SUM ? 2 : 1) * int(sizeof(Elem) / 4) <= 160,
                   "more accumulator registers than this spill");
 };
 
@@ -281,7 +286,7 @@ tensor_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg:
     const int g = lane / 4, t = lane % 4;  // the "group" and "thread in group" of the PTX fragment tables
     const int a_row0 = warp_m * Cfg::WM, b_col0 = warp_n * Cfg::WN;
 
-    // Accumulators: acc for the result; for the split scheme also part, the sum of one slab.
+    // Accumulators: acc for the result; with the slab sum also part, the sum of one slab.
     T acc[MT][NT][ACC];
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -289,9 +294,9 @@ tensor_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg:
         for (int j = 0; j < NT; ++j)
 #pragma unroll
             for (int e = 0; e < ACC; ++e) acc[i][j][e] = T(0);
-    constexpr bool kSplit = S == Scheme::split_tf32;
-    [[maybe_unused]] float part[kSplit ? MT : 1][kSplit ? NT : 1][4];
-    if constexpr (kSplit) {
+    constexpr bool kSlabSum = Cfg::SLAB_SUM;
+    [[maybe_unused]] float part[kSlabSum ? MT : 1][kSlabSum ? NT : 1][4];
+    if constexpr (kSlabSum) {
 #pragma unroll
         for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -390,9 +395,10 @@ tensor_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg:
                 for (int i = 0; i < MT; ++i)
 #pragma unroll
                     for (int j = 0; j < NT; ++j) {
-                        mma_tf32(part[i][j], a_lo[i], b_hi[j]);
-                        mma_tf32(part[i][j], a_hi[i], b_lo[j]);
-                        mma_tf32(part[i][j], a_hi[i], b_hi[j]);
+                        float (&sum)[4] = kSlabSum ? part[kSlabSum ? i : 0][kSlabSum ? j : 0] : acc[i][j];
+                        mma_tf32(sum, a_lo[i], b_hi[j]);
+                        mma_tf32(sum, a_hi[i], b_lo[j]);
+                        mma_tf32(sum, a_hi[i], b_hi[j]);
                     }
             }
         }
@@ -427,7 +433,7 @@ tensor_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg:
             const T* Bs = As + Cfg::A_STAGE;
 #pragma unroll
             for (int ks = 0; ks < Cfg::KSTEPS; ++ks) compute_step(As, Bs, ks);
-            if constexpr (kSplit) {
+            if constexpr (kSlabSum) {
                 // The slab's sum joins the result with a round-to-nearest FP32 add.
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
@@ -569,6 +575,9 @@ void tensor_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<t
     f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 32, 64, 4, 1>>("3xtf32 128x128x32 w32x64 s4", F));
     f32.push_back(candidate<TensorConfig<X, 256, 64, 32, 64, 32, 3, 1>>("3xtf32 256x64x32 w64x32 s3", F));
     f32.push_back(candidate<TensorConfig<X, 64, 128, 32, 32, 32, 4, 2>>("3xtf32 64x128x32 w32x32 s4", F));
+    // Without the slab sum (one accumulator: fewer registers, larger warp tiles, less accurate at long K).
+    f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 64, 32, 4, 1, false>>("3xtf32 128x128x32 w64x32 s4 one-acc", F));
+    f32.push_back(candidate<TensorConfig<X, 128, 256, 32, 64, 64, 3, 1, false>>("3xtf32 128x256x32 w64x64 s3 one-acc", F));
     f32.push_back(candidate<TensorConfig<Scheme::tf32, 128, 128, 32, 64, 32, 4, 1>>("tf32 128x128x32 w64x32 s4", T32));
     f32.push_back(candidate<TensorConfig<Scheme::tf32, 128, 128, 32, 64, 32, 3, 2>>("tf32 128x128x32 w64x32 s3 2/SM", T32));
     f32.push_back(candidate<TensorConfig<Scheme::tf32, 128, 256, 32, 64, 64, 3, 1>>("tf32 128x256x32 w64x64 s3", T32));
