@@ -17,8 +17,9 @@
 #   4. the speed table from one run: gemmlab bench --stage tensor --reference at 4096³ and 2048³,
 #      every variant beside cuBLAS in its own precision (FP16, TF32 via cublasGemmEx) and true FP32,
 #      and 3xTF32 at 4096³ against 2x cuBLAS SGEMM;
-#   plus the GPU unit tests of the tensor stage, compute-sanitizer on one small odd case per
-#   variant, and the tuning ladder's tensor candidates (reference/tuning, checked then timed).
+#   plus the GPU unit tests of the tensor stage, compute-sanitizer (memcheck on one small odd case
+#   per kernel, racecheck on the 3xTF32 pipeline), and the tuning ladder's tensor candidates
+#   (reference/tuning, checked then timed at 4096³ and 8192³).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -78,19 +79,21 @@ must bench-tensor "$STUDENT" bench --stage tensor --reference --shapes "$SHAPES"
 must gpu-unit-tensor "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)" -tc='*tensor*,*stubs*'
 
 if [ "${TENSOR_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
+    # memcheck on one small odd case per kernel (odd leading dimensions: the element-wise copies),
+    # racecheck on the 3xTF32 pipeline (the make sanitize case: 67x45x37, tight and aligned).
     REF_STAGES=$(ls -d build/sm_*/sub-reference-*/gemmlab-stages | head -n1)
-    must sanitize-3xtf32 timeout 120 make PYTHON="$PY" SUBMISSION=reference sanitize STAGE=tensor/3xtf32 PREC=float
-    must sanitize-dmma timeout 120 make PYTHON="$PY" SUBMISSION=reference sanitize STAGE=tensor/3xtf32 PREC=double
-    for v in fp16 tf32; do
-        must "memcheck-$v" timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 "$REF_STAGES" run \
-            --stage "tensor/$v" --prec float --shape 67x45x37:41,50,47
+    for run in fp16:float tf32:float 3xtf32:float 3xtf32:double; do
+        must "memcheck-${run/:/-}" timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 "$REF_STAGES" run \
+            --stage "tensor/${run%%:*}" --prec "${run##*:}" --shape 67x45x37:41,50,47
     done
+    must racecheck-3xtf32 timeout 120 compute-sanitizer --tool racecheck --error-exitcode 1 "$REF_STAGES" run \
+        --stage tensor/3xtf32 --prec float
 fi
 
 if [ "${TENSOR_TUNE:-1}" = 1 ]; then
     wait "$LADDER_PID"
     if grep -q "^exit 0" "$OUT/ladder-build.log"; then
-        step ladder timeout 150 env LADDER_BIN=build/ladder-tensor/ladder-tune reference/tuning/run.sh --tune \
+        step ladder timeout 120 env LADDER_BIN=build/ladder-tensor/ladder-tune reference/tuning/run.sh --tune \
             --stages tensor --prec f32 --shapes 4096x4096x4096,8192x8192x8192
         cp build/ladder-tensor/resources-tune.txt "$OUT/" 2>/dev/null
     else
