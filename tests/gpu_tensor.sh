@@ -80,7 +80,8 @@ must gpu-unit-tensor "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)" -tc='
 
 if [ "${TENSOR_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
     # memcheck on one small odd case per kernel (odd leading dimensions: the element-wise copies),
-    # racecheck on the 3xTF32 pipeline (the make sanitize case: 67x45x37, tight and aligned).
+    # racecheck on the 3xTF32 pipeline (the make sanitize case: 67x45x37 with lda 40, ldb 48: the
+    # 16-byte copies).
     REF_STAGES=$(ls -d build/sm_*/sub-reference-*/gemmlab-stages | head -n1)
     for run in fp16:float tf32:float 3xtf32:float 3xtf32:double; do
         must "memcheck-${run/:/-}" timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 "$REF_STAGES" run \
