@@ -12,6 +12,7 @@ import statistics
 from report_data import gpu_peaks, shape_str
 
 NOT_IMPLEMENTED = "not implemented yet"
+CUBLAS_NAME = {"cublas/tf32": "cuBLAS TF32", "cublas/fp16": "cuBLAS FP16"}  # the tensor stage's baselines
 PREC_NAME = {"float": "FP32", "double": "FP64"}
 FIXED_INCLUDES = ("environment", "summary", "scores", "table-pitched", "results-all", "tensor")
 
@@ -207,8 +208,12 @@ def block_summary(ds, rs):
             v = ds.chosen_variant(name, prec)
             r = ds.result(name, v, prec)
             g = r.gflops(shape)
-            xn, pc = point_ratios(ds, prec, shape, g, r.points.get(shape))
-            rows.append([name, PREC_NAME[prec], v or "", fmt_gflops(g), fmt_x(xn), fmt_pct(pc)] + score_cell)
+            point = r.points.get(shape)
+            xn, pc = point_ratios(ds, prec, shape, g, point)
+            pct = fmt_pct(pc)
+            if point and point.cublas_item and point.cublas_item != "cublas" and pc:
+                pct += f" (of {CUBLAS_NAME.get(point.cublas_item, point.cublas_item)})"  # cuBLAS in its precision
+            rows.append([name, PREC_NAME[prec], v or "", fmt_gflops(g), fmt_x(xn), pct] + score_cell)
     for prec in rs.precisions:
         naive, cublas = ds.baseline(prec, shape)
         if cublas:
