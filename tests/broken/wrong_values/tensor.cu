@@ -16,7 +16,7 @@ namespace {
 constexpr int kBlockX = 32;
 constexpr int kBlockY = 8;
 
-__device__ float through_half(float x) { return __half2float(__float2half_rn(x)); }
+__device__ __forceinline__ float through_half(float x) { return __half2float(__float2half_rn(x)); }
 
 template <typename T>
 __global__ void __launch_bounds__(kBlockX * kBlockY)
