@@ -101,6 +101,9 @@ constexpr int kThreads = 32 * kWarps;
 static_assert(kTileM % kWarpM == 0 && kTileN % kWarpN == 0, "warp tiles cover the block tile");
 static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && kTileK % 16 == 0, "whole 16×16×16 fragments");
 
+// Helpers for the kernels (an inline-asm mma wrapper, a conversion): declare them
+// `__device__ __forceinline__`, so each call is inlined into the kernel.
+//
 // One block computes the kTileM×kTileN tile of C at block row blockIdx.y, block column blockIdx.x.
 // IN says what the float products are made of: fp16, tf32, or full (the 3xtf32 split).
 template <InputPrecision IN>
