@@ -3,8 +3,9 @@ the stage registry (`gemmlab list --json`) and the results files (docs/results-s
 one `Dataset` that the figures and tables query.
 
 Nothing here names a stage: stages, their order, titles and variants come from the registry; which
-stage is the baseline and which ones build pitched operands come from its `baseline` and `operands`
-fields.
+stage is the baseline, which ones build pitched operands and which ones may use the tensor cores
+come from its `baseline`, `operands` and `tensor_cores` fields (and a variant's declared input
+precision and error bound from `variant_info`).
 """
 from __future__ import annotations
 
@@ -139,6 +140,12 @@ class Point:
     pct_cublas: float | None
     sm_clock_mhz: float | None
     throttled: bool = False  # NVML saw a power, thermal or hardware slowdown while timing it
+    # The tensor stage's additions (docs/results-schema.md): the ratio to true-FP32/FP64 cuBLAS, which
+    # cuBLAS pct_cublas is to, the worst verified error and the bound it was held to (u·G).
+    pct_cublas_fp32: float | None = None
+    cublas_item: str = ""
+    max_error_ratio: float | None = None
+    error_bound: float | None = None
 
 
 @dataclass
@@ -149,6 +156,7 @@ class StageResult:
     disposition: str
     problem: str
     points: dict = field(default_factory=dict)  # shape -> Point
+    placeholder: bool = False  # synthesized fixture numbers, not a measurement (tests/fixtures/report)
 
     def gflops(self, shape):
         p = self.points.get(shape)
@@ -187,6 +195,22 @@ class Dataset:
 
     def baseline_stage(self):
         return next((s["name"] for s in self.registry if s.get("baseline")), None)
+
+    def tensor_stages(self):
+        """The stages that may use the tensor cores (registry `tensor_cores`): the report shows them in
+        a section of their own, beside cuBLAS in their variants' precisions."""
+        return [s["name"] for s in self.registry if s.get("tensor_cores")]
+
+    def cuda_core_stages(self):
+        """The other stages, in registry order: the FP32/FP64 ladder the figures compare."""
+        tensor = set(self.tensor_stages())
+        return [n for n in self.stage_names() if n not in tensor]
+
+    def variant_info(self, name, variant):
+        """{"label", "inputs": {"float", "double"}, "error_bound": {"float", "double"}} from the registry,
+        or {} for a registry that does not list it."""
+        s = self.stage(name) or {}
+        return next((v for v in s.get("variant_info", []) if v.get("label") == variant), {})
 
     # -- results --
     def result(self, stage, variant, precision):
@@ -244,6 +268,10 @@ class Dataset:
         """(naive GFLOPS, cuBLAS GFLOPS) for one shape; None where unknown."""
         b = self.baselines.get((precision, shape), {})
         return b.get("naive_gflops"), b.get("cublas_gflops")
+
+    def cublas_gflops(self, precision, shape, item="cublas"):
+        """GFLOPS of one cuBLAS item of the bench ("cublas", "cublas/tf32", "cublas/fp16") at a shape."""
+        return self.baselines.get((precision, shape), {}).get(item.replace("/", "_") + "_gflops")
 
     def score_row(self, stage, precision):
         if not self.grade:
@@ -329,12 +357,15 @@ def load_dataset(results_dir):
                 sr = results[key] = StageResult(*key, disposition, problem)
             elif _SEVERITY.get(disposition, 9) > _SEVERITY.get(sr.disposition, 9):
                 sr.disposition, sr.problem = disposition, problem  # a failure in any run shows
+            sr.placeholder = sr.placeholder or bool(r.get("placeholder"))
             for b in r.get("bench") or []:
                 shape = _shape_of(b["shape"])
                 sr.points[shape] = Point(shape, b.get("disposition", "passed"), _num(b.get("gflops")),
                                          _num(b.get("time_ms")), _num(b.get("spread_pct")),
                                          _num(b.get("x_naive")), _num(b.get("pct_cublas")),
-                                         _num(b.get("sm_clock_mhz")), bool(b.get("throttled")))
+                                         _num(b.get("sm_clock_mhz")), bool(b.get("throttled")),
+                                         _num(b.get("pct_cublas_fp32")), b.get("cublas_item", "") or "",
+                                         _num(b.get("max_error_ratio")), _num(b.get("error_bound")))
         for prec, shape, row in _baseline_rows(doc.get("baselines") or {}):
             baselines[(prec, shape)] = {k: _num(v) for k, v in row.items() if k != "shape"}
 
@@ -346,8 +377,13 @@ def load_dataset(results_dir):
             b = baselines.setdefault((prec, shape), {})
             if b.get("naive_gflops") is None and p.x_naive:
                 b["naive_gflops"] = p.gflops / p.x_naive
-            if b.get("cublas_gflops") is None and p.pct_cublas:
-                b["cublas_gflops"] = p.gflops / (p.pct_cublas / 100.0)
+            # pct_cublas is to the variant's own cuBLAS (cublas_item); pct_cublas_fp32, when there, to
+            # the true-FP32/FP64 one that "cublas_gflops" means.
+            own = p.cublas_item.replace("/", "_") if p.cublas_item and p.cublas_item != "cublas" else "cublas"
+            if b.get(f"{own}_gflops") is None and p.pct_cublas:
+                b[f"{own}_gflops"] = p.gflops / (p.pct_cublas / 100.0)
+            if b.get("cublas_gflops") is None and p.pct_cublas_fp32:
+                b["cublas_gflops"] = p.gflops / (p.pct_cublas_fp32 / 100.0)
 
     run = _read_json(results_dir / RUN_FILE) if (results_dir / RUN_FILE).exists() else {}
     return Dataset(registry, results, baselines, environment, created, run, grade,

@@ -2,7 +2,9 @@
 
 Each `figure_*` function draws one figure into `outdir` and returns a `Figure`: the file (None
 when there is nothing to draw), its caption, and a note on what is missing. Stages, their order,
-colours and variants come from the registry in the Dataset; no stage is named here.
+colours and variants come from the registry in the Dataset; no stage is named here. Stages that may
+use the tensor cores (registry `tensor_cores`) run an order of magnitude faster than the CUDA-core
+ladder: they have a figure of their own (fig-tensor) and stay out of the others.
 """
 from __future__ import annotations
 
@@ -76,9 +78,9 @@ def _square_axis(ax, sizes):
     ax.set_ylim(bottom=0)
 
 
-def _missing_stages(ds, precisions):
+def _missing_stages(ds, precisions, names=None):
     out = []
-    for name in ds.stage_names():
+    for name in (ds.cuda_core_stages() if names is None else names):
         for prec in precisions:
             status, why = ds.status(name, prec)
             if status != "ok":
@@ -118,7 +120,7 @@ def figure_square(ds, rs, outdir):
     drawn = False
     for ax, prec in zip(axes[0], rs.precisions):
         shapes = [(n, n, n) for n in sizes]
-        for name in ds.stage_names():
+        for name in ds.cuda_core_stages():
             if not ds.implemented(name, prec):
                 continue
             v = ds.chosen_variant(name, prec)
@@ -155,7 +157,7 @@ def figure_square(ds, rs, outdir):
 
 def figure_tiles(ds, rs, outdir):
     """The variants (e.g. tile sizes) of every stage that has more than one, against the size."""
-    multi = [n for n in ds.stage_names() if len(ds.variants(n)) > 1]
+    multi = [n for n in ds.cuda_core_stages() if len(ds.variants(n)) > 1]
     if not multi:
         return Figure("fig-tiles", None, "", ["no stage of the registry has variants"])
     sizes = list(rs.square_sizes)
@@ -270,7 +272,7 @@ def figure_pitched(ds, rs, outdir):
 def _stage_series(ds, prec, shapes):
     """(label, colour, values) for each stage with data at these shapes, then cuBLAS."""
     out = []
-    for name in ds.stage_names():
+    for name in ds.cuda_core_stages():
         if not ds.implemented(name, prec):
             continue
         v = ds.chosen_variant(name, prec)
@@ -316,7 +318,7 @@ def figure_precision(ds, rs, outdir):
         return Figure("fig-precision", None, "", ["the report set measures one precision only"])
     n = rs.headline_size
     shape = (n, n, n)
-    names = [s for s in ds.stage_names() if any(ds.implemented(s, p) for p in rs.precisions)]
+    names = [s for s in ds.cuda_core_stages() if any(ds.implemented(s, p) for p in rs.precisions)]
     groups, per_prec = [], {p: [] for p in rs.precisions}
     for name in names:
         variant = ds.chosen_variant(name, rs.precisions[0])
@@ -361,7 +363,7 @@ def figure_roofline(ds, rs, outdir):
     drawn, missing = False, []
     for ax, prec in zip(axes[0], rs.precisions):
         series = []
-        for name in ds.stage_names():
+        for name in ds.cuda_core_stages():
             if ds.implemented(name, prec):
                 v = ds.chosen_variant(name, prec)
                 series.append((ds.label(name, v), style_of(ds, name), ds.result(name, v, prec).gflops))
@@ -415,7 +417,68 @@ def figure_roofline(ds, rs, outdir):
                   missing)
 
 
-FIGURES = [figure_square, figure_tiles, figure_pitched, figure_rect, figure_precision, figure_roofline]
+def figure_tensor(ds, rs, outdir):
+    """The tensor-core stages at the headline size: every variant next to cuBLAS in the same precision
+    and to true-FP32/FP64 cuBLAS, per precision."""
+    names = ds.tensor_stages()
+    if not names:
+        return Figure("fig-tensor", None, "", ["the registry has no stage that uses the tensor cores"])
+    n = rs.headline_size
+    shape = (n, n, n)
+    fig, axes = plt.subplots(1, len(rs.precisions), figsize=(PAGE_WIDTH_IN, 2.8), squeeze=False,
+                             gridspec_kw={"width_ratios": [2 if p == "float" else 1 for p in rs.precisions]})
+    drawn = False
+    for ax, prec in zip(axes[0], rs.precisions):
+        labels, values, colors = [], [], []
+        for name in names:
+            variants = ds.variants(name)
+            if prec == "double":
+                # One FP64 kernel serves every variant (stages.h): one bar, the best of its timings.
+                gs = [ds.result(name, v, prec).gflops(shape) for v in variants if ds.result(name, v, prec)]
+                gs = [g for g in gs if g]
+                labels.append(f"{name} (FP64)")
+                values.append(max(gs) if gs else None)
+                colors.append(plt.get_cmap("viridis")(0.15))
+                continue
+            for i, v in enumerate(variants):
+                r = ds.result(name, v, prec)
+                labels.append(ds.label(name, v))
+                values.append(r.gflops(shape) if r else None)
+                colors.append(plt.get_cmap("viridis")(0.15 + 0.7 * i / max(1, len(variants) - 1)))
+        items = [("cublas/fp16", "cuBLAS FP16"), ("cublas/tf32", "cuBLAS TF32"), ("cublas", "cuBLAS FP32")] \
+            if prec == "float" else [("cublas", "cuBLAS FP64")]
+        for item, label in items:
+            g = ds.cublas_gflops(prec, shape, item)
+            if g:
+                labels.append(label)
+                values.append(g)
+                colors.append("0.25")
+        xs = list(range(len(labels)))
+        ax.bar(xs, [v or 0 for v in values], color=colors, width=0.7)
+        for x, v in zip(xs, values):
+            if v:
+                ax.annotate(f"{v / 1000:,.0f}", (x, v), ha="center", va="bottom", fontsize=6.5, xytext=(0, 1),
+                            textcoords="offset points")
+                drawn = True
+        ax.set_xticks(xs)
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=6.5)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda val, _: f"{val / 1000:,.0f}"))
+        ax.set_ylabel("TFLOPS")
+        ax.set_title(f"{PREC_TITLE[prec]}, M = N = K = {n}")
+        ax.margins(y=0.12)
+    if not drawn:
+        plt.close(fig)
+        return Figure("fig-tensor", None, "", _missing_stages(ds, rs.precisions, names) or
+                      [f"nothing was timed at {n}×{n}×{n} yet"])
+    fig.tight_layout()
+    return Figure("fig-tensor", _save(fig, outdir, "fig-tensor"),
+                  f"The tensor cores at $N = {n}$ (TFLOPS, $2N^3/t$): each variant beside cuBLAS in the "
+                  "precision it declares and beside true-FP32 cuBLAS; in double, the one FP64 kernel every "
+                  "variant shares, beside cuBLAS DGEMM.", _missing_stages(ds, rs.precisions, names))
+
+
+FIGURES = [figure_square, figure_tiles, figure_pitched, figure_rect, figure_precision, figure_roofline,
+           figure_tensor]
 
 
 def draw_all(ds, rs, outdir):

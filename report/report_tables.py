@@ -12,8 +12,9 @@ import statistics
 from report_data import gpu_peaks, shape_str
 
 NOT_IMPLEMENTED = "not implemented yet"
+CUBLAS_NAME = {"cublas/tf32": "cuBLAS TF32", "cublas/fp16": "cuBLAS FP16"}  # the tensor stage's baselines
 PREC_NAME = {"float": "FP32", "double": "FP64"}
-FIXED_INCLUDES = ("environment", "summary", "scores", "table-pitched", "results-all")
+FIXED_INCLUDES = ("environment", "summary", "scores", "table-pitched", "results-all", "tensor")
 
 
 def include_names(ds, figure_names):
@@ -207,8 +208,12 @@ def block_summary(ds, rs):
             v = ds.chosen_variant(name, prec)
             r = ds.result(name, v, prec)
             g = r.gflops(shape)
-            xn, pc = point_ratios(ds, prec, shape, g, r.points.get(shape))
-            rows.append([name, PREC_NAME[prec], v or "", fmt_gflops(g), fmt_x(xn), fmt_pct(pc)] + score_cell)
+            point = r.points.get(shape)
+            xn, pc = point_ratios(ds, prec, shape, g, point)
+            pct = fmt_pct(pc)
+            if point and point.cublas_item and point.cublas_item != "cublas" and pc:
+                pct += f" (of {CUBLAS_NAME.get(point.cublas_item, point.cublas_item)})"  # cuBLAS in its precision
+            rows.append([name, PREC_NAME[prec], v or "", fmt_gflops(g), fmt_x(xn), pct] + score_cell)
     for prec in rs.precisions:
         naive, cublas = ds.baseline(prec, shape)
         if cublas:
@@ -348,6 +353,90 @@ def block_results_all(ds, rs):
     return "\n".join(out)
 
 
+def _worst_error(result):
+    """(worst verified error, bound) over the timed shapes of a result, in u·G; None where unknown."""
+    pts = [p for p in result.points.values() if p.disposition == "passed"] if result else []
+    errors = [p.max_error_ratio for p in pts if p.max_error_ratio is not None]
+    bounds = [p.error_bound for p in pts if p.error_bound]
+    return (max(errors) if errors else None), (max(bounds) if bounds else None)
+
+
+def fmt_ratio(v):
+    return "—" if v is None else (f"{v:.3g}" if v < 1000 else f"{v:,.0f}")
+
+
+def block_tensor(ds, rs):
+    """The tensor-core section: speed per variant and precision beside cuBLAS in the same precision and
+    true-FP32/FP64 cuBLAS, and the worst error of every stage per precision against its bound."""
+    names = ds.tensor_stages()
+    if not names:
+        return notice("The registry has no stage that uses the tensor cores.")
+    n = rs.headline_size
+    shape = (n, n, n)
+    out = []
+    if any(r.placeholder for (stage, _, _), r in ds.results.items() if stage in names):
+        out.append(notice("Placeholder numbers for the tensor stage (synthesized, not measured): "
+                          "replace them with a GPU run (tests/fixtures/report/README.md)."))
+    header = ["Variant", "Output", "A, B as", f"GFLOPS at {n}³", "% cuBLAS same precision",
+              "% cuBLAS FP32/FP64", "worst error (u·G)", "bound (u·G)"]
+    rows = []
+    for name in names:
+        for prec in rs.precisions:
+            for v in ds.variants(name):
+                r = ds.result(name, v, prec)
+                info = ds.variant_info(name, v)
+                inputs = (info.get("inputs") or {}).get(prec, "")
+                p = r.points.get(shape) if r else None
+                worst, bound = _worst_error(r)
+                if bound is None:
+                    bound = (info.get("error_bound") or {}).get(prec)
+                if not r or not p or p.disposition != "passed" or not p.gflops:
+                    why = r.disposition.replace("_", " ") if r else "not measured"
+                    rows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs, f"*{md_escape(why)}*", "", "",
+                                 fmt_ratio(worst), fmt_ratio(bound)])
+                    continue
+                own = p.cublas_item or "cublas"
+                own_name = {"cublas": "FP32" if prec == "float" else "FP64", "cublas/tf32": "TF32",
+                            "cublas/fp16": "FP16"}.get(own, own)
+                rows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs, fmt_gflops(p.gflops),
+                             f"{fmt_pct(p.pct_cublas)} (of {own_name})", fmt_pct(p.pct_cublas_fp32 or p.pct_cublas),
+                             fmt_ratio(worst), fmt_ratio(bound)])
+        for prec in rs.precisions:
+            items = [("cublas/fp16", "cuBLAS FP16 (FAST\\_16F)"), ("cublas/tf32", "cuBLAS TF32 (FAST\\_TF32)"),
+                     ("cublas", "cuBLAS FP32 (SGEMM)")] if prec == "float" else [("cublas", "cuBLAS FP64 (DGEMM)")]
+            for item, label in items:
+                g = ds.cublas_gflops(prec, shape, item)
+                if g:
+                    fp = ds.cublas_gflops(prec, shape, "cublas")
+                    rows.append([label, PREC_NAME[prec], "", fmt_gflops(g), "100.0", fmt_pct(100.0 * g / fp) if fp else "—",
+                                 "", ""])
+    out.append(f"**Speed at {n}³.** Each variant beside cuBLAS in the precision it declares (the same "
+               "input rounding, timed in the same run) and beside true-FP32/FP64 cuBLAS; errors are the "
+               "worst of the verified timed calls over the report set.\n")
+    out.append(table(header, rows, "llllrrrr"))
+    # Error per precision: every stage, so the FP32-accurate variant stands beside plain FP32 kernels.
+    erows = []
+    for name in ds.stage_names():
+        for v in ds.variants(name):
+            for prec in rs.precisions:
+                r = ds.result(name, v, prec)
+                worst, bound = _worst_error(r)
+                if worst is None:
+                    continue
+                info = ds.variant_info(name, v)
+                inputs = (info.get("inputs") or {}).get(prec, "")
+                if bound is None:
+                    bound = (info.get("error_bound") or {}).get(prec)
+                erows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs or PREC_NAME[prec].lower(),
+                              fmt_ratio(worst), fmt_ratio(bound)])
+    if erows:
+        out.append("\n**Error per precision.** The worst verified error of every stage over the report set, in "
+                   "units of the output's $u \\cdot G$ ($u = 2^{-24}$ for FP32, $2^{-53}$ for FP64), against "
+                   "the bound its declared inputs allow (docs/correctness.md).\n")
+        out.append(table(["Stage", "Output", "A, B as", "worst error (u·G)", "bound (u·G)"], erows, "lllrr"))
+    return "\n".join(out)
+
+
 def block_figure(fig):
     """A figure with its caption, or a note where it cannot be drawn; then what is missing."""
     out = []
@@ -368,6 +457,7 @@ def generated_blocks(ds, rs, figures, pitched_pairs):
         "scores": block_scores(ds, rs),
         "table-pitched": block_pitched(ds, rs, pitched_pairs),
         "results-all": block_results_all(ds, rs),
+        "tensor": block_tensor(ds, rs),
     }
     for fig in figures:
         blocks[fig.name] = block_figure(fig)

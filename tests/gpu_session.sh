@@ -13,6 +13,7 @@
 #   bash tests/gpu_session.sh grading   the grade/bench tests (tests/py/test_grade_gpu.py)
 #   bash tests/gpu_session.sh tune      the reference ladder with every tuning candidate (TUNE_ARGS=...)
 #   bash tests/gpu_session.sh sandbox   which files CUDA touches under the child sandbox (fs_trace.so)
+#   bash tests/gpu_session.sh tensor    the tensor stage: tests/gpu_tensor.sh (its own logs and summary)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -107,8 +108,11 @@ sandbox)
     for f in /dev/shm/gemmlab-fs-trace.*; do echo "### $f"; cat "$f"; done > "$OUT/fs-trace.txt" 2>&1
     rm -f /dev/shm/gemmlab-fs-trace.*
     ;;
+tensor)
+    OUT="$OUT" bash tests/gpu_tensor.sh || status=1
+    ;;
 *)
-    echo "usage: $0 boundary|core|report|gallery|extras|grading|tune|sandbox" >&2
+    echo "usage: $0 boundary|core|report|gallery|extras|grading|tune|sandbox|tensor" >&2
     exit 2
     ;;
 esac

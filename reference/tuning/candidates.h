@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gemmlab/stage_api.h"
+#include "gemmlab/stages.h"
 
 namespace gemmlab::GEMMLAB_NS {
 namespace tuning {
@@ -19,6 +19,7 @@ struct Candidate {
     const char* stage;  // the registry name of the stage it could replace, e.g. "reuse"
     std::string label;  // its parameters, e.g. "128x128x8 w64x64 t16x8 s4"
     GemmFn<T> fn;
+    InputPrecision inputs = InputPrecision::full;  // what its float version rounds A and B to (stages.h)
 };
 
 }  // namespace tuning
@@ -30,5 +31,7 @@ void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,
                         std::vector<tuning::Candidate<double>>& f64);
 void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
                       std::vector<tuning::Candidate<double>>& f64);
+void tensor_candidates(std::vector<tuning::Candidate<float>>& f32,
+                       std::vector<tuning::Candidate<double>>& f64);
 
 }  // namespace gemmlab::GEMMLAB_NS

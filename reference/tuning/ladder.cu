@@ -8,7 +8,9 @@
 //      including beta = 0 with C = NaN, leading dimensions larger than the widths, NaN in the
 //      padding of A and B, a canary in the padding of C) against cuBLAS DGEMM on the inputs
 //      converted to double. Bound: max |C - Cref| / (u·G) <= 32, G = |alpha||A||B| + |beta||C|
-//      elementwise, u the unit roundoff of the type. Operands of pitched stages are built with the
+//      elementwise, u the unit roundoff of the type — or the wider bound of a variant that declares
+//      TF32 or FP16 inputs, from the grader's own grader/src/common/bound.h (one place for both).
+//      Operands of pitched stages are built with the
 //      stage's own pitched_alloc/pitched_upload/pitched_download, like the grader does.
 //   2. times it (CUDA events, 3 warm-ups, median of >= 10) at several shapes, interleaved call by
 //      call with cuBLAS (SGEMM with CUBLAS_PEDANTIC_MATH: true FP32, no TF32; DGEMM), and reports
@@ -17,7 +19,7 @@
 // see reference/tuning/candidates.h); --tune checks and times them next to the stages.
 //
 // Build (from the repository root) and run:  reference/tuning/run.sh [options]   (see README.md)
-//   nvcc -std=c++17 -O3 -arch=sm_90 -Igrader/include -Xcompiler -Wall,-Wextra -Xptxas -v
+//   nvcc -std=c++17 -O3 -arch=sm_90 -Igrader/include -Igrader/src -Xcompiler -Wall,-Wextra -Xptxas -v
 //        reference/*.cu reference/tuning/ladder.cu -lcublas -o /tmp/ladder
 #include <cublas_v2.h>
 
@@ -32,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bound.h"
 #include "gemmlab/stages.h"
 
 #ifdef GEMMLAB_TUNE
@@ -41,6 +44,7 @@
 namespace {
 
 using gemmlab::GemmFn;
+using gemmlab::InputPrecision;
 using gemmlab::GemmProblem;
 using gemmlab::Operands;
 using gemmlab::PitchedMatrix;
@@ -79,9 +83,6 @@ const char* status_name(Status s) {
 template <typename T> const char* prec_name();
 template <> const char* prec_name<float>() { return "f32"; }
 template <> const char* prec_name<double>() { return "f64"; }
-template <typename T> double unit_roundoff();
-template <> double unit_roundoff<float>() { return std::ldexp(1.0, -24); }
-template <> double unit_roundoff<double>() { return std::ldexp(1.0, -53); }
 
 // ---- what runs: registry stages, plus tuning candidates --------------------------------------
 
@@ -91,6 +92,7 @@ struct Entry {
     Operands operands;
     StageFns<T> fns;
     bool candidate;
+    InputPrecision inputs = InputPrecision::full;  // what the float version rounds A and B to
     std::string name() const {
         std::string n = stage;
         if (!variant.empty()) n += (candidate ? " [" : "/") + variant + (candidate ? "]" : "");
@@ -103,7 +105,8 @@ std::vector<Entry<T>> collect_entries(bool with_candidates) {
     std::vector<Entry<T>> out;
     const auto table = gemmlab::submission::stage_table();
     for (const auto& s : table)
-        for (const auto& v : s.variants) out.push_back({s.name, v.label, s.operands, v.template fns<T>(), false});
+        for (const auto& v : s.variants)
+            out.push_back({s.name, v.label, s.operands, v.template fns<T>(), false, v.float_inputs});
 #ifdef GEMMLAB_TUNE
     if (with_candidates) {
         std::vector<gemmlab::submission::tuning::Candidate<float>> f32;
@@ -112,6 +115,7 @@ std::vector<Entry<T>> collect_entries(bool with_candidates) {
         gemmlab::submission::unrolled_candidates(f32, f64);
         gemmlab::submission::pitched_candidates(f32, f64);
         gemmlab::submission::reuse_candidates(f32, f64);
+        gemmlab::submission::tensor_candidates(f32, f64);
         auto add = [&](const auto& list) {
             for (const auto& c : list) {
                 // A candidate runs on the operands of the stage it could replace.
@@ -119,7 +123,7 @@ std::vector<Entry<T>> collect_entries(bool with_candidates) {
                     if (std::string(s.name) != c.stage) continue;
                     StageFns<T> fns = s.variants.front().template fns<T>();
                     fns.gemm = c.fn;
-                    out.push_back({s.name, c.label, s.operands, fns, true});
+                    out.push_back({s.name, c.label, s.operands, fns, true, c.inputs});
                 }
             }
         };
@@ -213,9 +217,9 @@ struct CheckCase {
     T alpha, beta;
     std::vector<T> A, B, C;      // with leading dimensions lda, ldb, ldc
     std::vector<double> ref, G;  // M×N, dense
+    std::vector<double> row_abs, col_abs;  // Σ_k |A[i][k]| and Σ_k |B[k][j]|: bound.h's underflow term
 };
 
-constexpr double kBound = 32.0;
 
 template <typename T>
 T canary() { return T(777.25); }
@@ -273,6 +277,12 @@ CheckCase<T> make_case(const CheckShape& s, const CheckParams& prm, std::mt19937
     };
     run(a, b, cc, double(c.alpha), double(c.beta), c.ref);
     run(aa, ab, ac, std::fabs(double(c.alpha)), std::fabs(double(c.beta)), c.G);
+    c.row_abs.assign(c.M, 0.0);
+    c.col_abs.assign(c.N, 0.0);
+    for (int i = 0; i < c.M; ++i)
+        for (int k = 0; k < c.K; ++k) c.row_abs[i] += aa[size_t(i) * c.K + k];
+    for (int k = 0; k < c.K; ++k)
+        for (int j = 0; j < c.N; ++j) c.col_abs[j] += ab[size_t(k) * c.N + j];
     for (size_t i = 0; i < mn; ++i) {  // the harness checks itself: |ref| <= G up to rounding
         if (!(std::fabs(c.ref[i]) <= c.G[i] * (1 + 1e-12))) {
             std::fprintf(stderr, "harness error: |ref| = %g > G = %g at element %zu (M=%d N=%d K=%d)\n",
@@ -360,7 +370,8 @@ double check_one(const Entry<T>& e, const CheckCase<T>& c, cudaStream_t stream, 
     }
 
     if (!padding_intact) { why = "wrote into the padding of pitched C"; return INFINITY; }
-    const double u = unit_roundoff<T>();
+    const gemmlab::ErrorBound bound = gemmlab::error_bound(sizeof(T) == 8, e.inputs);
+    const double u = bound.u;
     double worst = 0;
     for (int i = 0; i < c.M; ++i) {
         for (int j = 0; j < c.ldc; ++j) {
@@ -376,16 +387,18 @@ double check_one(const Entry<T>& e, const CheckCase<T>& c, cudaStream_t stream, 
                 why = "two runs on the same inputs differ at (" + std::to_string(i) + "," + std::to_string(j) + "): a race?";
                 return INFINITY;
             }
-            const double r = c.ref[size_t(i) * c.N + j], g = c.G[size_t(i) * c.N + j];
+            const double r = c.ref[size_t(i) * c.N + j],
+                         g = c.G[size_t(i) * c.N + j] +
+                             bound.underflow_weight * std::fabs(double(c.alpha)) * (c.row_abs[i] + c.col_abs[j]);
             const double err = std::fabs(double(v) - r);
             double ratio = (g > 0) ? err / (u * g) : (err == 0 ? 0 : INFINITY);
             if (std::isnan(double(v))) ratio = INFINITY;
             if (ratio > worst) {
                 worst = ratio;
-                if (ratio > kBound && why.empty()) {
+                if (ratio > bound.threshold && why.empty()) {
                     char buf[256];
                     std::snprintf(buf, sizeof buf, "C(%d,%d) = %.9g, expected %.9g, |err|/(u·G) = %.3g > %.0f", i,
-                                  j, double(v), r, ratio, kBound);
+                                  j, double(v), r, ratio, bound.threshold);
                     why = buf;
                 }
             }
@@ -408,7 +421,7 @@ void run_checks(const std::vector<Entry<T>>& entries, std::vector<CheckResult>& 
                 CheckResult& r = results[i];
                 ++r.cases;
                 r.worst = std::max(r.worst, w);
-                if (!(w <= kBound) || !why.empty()) {
+                if (!(w <= gemmlab::error_bound(sizeof(T) == 8, entries[i].inputs).threshold) || !why.empty()) {
                     ++r.failures;
                     if (r.first_failure.empty()) {
                         char buf[160];
@@ -422,8 +435,9 @@ void run_checks(const std::vector<Entry<T>>& entries, std::vector<CheckResult>& 
     }
     for (size_t i = 0; i < entries.size(); ++i) {
         const CheckResult& r = results[i];
-        std::printf("check %-4s %-44s %3d cases  worst |err|/(u·G) = %8.3f  %s\n", prec_name<T>(),
-                    entries[i].name().c_str(), r.cases, r.worst, r.failures ? "FAILED" : "passed");
+        std::printf("check %-4s %-44s %3d cases  worst |err|/(u·G) = %8.3f (bound %.0f)  %s\n", prec_name<T>(),
+                    entries[i].name().c_str(), r.cases, r.worst,
+                    gemmlab::error_bound(sizeof(T) == 8, entries[i].inputs).threshold, r.failures ? "FAILED" : "passed");
         if (r.failures) std::printf("      %d failing case(s); first: %s\n", r.failures, r.first_failure.c_str());
     }
     std::fflush(stdout);

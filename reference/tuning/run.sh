@@ -22,7 +22,8 @@ bin=${LADDER_BIN:-$OUT_DIR/ladder$suffix}
 
 if [[ -z "${LADDER_BIN:-}" ]]; then
     mkdir -p "$OUT_DIR/obj$suffix"
-    flags=(-std=c++17 -O3 -arch="$ARCH" -Igrader/include -Xcompiler -Wall,-Wextra -Xptxas -v)
+    # grader/src for common/bound.h: the ladder judges every variant by the grader's own bound.
+    flags=(-std=c++17 -O3 -arch="$ARCH" -Igrader/include -Igrader/src -Xcompiler -Wall,-Wextra -Xptxas -v)
     [[ $tune == 1 ]] && flags+=(-DGEMMLAB_TUNE)
     # One nvcc per file, in parallel: the template instantiations make the reuse stage slow to build.
     pids=()

@@ -46,7 +46,7 @@ GPU_TEST_CASE("the naive stage passes against cuBLAS on odd shapes, both precisi
 GPU_TEST_CASE("untouched stubs report not implemented") {
     GpuContext ctx(7);
     const Shape s = shape(33, 31, 17, 1.5, -0.75);
-    for (const char* name : {"tiled", "unrolled", "pitched", "reuse"}) {
+    for (const char* name : {"tiled", "unrolled", "pitched", "reuse", "tensor"}) {
         CAPTURE(name);
         const StageInfo& st = stage(Side::submission, name);
         const CaseResult r = check_case<float>(ctx, st.operands, st.variants[0].fns<float>(), s);

@@ -126,20 +126,27 @@ GPU_TEST_CASE("every real stage (the reference side) passes every shape of the f
     for (const StageInfo& st : stages(Side::reference)) {
         for (const StageVariant& v : st.variants) {
             double worst_f = 0, worst_d = 0;
+            // Each variant is held to its own bound (bound.h): 32 u·G, or more for 11-bit inputs.
+            const ErrorBound bound_f = error_bound(Precision::f32, v), bound_d = error_bound(Precision::f64, v);
             for (const Shape& s : shapes) {
                 CAPTURE(st.name);
                 CAPTURE(v.label);
                 CAPTURE(s.label());
-                const CaseResult f = check_case<float>(ctx, st.operands, v.fns<float>(), s);
+                const CaseResult f = check_case<float>(ctx, st.operands, v.fns<float>(), s, bound_f);
                 CHECK_MESSAGE(f.disposition == Disposition::passed, describe_failure(st.name, Precision::f32, f, {}));
-                const CaseResult d = check_case<double>(ctx, st.operands, v.fns<double>(), s);
+                const CaseResult d = check_case<double>(ctx, st.operands, v.fns<double>(), s, bound_d);
                 CHECK_MESSAGE(d.disposition == Disposition::passed, describe_failure(st.name, Precision::f64, d, {}));
                 worst_f = std::max(worst_f, f.max_ratio), worst_d = std::max(worst_d, d.max_ratio);
             }
             const std::string run_label = std::string(st.name) + (v.label[0] ? "/" : "") + v.label;
             MESSAGE(run_label << ": worst " << worst_f << " u·G (float), "
                             << worst_d << " u·G (double)");
-            CHECK(worst_f < kErrorThreshold / 4);
+            // Full-precision arithmetic stays far below 32 u·G; 3xTF32 drops a_lo·b_lo and rounds the low
+            // parts (up to ~9 u·G at K = 1, docs/correctness.md); rounded inputs stay below the part of
+            // their bound that rounding to nearest can use (2·u_in of the 4·u_in allowed).
+            if (bound_f.threshold > kErrorThreshold) CHECK(worst_f < bound_f.threshold / 2 + kErrorThreshold);
+            else if (st.tensor_cores) CHECK(worst_f < kErrorThreshold / 2);
+            else CHECK(worst_f < kErrorThreshold / 4);
             CHECK(worst_d < kErrorThreshold / 4);
         }
     }

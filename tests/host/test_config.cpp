@@ -9,7 +9,7 @@ using namespace gemmlab;
 
 namespace {
 
-const std::vector<std::string> kKeys{"naive", "tiled", "unrolled", "pitched", "reuse"};
+const std::vector<std::string> kKeys{"naive", "tiled", "unrolled", "pitched", "reuse", "tensor"};
 
 // The message of the ConfigError that parsing `text` raises ("" when it parses).
 std::string error_of(const std::string& text) {
@@ -39,11 +39,27 @@ TEST_CASE("defaults: every rubric key scored, 100 points, targets 80% of the ref
 }
 
 TEST_CASE("a stage the defaults do not know gets correctness points only, and a note") {
-    const CourseConfig c = default_config({"naive", "tensor"});
-    CHECK(c.scoring.stages.at("tensor").performance_points.f32 == 0);
-    CHECK(c.scoring.stages.at("tensor").correctness_points.f32 > 0);
+    const CourseConfig c = default_config({"naive", "warp"});
+    CHECK(c.scoring.stages.at("warp").performance_points.f32 == 0);
+    CHECK(c.scoring.stages.at("warp").correctness_points.f32 > 0);
     REQUIRE(c.notes.size() == 1);
-    CHECK(c.notes[0].find("tensor") != std::string::npos);
+    CHECK(c.notes[0].find("warp") != std::string::npos);
+}
+
+TEST_CASE("the tensor stage is extra credit by default; extra_credit = false makes it count") {
+    const CourseConfig c = default_config(kKeys);
+    const StageRubric& t = c.scoring.stages.at("tensor");
+    CHECK(t.extra_credit);
+    CHECK(t.correctness_points.f32 + t.performance_points.f32 + t.correctness_points.f64 + t.performance_points.f64 ==
+          doctest::Approx(10.0));
+    CHECK(c.scoring.max_points() == doctest::Approx(100.0));  // the 100-point scale is unchanged
+    for (const auto& [key, rubric] : c.scoring.stages)
+        if (key != "tensor") CHECK_FALSE(rubric.extra_credit);
+    const CourseConfig counted = parse_config("[scoring.stages.tensor]\nextra_credit = false\n", "course.toml", kKeys);
+    CHECK_FALSE(counted.scoring.stages.at("tensor").extra_credit);
+    CHECK(counted.scoring.max_points() == doctest::Approx(110.0));
+    CHECK(error_of("[scoring.stages.tensor]\nextra_credit = 1\n").find("extra_credit must be true or false") !=
+          std::string::npos);
 }
 
 TEST_CASE("a missing file means defaults and a note") {

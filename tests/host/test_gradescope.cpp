@@ -54,3 +54,23 @@ TEST_CASE("gradescope results carry every required field with the right types") 
     CHECK(g["tests"][3]["output"].get<std::string>().find("not_implemented") != std::string::npos);
     CHECK(gradescope_json(score, "", 0, "hidden")["tests"][0]["visibility"] == "hidden");
 }
+
+TEST_CASE("extra credit: Gradescope tests whose score may exceed a max_score of 0") {
+    StageScore extra = row("tensor", "float", 2.5, 2.5, 1.0, 2.5, Disposition::passed, "45% of cuBLAS FP16");
+    extra.extra_credit = true;
+    const Score score = total_score({row("reuse", "float", 5, 5, 10, 10, Disposition::passed, ""), extra});
+    CHECK(score.total == doctest::Approx(18.5));
+    CHECK(score.max == doctest::Approx(15));
+    const json g = gradescope_json(score, "", 1, "visible");
+    REQUIRE(g["tests"].size() == 4);
+    double sum = 0, max = 0;
+    for (const json& t : g["tests"]) sum += t["score"].get<double>(), max += t["max_score"].get<double>();
+    CHECK(sum == doctest::Approx(g["score"].get<double>()));
+    CHECK(max == doctest::Approx(score.max));  // the maxima still add up to the course's maximum
+    CHECK(g["tests"][2]["name"] == "tensor (float, extra credit): correctness");
+    CHECK(g["tests"][2]["max_score"] == 0);
+    CHECK(g["tests"][2]["score"] == 2.5);
+    CHECK(g["tests"][2]["status"] == "passed");
+    CHECK(g["tests"][3]["status"] == "failed");  // 1 of its 2.5 points
+    CHECK(g["tests"][3]["output"].get<std::string>().find("extra credit: up to 2.5 points") != std::string::npos);
+}

@@ -149,3 +149,33 @@ TEST_CASE("a case survives the JSON round trip, NaN and infinity included") {
     CHECK(back.oob_writes == 3);
     CHECK(back.picture == r.picture);
 }
+
+TEST_CASE("a failure names the variant's bound; rounded inputs under the FP32 bound get a hint") {
+    // An FP16 kernel handed in as the FP32-accurate tensor variant: bound 32, a hint about 3xTF32.
+    CaseResult r = wrong_values_case();
+    r.bound = kErrorThreshold, r.inputs = "fp32";
+    const std::string split = describe_failure("tensor/3xtf32", Precision::f32, r, MessageStyle{false});
+    CHECK(contains(split, "failed: stage tensor/3xtf32, float"));
+    CHECK(contains(split, "(error is 4.1e+03 u·G, bound 32 u·G)"));
+    CHECK(contains(split, "splits each operand into a high and a low TF32 part"));
+    // A variant that declares 11-bit inputs says so with its wider bound.
+    r.bound = error_bound(Precision::f32, InputPrecision::fp16).threshold, r.inputs = "fp16";
+    const std::string fp16 = describe_failure("tensor/fp16", Precision::f32, r, MessageStyle{false});
+    CHECK(contains(fp16, "bound 3.28e+04 u·G for fp16 inputs)"));
+    CHECK_FALSE(contains(fp16, "hint: if A and B"));
+    // No hint in double (rounded inputs give ratios of 2^29 there), nor for errors of another kind.
+    r.bound = kErrorThreshold, r.inputs = "fp64";
+    CHECK_FALSE(contains(describe_failure("reuse", Precision::f64, r, MessageStyle{false}), "hint: if A and B"));
+    r.inputs = "fp32", r.worst.ratio = 5e9;
+    CHECK_FALSE(contains(describe_failure("reuse", Precision::f32, r, MessageStyle{false}), "hint: if A and B"));
+}
+
+TEST_CASE("the bound of a case survives its JSON") {
+    CaseResult r = wrong_values_case();
+    r.bound = 32800, r.inputs = "tf32";
+    const CaseResult back = case_from_json(json::parse(to_json(r).dump()));
+    CHECK(back.bound == 32800);
+    CHECK(back.inputs == "tf32");
+    CHECK(case_from_json(json::parse(R"({"shape": {"M": 1, "N": 1, "K": 1}, "disposition": "passed"})")).bound ==
+          kErrorThreshold);  // results written before the field existed
+}

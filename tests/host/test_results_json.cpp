@@ -15,7 +15,8 @@ TEST_CASE("a bench plan survives the trip to the child process") {
     p.precision = Precision::f64;
     p.shapes = {*parse_shape("4096"), *parse_shape("1000x2000x300:320,2000,2000")};
     p.items = {BenchItem::of_stage(Side::reference, "naive", ""), BenchItem::cublas(),
-               BenchItem::of_stage(Side::submission, "tiled", "16")};
+               BenchItem::of_stage(Side::submission, "tiled", "16"), BenchItem::cublas(InputPrecision::tf32),
+               BenchItem::cublas(InputPrecision::fp16)};
     p.warmup = 2;
     p.stop.min_repetitions = 7;
     p.stop.max_repetitions = 70;
@@ -29,10 +30,16 @@ TEST_CASE("a bench plan survives the trip to the child process") {
     REQUIRE(q.shapes.size() == 2);
     CHECK(q.shapes[1].eff_lda() == 320);
     CHECK(q.shapes[1].eff_ldb() == 2000);
-    REQUIRE(q.items.size() == 3);
+    REQUIRE(q.items.size() == 5);
     CHECK(q.items[0] == p.items[0]);
     CHECK(q.items[1] == BenchItem::cublas());
     CHECK(q.items[2] == p.items[2]);
+    CHECK(q.items[3] == BenchItem::cublas(InputPrecision::tf32));
+    CHECK(q.items[4] == BenchItem::cublas(InputPrecision::fp16));
+    CHECK_FALSE(q.items[3] == q.items[1]);  // cuBLAS in TF32 is another item than true-FP32 cuBLAS
+    CHECK(q.items[1].label() == "cublas");
+    CHECK(q.items[3].label() == "cublas/tf32");
+    CHECK(q.items[4].label() == "cublas/fp16");
     CHECK(q.items[2].label() == "tiled/16");
     CHECK(q.items[0].label() == "reference naive");
     CHECK(q.warmup == 2);
@@ -56,6 +63,7 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     t.gflops = gflops_of(t.shape, t.time_ms);
     t.x_naive = 12.5, t.pct_cublas = 81.0, t.peak_gflops = 66908, t.sm_clock_mhz = 1980;
     t.clock_reasons = {"sw_power_cap"}, t.throttled = true, t.seconds = 0.4;
+    t.pct_cublas_fp32 = 640.0, t.cublas_item = "cublas/fp16", t.error_bound = 32800;
     const json j = to_json(t);
     for (const char* field : {"shape", "disposition", "gflops", "time_ms", "spread_pct", "repetitions", "x_naive",
                               "pct_cublas", "sm_clock_mhz", "verified"})
@@ -72,6 +80,9 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     CHECK(u.clock_reasons == t.clock_reasons);
     CHECK(u.throttled);
     CHECK(u.pct_cublas == 81.0);
+    CHECK(u.pct_cublas_fp32 == 640.0);  // additive fields of the tensor stage (docs/results-schema.md)
+    CHECK(u.cublas_item == "cublas/fp16");
+    CHECK(u.error_bound == 32800);
 }
 
 TEST_CASE("a score survives its JSON") {
@@ -90,4 +101,18 @@ TEST_CASE("a score survives its JSON") {
     CHECK(back.stages[0].variant_used == "32");
     CHECK(back.stages[0].disposition == Disposition::passed);
     CHECK(back.stages[0].note == r.note);
+}
+
+TEST_CASE("extra credit counts in the total and not in the maximum, and survives its JSON") {
+    StageScore base, extra;
+    base.stage = "reuse", base.correctness = 5, base.correctness_max = 5, base.performance = 10, base.performance_max = 10;
+    extra.stage = "tensor", extra.extra_credit = true;
+    extra.correctness = 2.5, extra.correctness_max = 2.5, extra.performance = 1.25, extra.performance_max = 2.5;
+    const Score s = total_score({base, extra});
+    CHECK(s.total == doctest::Approx(18.75));
+    CHECK(s.max == doctest::Approx(15));
+    const Score back = score_from_json(json::parse(to_json(s).dump()));
+    REQUIRE(back.stages.size() == 2);
+    CHECK_FALSE(back.stages[0].extra_credit);
+    CHECK(back.stages[1].extra_credit);
 }

@@ -9,7 +9,7 @@ using namespace gemmlab;
 
 namespace {
 
-const std::vector<std::string> kKeys{"naive", "tiled", "unrolled", "pitched", "reuse"};
+const std::vector<std::string> kKeys{"naive", "tiled", "unrolled", "pitched", "reuse", "tensor"};
 
 Shape cube(int n) {
     Shape s;
@@ -160,8 +160,10 @@ TEST_CASE("shapes are weighted; a shape that was not timed leaves the variant un
 
 TEST_CASE("calibration: the reference speeds earn full marks with the defaults, naive speed none") {
     const CourseConfig c = default_config(kKeys);
+    // tensor: the share of cuBLAS in the variant's own precision (config.cpp); its float target is
+    // met by the 3xtf32 variant, which runs faster than the true-FP32 cuBLAS it is compared with.
     const std::map<std::string, std::pair<double, double>> reference_pct = {
-        {"tiled", {15, 12}}, {"unrolled", {40, 35}}, {"pitched", {50, 45}}, {"reuse", {90, 60}}};
+        {"tiled", {15, 12}}, {"unrolled", {40, 35}}, {"pitched", {50, 45}}, {"reuse", {90, 60}}, {"tensor", {60, 60}}};
     std::vector<StageScore> rows, naive_rows;
     for (const auto& [key, pct] : reference_pct)
         for (Precision p : {Precision::f32, Precision::f64}) {
@@ -181,7 +183,7 @@ TEST_CASE("calibration: the reference speeds earn full marks with the defaults, 
         }
     rows.push_back(score_stage("naive", Precision::f32, c.scoring.stages.at("naive"), c.scoring, {}));
     const Score best = total_score(rows);
-    CHECK(best.total == doctest::Approx(100.0));
+    CHECK(best.total == doctest::Approx(110.0));  // 100 + the tensor stage's 10 points of extra credit
     CHECK(best.max == doctest::Approx(100.0));
     double naive_perf = 0;
     for (const StageScore& s : naive_rows) naive_perf += s.performance;

@@ -11,7 +11,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken"
 
-# (stage, variant) -> expected disposition, for both precisions.
+# (stage, variant) -> expected disposition, for both precisions, or {"float": ..., "double": ...} where
+# they differ. The tensor stage is the student's stub (a link to student/tensor.cu) where it is not
+# broken on purpose.
+STUB = "not_implemented"
+TENSOR_STUB = {("tensor", "fp16"): STUB, ("tensor", "tf32"): STUB, ("tensor", "3xtf32"): STUB}
+
 EXPECTED = {
     "wrong_values": {
         ("naive", ""): "passed",
@@ -21,6 +26,9 @@ EXPECTED = {
         ("unrolled", ""): "failed",
         ("pitched", ""): "failed",
         ("reuse", ""): "failed",
+        ("tensor", "fp16"): "passed",
+        ("tensor", "tf32"): "passed",
+        ("tensor", "3xtf32"): {"float": "failed", "double": "passed"},
     },
     "memory": {
         ("naive", ""): "passed",
@@ -30,6 +38,7 @@ EXPECTED = {
         ("unrolled", ""): "out_of_bounds",
         ("pitched", ""): "out_of_bounds",
         ("reuse", ""): "failed",
+        **TENSOR_STUB,
     },
     "process": {
         ("naive", ""): "passed",
@@ -39,8 +48,14 @@ EXPECTED = {
         ("unrolled", ""): "crashed",
         ("pitched", ""): "crashed",
         ("reuse", ""): "failed",
+        **TENSOR_STUB,
     },
 }
+
+
+def expected_disposition(name, stage, variant, precision):
+    want = EXPECTED[name][(stage, variant)]
+    return want[precision] if isinstance(want, dict) else want
 
 
 def build_dir():

@@ -257,7 +257,8 @@ sys.path.insert(0, {gallery!r})
 import gallery_lib as g
 entry = g.Entry(g.GALLERY / Path(__file__).resolve().parent.name.rsplit("-", 1)[0][len("sub-"):])
 args = sys.argv[1:]
-runs = [(s, v) for s in ("naive", "unrolled", "pitched", "reuse") for v in [""]] + [("tiled", v) for v in ("8", "16", "32")]
+runs = [(s, v) for s in ("naive", "unrolled", "pitched", "reuse") for v in [""]] + [("tiled", v) for v in ("8", "16", "32")] \
+    + [("tensor", v) for v in ("fp16", "tf32", "3xtf32")]
 def results(table):
     out = []
     for stage, variant in runs:

@@ -16,11 +16,23 @@ def test_list_json_is_the_registry(grader):
     assert out.returncode == 0, out.stderr
     stages = json.loads(out.stdout)["stages"]
     names = [s["name"] for s in stages]
-    assert names == ["naive", "tiled", "unrolled", "pitched", "reuse"]
+    assert names == ["naive", "tiled", "unrolled", "pitched", "reuse", "tensor"]
     tiled = stages[1]
     assert tiled["variants"] == ["8", "16", "32"]
     assert [s["name"] for s in stages if s["baseline"]] == ["naive"]
     assert stages[3]["operands"] == "pitched"
+    # The tensor stage: its variants declare what their float versions round A and B to, and the
+    # listing carries the bound each is held to (bound.h); every double version is FP64.
+    tensor = stages[5]
+    assert tensor["tensor_cores"] and not any(s["tensor_cores"] for s in stages[:5])
+    assert tensor["variants"] == ["fp16", "tf32", "3xtf32"]
+    info = {v["label"]: v for v in tensor["variant_info"]}
+    assert info["fp16"]["inputs"] == {"float": "fp16", "double": "fp64"}
+    assert info["tf32"]["inputs"]["float"] == "tf32"
+    assert info["3xtf32"]["inputs"]["float"] == "fp32"
+    assert info["fp16"]["error_bound"] == {"float": 32 + 4 * 2 ** 13, "double": 32}
+    assert info["3xtf32"]["error_bound"] == {"float": 32, "double": 32}
+    assert all(v["error_bound"] == {"float": 32, "double": 32} for s in stages[:5] for v in s["variant_info"])
 
 
 def test_check_without_gpu_says_what_to_do(grader):

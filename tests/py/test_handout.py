@@ -94,7 +94,7 @@ def test_solution_scan_catches_copied_reference_code_but_not_the_stubs():
 
 def test_stubs_are_tagged_and_not_implemented():
     stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
-    assert [p.stem for p in stubs] == ["pitched", "reuse", "tiled", "unrolled"]
+    assert [p.stem for p in stubs] == ["pitched", "reuse", "tensor", "tiled", "unrolled"]
     for p in stubs:
         text = p.read_text()
         assert "TODO(student):" in text, p.name

@@ -140,7 +140,7 @@ def test_template_has_a_section_for_every_stage():
     ds = load_dataset(FIXTURES)
     known = {f"stage-{n}" for n in ds.stage_names()} | {
         "environment", "summary", "scores", "table-pitched", "results-all", "fig-square", "fig-tiles",
-        "fig-pitched", "fig-rect", "fig-precision", "fig-roofline"}
+        "fig-pitched", "fig-rect", "fig-precision", "fig-roofline", "tensor", "fig-tensor"}
     assert scan_template(REPORT / "report.md", known, ROOT, ds.stage_names()) == []
 
 
@@ -190,15 +190,15 @@ def test_pdf_has_chinese_text_and_no_missing_glyph(rendered):
 def test_pdf_embeds_every_figure(rendered):
     build, pdf, text = rendered
     figures = sorted((build / "generated" / "figures").glob("*.pdf"))
-    assert len(figures) == 6, [f.name for f in figures]
+    assert len(figures) == 7, [f.name for f in figures]
     log = (build / "latex" / "report.log").read_text(errors="replace")
     for fig in figures:
         assert re.search(rf"{re.escape(fig.name)}\S*\s+Graphic file|<use [^>]*{re.escape(fig.name)}", log) \
             or fig.name in log, f"{fig.name} is not in the LaTeX log"
     # the text of the figures is in the PDF too (matplotlib writes TrueType text)
-    for label in ("matrix size N", "arithmetic intensity", "FP64 tensor-core peak", "shape M×N×K"):
+    for label in ("matrix size N", "arithmetic intensity", "FP64 tensor-core peak", "shape M×N×K", "cuBLAS TF32"):
         assert label in text, label
-    assert text.count("Figure ") >= 6
+    assert text.count("Figure ") >= 7
 
 
 @needs_render
@@ -212,6 +212,43 @@ def test_pdf_names_the_measurement_environment(rendered):
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     assert env["gpu"]["name"] in info and commit in info
     assert "A4" in info
+
+
+@needs_render
+def test_pdf_has_the_tensor_section(rendered):
+    """Speed per precision beside cuBLAS in the same precision and true FP32, error per precision."""
+    build, pdf, text = rendered
+    block = (build / "generated" / "tensor.md").read_text()
+    for words in ("% cuBLAS same precision", "% cuBLAS FP32/FP64", "worst error (u·G)", "bound (u·G)",
+                  "cuBLAS TF32", "cuBLAS FP16", "Error per precision"):
+        assert words in block, words
+    flat = squeeze(text)
+    assert squeeze("Tensor cores (extra credit)") in flat
+    assert squeeze("Error per precision") in flat
+    assert "32,800" in text  # the bound of the FP16 and TF32 variants, beside 32 for 3xtf32
+    if any(r.get("placeholder") for r in json.loads((FIXTURES / "bench-float.json").read_text())["results"]):
+        assert "Placeholder numbers for the tensor stage" in text
+
+
+def test_tensor_block_reads_the_variants_from_the_registry():
+    """No GPU, no pandoc: the tensor block of the fixture, from the registry's variant_info."""
+    from report_tables import block_tensor
+    ds = load_dataset(FIXTURES)
+    rs = load_report_set(ROOT / "course.toml")
+    assert ds.tensor_stages() == [s["name"] for s in ds.registry if s.get("tensor_cores")]
+    assert set(ds.tensor_stages()).isdisjoint(ds.cuda_core_stages())
+    block = block_tensor(ds, rs)
+    n = rs.headline_size
+    for name in ds.tensor_stages():
+        for v in ds.variants(name):
+            info = ds.variant_info(name, v)
+            assert info["inputs"]["double"] == "fp64"
+            assert ds.label(name, v) in block.replace("\\", "")
+            r = ds.result(name, v, "float")
+            g = r.gflops((n, n, n)) if r else None
+            if g:
+                assert f"{g:,.0f}" in block
+    assert "(of TF32)" in block and "(of FP16)" in block and "(of FP32)" in block
 
 
 # ---- what students meet ----------------------------------------------------------------------

@@ -28,11 +28,20 @@ struct StageFns {
     PitchedDownloadFn<T> download = nullptr;
 };
 
+// What a variant's float entry point rounds A and B to before multiplying (its double entry point
+// always multiplies in full FP64). The grader's error bound and the cuBLAS it is compared with
+// follow from it (grader/src/common/bound.h, docs/correctness.md):
+//   full  FP32 inputs, or an FP32-accurate scheme (bound 32·u·G, u = 2^-24; compared with SGEMM)
+//   tf32  A and B rounded to TF32, 10 mantissa bits (u_in = 2^-11), products summed in FP32
+//   fp16  A and B rounded to FP16, 10 mantissa bits (u_in = 2^-11), products summed in FP32
+enum class InputPrecision { full, tf32, fp16 };
+
 // One runnable version of a stage, e.g. the tiled stage with a 16×16 tile.
 struct StageVariant {
     const char* label;  // "" when the stage has a single version
     StageFns<float> f32;
     StageFns<double> f64;
+    InputPrecision float_inputs = InputPrecision::full;
 
     template <typename T>
     const StageFns<T>& fns() const;
@@ -50,6 +59,9 @@ struct StageInfo {
     Operands operands;
     bool baseline;           // the stage every speed-up is measured against
     std::vector<StageVariant> variants;
+    // The stage may use the tensor cores in float too: its speed is held against the tensor
+    // cores' peak instead of the FP32 pipe's, and it is timed beside cuBLAS in TF32 and FP16.
+    bool tensor_cores = false;
 };
 
 // The grader's one file that builds the submission's table (child/submission_exports.cpp) sees the
@@ -79,6 +91,10 @@ template <typename T> GEMMLAB_ENTRY Status pitched_download(T* dst, int ld_dst, 
                                                             cudaStream_t stream);
 
 template <typename T> GEMMLAB_ENTRY Status gemm_reuse(const GemmProblem<T>& p);
+
+// IN: what the float version rounds A and B to. Every variant's double version is the one FP64
+// kernel gemm_tensor<double, InputPrecision::full> (the FP64 tensor cores lose no precision).
+template <typename T, InputPrecision IN> GEMMLAB_ENTRY Status gemm_tensor(const GemmProblem<T>& p);
 
 // ---- the registry: one row per stage, in teaching order ----
 template <typename T>
@@ -111,6 +127,16 @@ inline std::vector<StageInfo> stage_table() {
          "2D block and warp tiling, transposed A in shared memory, double buffering",
          Operands::dense, false,
          {{"", stage_fns_dense<float>(&gemm_reuse<float>), stage_fns_dense<double>(&gemm_reuse<double>)}}},
+        {"tensor", "Tensor cores (WMMA, mma.sync)", "tensor",
+         "warp-wide matrix instructions on the tensor cores, by input precision; double on the FP64 tensor cores",
+         Operands::dense, false,
+         {{"fp16", stage_fns_dense<float>(&gemm_tensor<float, InputPrecision::fp16>),
+           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::fp16},
+          {"tf32", stage_fns_dense<float>(&gemm_tensor<float, InputPrecision::tf32>),
+           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::tf32},
+          {"3xtf32", stage_fns_dense<float>(&gemm_tensor<float, InputPrecision::full>),
+           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::full}},
+         true},
     };
 }
 

@@ -138,6 +138,7 @@ struct ItemRun {
     uint64_t reasons = 0;
     double spent = 0;           // seconds of set-up, calls and verification at this shape
     bool verify_all = false;    // set when the stop rule fired before enough were verified
+    ErrorBound bound;           // the variant's (bound.h), for verified calls
     Timing result;
 };
 
@@ -151,6 +152,14 @@ public:
         const ClockReading r = nvml_.read();
         if (r.max_sm_clock_mhz > device_.shape.max_sm_clock_mhz) device_.shape.max_sm_clock_mhz = r.max_sm_clock_mhz;
         peak_ = peak_gflops(plan.precision, device_.shape);
+        for (const BenchItem& item : plan.items)
+            if (item.kind == BenchItem::Kind::cublas && item.cublas_inputs != InputPrecision::full && !fast_) {
+                // cuBLAS on the tensor cores: its own handle in the default math mode, since the
+                // context's handle is pedantic (true FP32) for the reference and the plain item.
+                CUBLAS_CHECK(cublasCreate(&fast_));
+                CUBLAS_CHECK(cublasSetStream(fast_, ctx_.stream));
+                CUBLAS_CHECK(cublasSetMathMode(fast_, CUBLAS_DEFAULT_MATH));
+            }
         overhead_ms_ = measure_launch_overhead_ms(ctx_.stream, start_, stop_);
         if (plan.clear_l2 && device_.l2_bytes)
             flush_ = DeviceBuffer<unsigned char>(static_cast<size_t>(kL2FlushFactor * device_.l2_bytes));
@@ -163,6 +172,7 @@ public:
                       {"clocks_start", clocks_json(r)}});
     }
     ~Bencher() {
+        if (fast_) cublasDestroy(fast_);
         cudaEventDestroy(start_);
         cudaEventDestroy(stop_);
     }
@@ -209,6 +219,11 @@ private:
         r.stage = find_stage(item.side, item.stage);
         r.variant = r.stage ? find_variant(*r.stage, item.variant) : nullptr;
         if (!r.variant) return stop(r, si, index, Disposition::crashed, "no stage " + item.label() + " in this grader");
+        // A tensor-core stage may go past the FP32 pipe's peak (its variants multiply on the tensor
+        // cores); it is held to the tensor cores' instead (peak.h).
+        if (r.stage->tensor_cores) r.result.peak_gflops = tensor_peak_gflops(plan_.precision, device_.shape);
+        r.bound = error_bound(plan_.precision, *r.variant);
+        r.result.error_bound = r.bound.threshold;
         if (!entry_points_linked(r.stage->operands, r.variant->template fns<T>()))
             return stop(r, si, index, Disposition::rejected, kNotLinkedProblem);
         r.pitched = r.stage->operands == Operands::pitched;
@@ -268,6 +283,23 @@ private:
     // The call itself; returns the stage's status (ok for cuBLAS).
     Status call(ItemRun<T>& r, const Operands3& o) {
         const T alpha = T(1), beta = T(0);
+        if (r.item->kind == BenchItem::Kind::cublas && r.item->cublas_inputs != InputPrecision::full) {
+            // The tensor-core cuBLAS of the variants that declare TF32 or FP16 inputs: the same FP32
+            // operands, rounded inside the call (bench_plan.h). Float plans only.
+            const cublasComputeType_t compute = r.item->cublas_inputs == InputPrecision::tf32
+                                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                    : CUBLAS_COMPUTE_32F_FAST_16F;
+            const cudaDataType_t type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+            // A cuBLAS that refuses the compute type loses this item only, with its status named.
+            const cublasStatus_t st =
+                std::is_same_v<T, float>
+                    ? cublasGemmEx(fast_, CUBLAS_OP_N, CUBLAS_OP_N, shape_.N, shape_.M, shape_.K, &alpha, o.B, type,
+                                   o.ldb, o.A, type, o.lda, &beta, o.C, type, o.ldc, compute, CUBLAS_GEMM_DEFAULT)
+                    : CUBLAS_STATUS_NOT_SUPPORTED;
+            if (st == CUBLAS_STATUS_SUCCESS) return Status::ok;
+            cublas_refusal_ = std::string("cublasGemmEx with this compute type returned ") + cublas_status_name(st);
+            return Status::unsupported;
+        }
         if (r.item->kind == BenchItem::Kind::cublas) {
             // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ. The handle uses CUBLAS_PEDANTIC_MATH
             // (gpu_context.cu): true FP32, no TF32 tensor cores.
@@ -330,7 +362,7 @@ private:
             r.result.disposition = st == Status::not_implemented ? Disposition::not_implemented
                                    : st == Status::cuda_error    ? Disposition::crashed
                                                                  : Disposition::failed;
-            r.result.problem = status_words(st);
+            r.result.problem = r.item->kind == BenchItem::Kind::cublas ? cublas_refusal_ : status_words(st);
             r.done = true;
             return;
         }
@@ -369,13 +401,12 @@ private:
     // Checks the output of a timed call; false (and the item failed) when it is wrong.
     bool verify_call(ItemRun<T>& r, const Operands3& o) {
         const uint64_t g0 = gpu_.now();
-        const Reference ref = compute_reference<T>(ctx_, shape_, o.A, o.lda, o.B, o.ldb, nullptr);
+        const Reference ref = compute_reference<T>(ctx_, shape_, o.A, o.lda, o.B, o.ldb, nullptr, r.bound.underflow_weight);
         CUDA_CHECK(cudaDeviceSynchronize());
         const GpuWindow lib = gpu_.collect(g0, gpu_.now());  // the FP64 cuBLAS kernels of the reference
         library_kernels_.insert(lib.kernel_names.begin(), lib.kernel_names.end());
-        const double u = unit_roundoff(plan_.precision);
-        const CompareReport cmp =
-            compare_with_reference(o.C, o.ldc, ref.value.get(), ref.gauge.get(), shape_.M, shape_.N, u, nullptr, ctx_.stream);
+        const CompareReport cmp = compare_with_reference(o.C, o.ldc, ref.value.get(), ref.gauge.get(), shape_.M, shape_.N,
+                                                         r.bound.u, nullptr, ctx_.stream, r.bound.threshold);
         ++r.result.verified;
         if (cmp.max_ratio > r.result.max_error_ratio || std::isnan(cmp.max_ratio)) r.result.max_error_ratio = cmp.max_ratio;
         if (cmp.wrong == 0) return true;
@@ -416,10 +447,12 @@ private:
                 t.problem = "the GPU ran " + lib + ", a kernel of cuBLAS (the harness ran it for the cuBLAS "
                             "item or the verification), during the stage's calls: a stage must compute the "
                             "product itself";
-            } else if (!(t.time_ms > 0) || (r.item->kind == BenchItem::Kind::stage && t.gflops > peak_ * kPeakTolerance)) {
+            } else if (!(t.time_ms > 0) ||
+                       (r.item->kind == BenchItem::Kind::stage && t.gflops > t.peak_gflops * kPeakTolerance)) {
                 std::ostringstream os;
-                os << "measured " << t.gflops << " GFLOPS, above this GPU's peak of " << peak_
+                os << "measured " << t.gflops << " GFLOPS, above this GPU's peak of " << t.peak_gflops
                    << " GFLOPS for " << precision_name(plan_.precision)
+                   << (r.stage && r.stage->tensor_cores ? " on the tensor cores" : "")
                    << ": the timing cannot be real (work done outside the timed call?)";
                 t.disposition = Disposition::rejected;
                 t.problem = os.str();
@@ -477,6 +510,8 @@ private:
     const BenchPlan& plan_;
     const ReportChannel& report_;
     GpuContext ctx_;
+    cublasHandle_t fast_ = nullptr;  // cuBLAS in the default math mode, for the tensor-core items
+    std::string cublas_refusal_;     // why cuBLAS refused a tensor-core item
     Device device_ = describe_device();
     Nvml nvml_;
     GpuRecord gpu_;                        // the GPU's own record of every call (gpu_record.h)

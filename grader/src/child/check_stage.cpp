@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "child/checker.h"
 #include "child/gpu_context.h"
@@ -23,6 +24,7 @@ const char* side_name(Side s) { return s == Side::submission ? "submission" : "r
 template <typename T>
 int child_check_t(const StageInfo& st, const StageVariant& v, bool quick, uint64_t seed, const ReportChannel& rep) {
     const std::vector<Shape> shapes = check_shapes(quick, seed);
+    const ErrorBound bound = error_bound(std::is_same_v<T, double>, v.float_inputs);
     rep.send({{"event", "start"}, {"cases", shapes.size()}});
     try {
         GpuContext ctx(seed);
@@ -30,7 +32,7 @@ int child_check_t(const StageInfo& st, const StageVariant& v, bool quick, uint64
             rep.send({{"event", "case_start"}, {"index", i}, {"shape", shape_to_json(shapes[i])}});
             CaseResult r;
             try {
-                r = check_case<T>(ctx, st.operands, v.fns<T>(), shapes[i]);
+                r = check_case<T>(ctx, st.operands, v.fns<T>(), shapes[i], bound);
             } catch (const CudaError& e) {
                 // A fault in the stage's kernel surfaces at the grader's next CUDA call; the error
                 // is sticky, so this case is the last one this process can run.
@@ -71,12 +73,14 @@ int run_single(Side side, const std::string& stage, const std::string& variant, 
     if (runs.empty()) throw std::invalid_argument("nothing to run");
     const StageRun& run = runs.front();
     GpuContext ctx(seed);
+    const ErrorBound bound = error_bound(prec, *run.variant);
     const CaseResult r = prec == Precision::f32
-                             ? check_case<float>(ctx, run.stage->operands, run.variant->fns<float>(), shape)
-                             : check_case<double>(ctx, run.stage->operands, run.variant->fns<double>(), shape);
+                             ? check_case<float>(ctx, run.stage->operands, run.variant->fns<float>(), shape, bound)
+                             : check_case<double>(ctx, run.stage->operands, run.variant->fns<double>(), shape, bound);
     if (r.disposition == Disposition::passed) {
         std::cout << paint_disposition(r.disposition, MessageStyle{color}) << ": " << run.label() << " "
-                  << precision_name(prec) << " " << shape.label() << ", worst error " << r.max_ratio << " u·G\n";
+                  << precision_name(prec) << " " << shape.label() << ", worst error " << r.max_ratio << " u·G (bound "
+                  << r.bound << " u·G)\n";
         return 0;
     }
     std::cout << describe_failure(run.label(), prec, r, MessageStyle{color});

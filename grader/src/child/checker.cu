@@ -2,7 +2,8 @@
 //   1. fresh random A and B (padding too), C random (or NaN when beta == 0), canaries around C;
 //   2. the FP64 reference C_ref = alpha·A·B + beta·C and the gauge G = |alpha||A||B| + |beta||C|;
 //   3. the stage, then a device-wide synchronize (work on any stream counts);
-//   4. canaries, A and B unchanged, every element within 32·u·G (bound.h).
+//   4. canaries, A and B unchanged, every element within the variant's bound (bound.h: 32·u·G, more
+//      for a tensor-core variant that declares TF32 or FP16 inputs).
 // The pitched stage builds its operands with the student's own helpers, whose copies are checked
 // to be exact, and its padding carries the canaries.
 #include "child/checker.h"
@@ -51,13 +52,14 @@ std::string status_problem(Status st) {
 
 // Judge C (ld = ldc) against the reference; fills the value part of `r`.
 template <typename T>
-void judge_values(GpuContext& ctx, const Shape& s, const T* C, int ldc, const Reference& ref, CaseResult& r) {
+void judge_values(GpuContext& ctx, const Shape& s, const T* C, int ldc, const Reference& ref, const ErrorBound& bound,
+                  CaseResult& r) {
     const size_t n = size_t(s.M) * s.N;
     const bool want_mask = n <= kPictureMaxElements;
     DeviceBuffer<uint8_t> mask(want_mask ? n : 0);
-    const double u = unit_roundoff(std::is_same_v<T, float> ? Precision::f32 : Precision::f64);
+    const double u = bound.u;
     const CompareReport cmp = compare_with_reference(C, ldc, ref.value.get(), ref.gauge.get(), s.M, s.N, u,
-                                                     mask.get(), ctx.stream);
+                                                     mask.get(), ctx.stream, bound.threshold);
     r.max_ratio = cmp.max_ratio;
     r.wrong = cmp.wrong;
     if (cmp.worst_index >= 0) {
@@ -65,7 +67,7 @@ void judge_values(GpuContext& ctx, const Shape& s, const T* C, int ldc, const Re
         r.worst.col = static_cast<int>(cmp.worst_index % s.N);
         r.worst.expected = cmp.expected;
         r.worst.got = cmp.got;
-        r.worst.allowed = allowed_error(cmp.gauge, u);
+        r.worst.allowed = allowed_error(cmp.gauge, u, bound.threshold);
         r.worst.ratio = cmp.max_ratio;
     }
     if (cmp.wrong > 0) {
@@ -105,7 +107,7 @@ void synchronize_after_stage(GpuContext& ctx) {
 }
 
 template <typename T>
-CaseResult check_dense(GpuContext& ctx, const StageFns<T>& fns, const Shape& s) {
+CaseResult check_dense(GpuContext& ctx, const StageFns<T>& fns, const Shape& s, const ErrorBound& bound) {
     CaseResult r;
     r.shape = s;
     const int M = s.M, N = s.N, K = s.K, lda = s.eff_lda(), ldb = s.eff_ldb(), ldc = s.eff_ldc();
@@ -126,7 +128,8 @@ CaseResult check_dense(GpuContext& ctx, const StageFns<T>& fns, const Shape& s) 
     paint_canary(Cbuf.get(), g, st);
     CUDA_CHECK(cudaMemcpy2DAsync(C, size_t(ldc) * sizeof(T), Cin.get(), size_t(N) * sizeof(T), size_t(N) * sizeof(T),
                                  M, cudaMemcpyDeviceToDevice, st));
-    const Reference ref = compute_reference<T>(ctx, s, A.get(), lda, B.get(), ldb, read_c ? Cin.get() : nullptr);
+    const Reference ref = compute_reference<T>(ctx, s, A.get(), lda, B.get(), ldb, read_c ? Cin.get() : nullptr,
+                                               bound.underflow_weight);
     CUDA_CHECK(cudaStreamSynchronize(st));
 
     GemmProblem<T> p;
@@ -148,7 +151,7 @@ CaseResult check_dense(GpuContext& ctx, const StageFns<T>& fns, const Shape& s) 
     note_oob(r, check_canary(Cbuf.get(), g, st), "the stage wrote outside C", g);
     note_input_change(r, count_differences(A.get(), lda, A0.get(), lda, M, lda, st), "A", lda);
     note_input_change(r, count_differences(B.get(), ldb, B0.get(), ldb, K, ldb, st), "B", ldb);
-    judge_values(ctx, s, C, ldc, ref, r);
+    judge_values(ctx, s, C, ldc, ref, bound, r);
     return r;
 }
 
@@ -185,7 +188,7 @@ std::string pitched_alloc_problem(const PitchedMatrix<T>& m, int rows, int cols,
 }
 
 template <typename T>
-CaseResult check_pitched(GpuContext& ctx, const StageFns<T>& fns, const Shape& s) {
+CaseResult check_pitched(GpuContext& ctx, const StageFns<T>& fns, const Shape& s, const ErrorBound& bound) {
     CaseResult r;
     r.shape = s;
     const int M = s.M, N = s.N, K = s.K, lda = s.eff_lda(), ldb = s.eff_ldb();
@@ -202,7 +205,8 @@ CaseResult check_pitched(GpuContext& ctx, const StageFns<T>& fns, const Shape& s
     fill_random(ctx.rng, B.get(), B.size(), st);
     if (read_c) fill_random(ctx.rng, Cin.get(), Cin.size(), st);
     else fill_nan(Cin.get(), Cin.size(), st);
-    const Reference ref = compute_reference<T>(ctx, s, A.get(), lda, B.get(), ldb, read_c ? Cin.get() : nullptr);
+    const Reference ref = compute_reference<T>(ctx, s, A.get(), lda, B.get(), ldb, read_c ? Cin.get() : nullptr,
+                                               bound.underflow_weight);
     CUDA_CHECK(cudaStreamSynchronize(st));
 
     PitchedOwner<T> pa, pb, pc;
@@ -265,28 +269,33 @@ CaseResult check_pitched(GpuContext& ctx, const StageFns<T>& fns, const Shape& s
         r.disposition = Disposition::failed;
         r.problem = os.str();
     }
-    judge_values(ctx, s, pc.m.data, pld_c, ref, r);
+    judge_values(ctx, s, pc.m.data, pld_c, ref, bound, r);
     return r;
 }
 
 }  // namespace
 
 template <typename T>
-CaseResult check_case(GpuContext& ctx, Operands operands, const StageFns<T>& fns, const Shape& shape) {
+CaseResult check_case(GpuContext& ctx, Operands operands, const StageFns<T>& fns, const Shape& shape,
+                      const ErrorBound& bound) {
+    CaseResult r;
     if (!entry_points_linked(operands, fns)) {
-        CaseResult r;
         r.shape = shape;
         r.disposition = Disposition::rejected;
         r.problem = kNotLinkedProblem;
-        return r;
+    } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        r = operands == Operands::pitched ? check_pitched<T>(ctx, fns, shape, bound)
+                                          : check_dense<T>(ctx, fns, shape, bound);
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    CaseResult r = operands == Operands::pitched ? check_pitched<T>(ctx, fns, shape) : check_dense<T>(ctx, fns, shape);
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.bound = bound.threshold;
+    r.inputs = bound.inputs;
     return r;
 }
 
-template CaseResult check_case<float>(GpuContext&, Operands, const StageFns<float>&, const Shape&);
-template CaseResult check_case<double>(GpuContext&, Operands, const StageFns<double>&, const Shape&);
+template CaseResult check_case<float>(GpuContext&, Operands, const StageFns<float>&, const Shape&, const ErrorBound&);
+template CaseResult check_case<double>(GpuContext&, Operands, const StageFns<double>&, const Shape&,
+                                       const ErrorBound&);
 
 }  // namespace gemmlab

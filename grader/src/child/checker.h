@@ -3,6 +3,9 @@
 // (isolation.h): a stage that crashes takes only that process down.
 #pragma once
 
+#include <type_traits>
+
+#include "common/bound.h"
 #include "common/check_result.h"
 #include "gemmlab/stages.h"
 #include "child/gpu_context.h"
@@ -22,7 +25,15 @@ bool entry_points_linked(Operands operands, const StageFns<T>& fns) {
     return operands != Operands::pitched || (fns.alloc && fns.upload && fns.download);
 }
 
+// `bound` is the variant's (bound.h error_bound): what its declared input precision allows.
 template <typename T>
-CaseResult check_case(GpuContext& ctx, Operands operands, const StageFns<T>& fns, const Shape& shape);
+CaseResult check_case(GpuContext& ctx, Operands operands, const StageFns<T>& fns, const Shape& shape,
+                      const ErrorBound& bound);
+
+// A stage that multiplies in its own precision (the bound of every stage but the tensor ones).
+template <typename T>
+CaseResult check_case(GpuContext& ctx, Operands operands, const StageFns<T>& fns, const Shape& shape) {
+    return check_case<T>(ctx, operands, fns, shape, error_bound(std::is_same_v<T, double>, InputPrecision::full));
+}
 
 }  // namespace gemmlab

@@ -9,6 +9,7 @@
 #include <curand.h>
 
 #include "child/guard.h"
+#include "common/bound.h"
 
 namespace gemmlab {
 
@@ -21,6 +22,11 @@ void fill_bits(float* p, size_t n, uint32_t bits, cudaStream_t s);
 void fill_bits(double* p, size_t n, uint64_t bits, cudaStream_t s);
 uint32_t quiet_nan_bits32();
 uint64_t quiet_nan_bits64();
+constexpr uint64_t kOneBits64 = 0x3FF0000000000000ull;  // 1.0 as a double
+
+// gauge[i][j] += scale · (row_sums[i] + col_sums[j]) for a dense M×N gauge (bound.h's underflow term).
+void add_row_col_sums(double* gauge, int M, int N, const double* row_sums, const double* col_sums, double scale,
+                      cudaStream_t s);
 
 // Sets the guards and padding columns of a guarded C allocation to the canary; leaves C alone.
 void paint_canary(float* base, const GuardedLayout& g, cudaStream_t s);
@@ -54,10 +60,13 @@ struct CompareReport {
     double expected = 0, got = 0, gauge = 0;
 };
 // Compares C (ld = ldc) with the reference (dense, double) element by element under the bound of
-// bound.h; writes a 0/1 mask of wrong elements (dense M×N) when mask is not null.
+// bound.h (ratio in units of u·G, at most `threshold`); writes a 0/1 mask of wrong elements
+// (dense M×N) when mask is not null.
 CompareReport compare_with_reference(const float* C, int ldc, const double* ref, const double* gauge,
-                                     int M, int N, double u, uint8_t* mask, cudaStream_t s);
+                                     int M, int N, double u, uint8_t* mask, cudaStream_t s,
+                                     double threshold = kErrorThreshold);
 CompareReport compare_with_reference(const double* C, int ldc, const double* ref, const double* gauge,
-                                     int M, int N, double u, uint8_t* mask, cudaStream_t s);
+                                     int M, int N, double u, uint8_t* mask, cudaStream_t s,
+                                     double threshold = kErrorThreshold);
 
 }  // namespace gemmlab

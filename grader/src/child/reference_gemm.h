@@ -14,9 +14,10 @@ struct Reference {
 };
 
 // alpha and beta are rounded to T first: the stage receives them as T. Cin is dense M×N, or null
-// when beta == 0 (C must then not contribute, even if it holds NaN).
+// when beta == 0 (C must then not contribute, even if it holds NaN). underflow_weight > 0 adds
+// w·|alpha|·(Σ_k |a_ik| + Σ_k |b_kj|) to the gauge (bound.h: FP16 inputs' underflow).
 template <typename T>
 Reference compute_reference(GpuContext& ctx, const Shape& s, const T* A, int lda, const T* B, int ldb,
-                            const T* Cin);
+                            const T* Cin, double underflow_weight = 0);
 
 }  // namespace gemmlab

@@ -25,7 +25,7 @@ namespace gemmlab {
 
 // Bumped whenever this struct or the stage API changes shape: a library built against another
 // version is refused with a message, never called.
-constexpr int kSubmissionAbiVersion = 1;
+constexpr int kSubmissionAbiVersion = 2;
 
 struct SubmissionAbi {
     int version;

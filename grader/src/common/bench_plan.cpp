@@ -10,10 +10,19 @@ namespace gemmlab {
 
 using nlohmann::json;
 
-BenchItem BenchItem::cublas() {
+namespace {
+
+const char* inputs_suffix(InputPrecision in) {
+    return in == InputPrecision::tf32 ? "tf32" : in == InputPrecision::fp16 ? "fp16" : "";
+}
+
+}  // namespace
+
+BenchItem BenchItem::cublas(InputPrecision inputs) {
     BenchItem i;
     i.kind = Kind::cublas;
     i.side = Side::reference;
+    i.cublas_inputs = inputs;
     return i;
 }
 
@@ -26,17 +35,23 @@ BenchItem BenchItem::of_stage(Side side, std::string stage, std::string variant)
 }
 
 std::string BenchItem::label() const {
-    if (kind == Kind::cublas) return "cublas";
+    if (kind == Kind::cublas)
+        return cublas_inputs == InputPrecision::full ? "cublas" : std::string("cublas/") + inputs_suffix(cublas_inputs);
     std::string name = variant.empty() ? stage : stage + "/" + variant;
     return side == Side::reference ? "reference " + name : name;
 }
 
 bool BenchItem::operator==(const BenchItem& o) const {
-    return kind == o.kind && side == o.side && stage == o.stage && variant == o.variant;
+    return kind == o.kind && side == o.side && stage == o.stage && variant == o.variant &&
+           cublas_inputs == o.cublas_inputs;
 }
 
 json to_json(const BenchItem& item) {
-    if (item.kind == BenchItem::Kind::cublas) return json{{"kind", "cublas"}};
+    if (item.kind == BenchItem::Kind::cublas) {
+        json j{{"kind", "cublas"}};
+        if (item.cublas_inputs != InputPrecision::full) j["inputs"] = inputs_suffix(item.cublas_inputs);
+        return j;
+    }
     return json{{"kind", "stage"},
                 {"side", item.side == Side::reference ? "reference" : "submission"},
                 {"stage", item.stage},
@@ -44,7 +59,11 @@ json to_json(const BenchItem& item) {
 }
 
 BenchItem bench_item_from_json(const json& j) {
-    if (j.at("kind") == "cublas") return BenchItem::cublas();
+    if (j.at("kind") == "cublas") {
+        const std::string in = j.value("inputs", "");
+        return BenchItem::cublas(in == "tf32" ? InputPrecision::tf32 : in == "fp16" ? InputPrecision::fp16
+                                                                                   : InputPrecision::full);
+    }
     return BenchItem::of_stage(j.at("side") == "reference" ? Side::reference : Side::submission,
                                j.at("stage").get<std::string>(), j.value("variant", ""));
 }
@@ -111,6 +130,9 @@ json to_json(const Timing& t) {
                                : json(std::isnan(t.max_error_ratio) ? "nan" : "inf")},
            {"x_naive", t.x_naive},
            {"pct_cublas", t.pct_cublas},
+           {"pct_cublas_fp32", t.pct_cublas_fp32},
+           {"cublas_item", t.cublas_item},
+           {"error_bound", t.error_bound},
            {"peak_gflops", t.peak_gflops},
            {"sm_clock_mhz", t.sm_clock_mhz},
            {"clock_reasons", t.clock_reasons},
@@ -150,6 +172,9 @@ Timing timing_from_json(const json& j) {
     }
     t.x_naive = j.value("x_naive", 0.0);
     t.pct_cublas = j.value("pct_cublas", 0.0);
+    t.pct_cublas_fp32 = j.value("pct_cublas_fp32", 0.0);
+    t.cublas_item = j.value("cublas_item", "");
+    t.error_bound = j.value("error_bound", 0.0);
     t.peak_gflops = j.value("peak_gflops", 0.0);
     t.sm_clock_mhz = j.value("sm_clock_mhz", 0.0);
     t.clock_reasons = j.value("clock_reasons", std::vector<std::string>{});

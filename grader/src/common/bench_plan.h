@@ -43,10 +43,15 @@ struct BenchItem {
     Kind kind = Kind::stage;
     Side side = Side::submission;
     std::string stage, variant;
+    // cuBLAS only: full = cublasSgemm/cublasDgemm in true FP32/FP64 (CUBLAS_PEDANTIC_MATH); tf32 and
+    // fp16 = cublasGemmEx on the same FP32 operands with CUBLAS_COMPUTE_32F_FAST_TF32 or
+    // CUBLAS_COMPUTE_32F_FAST_16F: the tensor cores, A and B rounded like the stage variants that
+    // declare those inputs (gemmlab/stages.h), conversions inside the timed call as in the stage's.
+    InputPrecision cublas_inputs = InputPrecision::full;
 
-    static BenchItem cublas();
+    static BenchItem cublas(InputPrecision inputs = InputPrecision::full);
     static BenchItem of_stage(Side side, std::string stage, std::string variant);
-    std::string label() const;  // "tiled/16", "reference tiled/16", "cublas"
+    std::string label() const;  // "tiled/16", "reference tiled/16", "cublas", "cublas/tf32"
     bool operator==(const BenchItem& o) const;
 };
 
@@ -90,8 +95,12 @@ struct Timing {
     std::vector<std::string> clock_reasons;  // every NVML clock-event reason seen during them
     bool throttled = false;            // a power/thermal/hardware slowdown was among them
     double seconds = 0;                // wall time spent on this item at this shape
-    // Filled in by the parent: ratios to the baselines timed in the same process.
-    double x_naive = 0, pct_cublas = 0;
+    double error_bound = 0;            // the largest error ratio that passes (bound.h), 0 for cuBLAS
+    // Filled in by the parent: ratios to the baselines timed in the same process. pct_cublas is to
+    // cuBLAS in the precision the variant declares (cublas_item names it), pct_cublas_fp32 to the
+    // true-FP32/FP64 cuBLAS: the two differ for tensor-core variants with TF32 or FP16 inputs.
+    double x_naive = 0, pct_cublas = 0, pct_cublas_fp32 = 0;
+    std::string cublas_item;
 };
 
 nlohmann::json to_json(const Timing& t);

@@ -10,6 +10,13 @@
 
 namespace gemmlab {
 
+namespace {
+// The range of worst-element ratios that inputs rounded to TF32 or FP16 produce on the grader's data
+// (docs/correctness.md: hundreds to thousands of u·G for every K of the set, up to 4·2^13 at K = 1,
+// more where FP16 underflows on a tiny value).
+constexpr double kRoundedInputsRatio[2] = {64, 1e6};
+}  // namespace
+
 json shape_to_json(const Shape& s) {
     return json{{"M", s.M},          {"N", s.N},         {"K", s.K},
                 {"lda", s.eff_lda()}, {"ldb", s.eff_ldb()}, {"ldc", s.eff_ldc()},
@@ -48,7 +55,9 @@ json to_json(const CaseResult& r) {
            {"problem", r.problem},
            {"max_error_ratio", number(r.max_ratio)},
            {"wrong_elements", r.wrong},
+           {"bound", r.bound},
            {"seconds", r.seconds}};
+    if (!r.inputs.empty()) j["inputs"] = r.inputs;
     if (r.worst.row >= 0)
         j["worst"] = {{"row", r.worst.row},           {"col", r.worst.col},
                       {"expected", number(r.worst.expected)}, {"got", number(r.worst.got)},
@@ -67,6 +76,8 @@ CaseResult case_from_json(const json& j) {
     r.max_ratio = j.contains("max_error_ratio") ? unnumber(j["max_error_ratio"]) : 0.0;
     r.wrong = j.value("wrong_elements", int64_t{0});
     r.seconds = j.value("seconds", 0.0);
+    r.bound = j.value("bound", kErrorThreshold);
+    r.inputs = j.value("inputs", "");
     if (j.contains("worst")) {
         const json& w = j["worst"];
         r.worst.row = w.at("row"), r.worst.col = w.at("col");
@@ -136,7 +147,14 @@ std::string describe_failure(const std::string& stage_label, Precision prec, con
            << std::setprecision(3) << 100.0 * r.wrong / total << "%)" << std::setprecision(9) << "\n"
            << "  worst: C[" << r.worst.row << "][" << r.worst.col << "] expected " << r.worst.expected
            << ", got " << r.worst.got << ", allowed error " << std::setprecision(3) << r.worst.allowed
-           << " (error is " << r.worst.ratio << " u·G, bound " << kErrorThreshold << " u·G)\n";
+           << " (error is " << r.worst.ratio << " u·G, bound " << r.bound << " u·G"
+           << (r.bound > kErrorThreshold ? " for " + r.inputs + " inputs" : std::string()) << ")\n";
+        if (prec == Precision::f32 && r.bound == kErrorThreshold && r.worst.ratio >= kRoundedInputsRatio[0] &&
+            r.worst.ratio <= kRoundedInputsRatio[1])
+            os << "  hint: if A and B are rounded to TF32 or FP16 anywhere (tensor cores), that alone gives errors "
+                  "of this size; this stage must be as accurate as FP32 (bound "
+               << kErrorThreshold << " u·G): a tensor-core kernel that declares FP32 accuracy splits each "
+                  "operand into a high and a low TF32 part (3xTF32)\n";
         if (std::isnan(r.worst.got) && s.beta == 0.0)
             os << "  hint: with beta = 0 the grader fills C with NaN before the call; a NaN result means the "
                   "stage read C (it must not when beta == 0) or never wrote that element\n";

@@ -30,6 +30,8 @@ struct CaseResult {
     std::string oob_first, oob_last;  // where (words from GuardedLayout::describe)
     std::vector<std::string> picture;  // where the wrong elements are, for a quick look
     double seconds = 0;
+    double bound = 32;                 // the largest ratio that passes (bound.h threshold)
+    std::string inputs;                // the declared input precision ("fp32", "tf32", ...), "" unknown
 };
 
 json to_json(const CaseResult& r);

@@ -11,6 +11,7 @@ constexpr double kMegaToGiga = 1e-3;  // MHz × flops per clock = Mflop/s
 constexpr int kUnknownFp32Lanes = 128;
 constexpr int kUnknownFp64Lanes = 64;
 constexpr int kFp64TensorFactor = 2;  // DMMA doubles the FP64 rate on sm_80 and sm_90
+constexpr int kUnknownTensorFp16Lanes = 4096;  // sm_100's rate: no newer GPU is rejected
 
 }  // namespace
 
@@ -29,6 +30,22 @@ int fma_lanes_per_sm(Precision p, int major, int minor) {
         case 61: case 62: case 72: case 75: case 86: case 87: case 89: case 120: return 2;
         default: return kUnknownFp64Lanes;
     }
+}
+
+int tensor_fp16_fma_per_sm(int major, int minor) {
+    // Datasheet dense FP16 rates divided by SMs × boost clock × 2, rounded up to a power of two.
+    switch (major * 10 + minor) {
+        case 70: case 72: case 75: case 86: case 87: case 89: return 512;
+        case 80: case 120: return 1024;
+        case 90: return 2048;
+        default: return kUnknownTensorFp16Lanes;
+    }
+}
+
+double tensor_peak_gflops(Precision p, const GpuShape& gpu) {
+    if (p == Precision::f64) return peak_gflops(p, gpu);
+    return double(gpu.sms) * tensor_fp16_fma_per_sm(gpu.cc_major, gpu.cc_minor) * kFlopsPerFma *
+           gpu.max_sm_clock_mhz * kMegaToGiga;
 }
 
 double peak_gflops(Precision p, const GpuShape& gpu) {

@@ -51,6 +51,25 @@ std::string fixed(double v, int decimals) {
 
 BenchItem baseline_item() { return BenchItem::of_stage(Side::reference, baseline_stage().name, ""); }
 
+void add_tensor_core_baselines(BenchPlan& plan) {
+    if (plan.precision != Precision::f32) return;
+    bool tensor = false;
+    for (const BenchItem& i : plan.items)
+        if (i.kind == BenchItem::Kind::stage)
+            if (const StageInfo* st = find_stage(i.side, i.stage); st && st->tensor_cores) tensor = true;
+    if (!tensor) return;
+    for (InputPrecision in : {InputPrecision::tf32, InputPrecision::fp16})
+        if (item_index(plan, BenchItem::cublas(in)) < 0) plan.items.push_back(BenchItem::cublas(in));
+}
+
+BenchItem same_precision_cublas(const BenchPlan& plan, const BenchItem& item) {
+    if (item.kind == BenchItem::Kind::stage && plan.precision == Precision::f32)
+        if (const StageInfo* st = find_stage(item.side, item.stage))
+            if (const StageVariant* v = find_variant(*st, item.variant))
+                if (item_index(plan, BenchItem::cublas(v->float_inputs)) >= 0) return BenchItem::cublas(v->float_inputs);
+    return BenchItem::cublas();
+}
+
 int item_index(const BenchPlan& plan, const BenchItem& item) {
     for (size_t i = 0; i < plan.items.size(); ++i)
         if (plan.items[i] == item) return static_cast<int>(i);
@@ -176,16 +195,22 @@ BenchOutcome run_bench_plan(const BenchPlan& plan, const BenchRunOptions& opt) {
 
 void attach_ratios(BenchOutcome& out, const BenchItem& naive, const BenchItem& cublas) {
     const int n = item_index(out.plan, naive), c = item_index(out.plan, cublas);
-    for (size_t s = 0; s < out.plan.shapes.size(); ++s) {
-        const Timing* tn = n >= 0 ? &out.timings[static_cast<size_t>(n)][s] : nullptr;
-        const Timing* tc = c >= 0 ? &out.timings[static_cast<size_t>(c)][s] : nullptr;
-        const double ng = tn && tn->disposition == Disposition::passed ? tn->gflops : 0;
-        const double cg = tc && tc->disposition == Disposition::passed ? tc->gflops : 0;
-        for (auto& row : out.timings) {
-            Timing& t = row[s];
+    auto speed = [&](int index, size_t s) {
+        if (index < 0) return 0.0;
+        const Timing& t = out.timings[static_cast<size_t>(index)][s];
+        return t.disposition == Disposition::passed ? t.gflops : 0.0;
+    };
+    for (size_t i = 0; i < out.plan.items.size(); ++i) {
+        const BenchItem own_item = same_precision_cublas(out.plan, out.plan.items[i]);
+        const int own = item_index(out.plan, own_item);
+        for (size_t s = 0; s < out.plan.shapes.size(); ++s) {
+            Timing& t = out.timings[i][s];
             if (t.disposition != Disposition::passed) continue;
+            const double ng = speed(n, s), cg = speed(c, s), og = speed(own, s);
             t.x_naive = ng > 0 ? t.gflops / ng : 0;
-            t.pct_cublas = cg > 0 ? 100.0 * t.gflops / cg : 0;
+            t.pct_cublas_fp32 = cg > 0 ? 100.0 * t.gflops / cg : 0;
+            t.pct_cublas = og > 0 ? 100.0 * t.gflops / og : 0;
+            t.cublas_item = own_item.label();
         }
     }
 }
@@ -205,6 +230,8 @@ json baselines_json(const BenchOutcome& out) {
         };
         put(n, "naive");
         put(c, "cublas");
+        put(item_index(out.plan, BenchItem::cublas(InputPrecision::tf32)), "cublas_tf32");
+        put(item_index(out.plan, BenchItem::cublas(InputPrecision::fp16)), "cublas_fp16");
         rows.push_back(row);
     }
     return rows;
@@ -248,10 +275,16 @@ std::string pad(const std::string& s, size_t width) { return s.size() >= width ?
 std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s; }
 
 void print_table(const BenchOutcome& out, const MessageStyle& style) {
+    // With tensor-core items: % cuBLAS is to cuBLAS in the variant's own input precision, and two
+    // more columns give the ratio to true-FP32 cuBLAS and the worst verified error against its bound.
+    const bool tensor = item_index(out.plan, BenchItem::cublas(InputPrecision::tf32)) >= 0 ||
+                        item_index(out.plan, BenchItem::cublas(InputPrecision::fp16)) >= 0;
     for (size_t s = 0; s < out.plan.shapes.size(); ++s) {
         std::cout << "\n" << precision_name(out.plan.precision) << "  " << out.plan.shapes[s].dims() << "\n"
                   << "  " << pad("stage", 22) << lpad("GFLOPS", 10) << lpad("spread", 8) << lpad("x naive", 9)
-                  << lpad("% cuBLAS", 10) << lpad("SM MHz", 8) << lpad("verified", 10) << "\n";
+                  << lpad("% cuBLAS", 10) << lpad("SM MHz", 8) << lpad("verified", 10);
+        if (tensor) std::cout << lpad("% FP32 cuBLAS", 15) << lpad("max error/bound u·G", 24) << "  cuBLAS of same precision";
+        std::cout << "\n";
         for (size_t i = 0; i < out.plan.items.size(); ++i) {
             const Timing& t = out.timings[i][s];
             const BenchItem& item = out.plan.items[i];
@@ -262,10 +295,15 @@ void print_table(const BenchOutcome& out, const MessageStyle& style) {
                 std::cout << paint_disposition(t.disposition, style) << ": " << t.problem << "\n";
                 continue;
             }
+            const bool is_stage = item.kind == BenchItem::Kind::stage;
             std::cout << lpad(fixed(t.gflops, 1), 10) << lpad(fixed(t.spread_pct, 1) + "%", 8)
                       << lpad(fixed(t.x_naive, 2), 9) << lpad(fixed(t.pct_cublas, 1) + "%", 10)
                       << lpad(t.sm_clock_mhz > 0 ? fixed(t.sm_clock_mhz, 0) : "?", 8)
-                      << lpad(item.kind == BenchItem::Kind::cublas ? "-" : std::to_string(t.verified), 10);
+                      << lpad(is_stage ? std::to_string(t.verified) : "-", 10);
+            if (tensor)
+                std::cout << lpad(fixed(t.pct_cublas_fp32, 1) + "%", 15)
+                          << lpad(is_stage ? fixed(t.max_error_ratio, 2) + " / " + fixed(t.error_bound, 0) : "-", 24)
+                          << "  " << (is_stage ? t.cublas_item : "-");
             if (t.timed_by == "wall clock") std::cout << "  (work outside its stream: timed by the wall clock)";
             if (t.throttled) std::cout << "  (clocks throttled)";
             std::cout << "\n";
@@ -314,8 +352,11 @@ int run_bench_command(const BenchCommandOptions& opt) {
                 if (run.precision != p || run.stage->baseline) continue;
                 plan.items.push_back(BenchItem::of_stage(Side::reference, run.stage->name, run.variant->label));
             }
-        std::cout << "\nTiming " << plan.items.size() - 2 << " " << precision_name(p)
-                  << " stage run(s) next to naive and cuBLAS, " << plan.shapes.size() << " shape(s)\n";
+        const size_t end_reference = plan.items.size();
+        add_tensor_core_baselines(plan);  // after every stage item: their indices stay as above
+        std::cout << "\nTiming " << end_reference - 2 << " " << precision_name(p) << " stage run(s) next to naive and "
+                  << (plan.items.size() > end_reference ? "cuBLAS (FP32, TF32, FP16)" : "cuBLAS") << ", "
+                  << plan.shapes.size() << " shape(s)\n";
         BenchRunOptions ro;
         ro.call_timeout_seconds = opt.config.call_timeout_seconds;
         ro.progress = opt.progress;
@@ -329,7 +370,7 @@ int run_bench_command(const BenchCommandOptions& opt) {
             if (r["disposition"] != "passed") status = 1;
             results.push_back(r);
         }
-        for (size_t i = first_reference; i < plan.items.size(); ++i) {
+        for (size_t i = first_reference; i < end_reference; ++i) {
             json r{{"stage", plan.items[i].stage}, {"variant", plan.items[i].variant}, {"precision", precision_name(p)}};
             json bench = json::array();
             for (const Timing& t : out.timings[i]) bench.push_back(to_json(t));

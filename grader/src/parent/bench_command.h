@@ -34,14 +34,25 @@ struct BenchRunOptions {
 // which is then dropped, and the others go on from that shape in a fresh child.
 BenchOutcome run_bench_plan(const BenchPlan& plan, const BenchRunOptions& opt);
 
-// Fills x_naive and pct_cublas of every timing from the baselines of its shape.
+// Fills x_naive, pct_cublas (to cuBLAS in the item's own input precision: same_precision_cublas),
+// pct_cublas_fp32 (to `cublas`, the true-FP32/FP64 one) and cublas_item of every timing from the
+// baselines of its shape.
 void attach_ratios(BenchOutcome& out, const BenchItem& naive, const BenchItem& cublas);
+
+// Appends cuBLAS in TF32 and in FP16 (bench_plan.h) to a float plan that times a stage that may use
+// the tensor cores (gemmlab/stages.h tensor_cores); call it after the stage items.
+void add_tensor_core_baselines(BenchPlan& plan);
+
+// The cuBLAS item a plan's item is compared with: cuBLAS in the input precision its variant declares
+// when the plan has it, else the true-FP32/FP64 one.
+BenchItem same_precision_cublas(const BenchPlan& plan, const BenchItem& item);
 
 // The baselines item of the reference side (naive) and the index of an item in a plan (-1: none).
 BenchItem baseline_item();
 int item_index(const BenchPlan& plan, const BenchItem& item);
 
-// results-schema `baselines` for one precision: per shape, naive_gflops and cublas_gflops.
+// results-schema `baselines` for one precision: per shape, naive_gflops and cublas_gflops (and
+// cublas_tf32_gflops, cublas_fp16_gflops when the plan timed them).
 nlohmann::json baselines_json(const BenchOutcome& out);
 
 // The plan settings of [bench] in course.toml.

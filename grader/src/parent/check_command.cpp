@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/bound.h"
 #include "common/check_result.h"
 #include "parent/symbol_scan.h"
 #include "common/cuda_check.h"
@@ -129,20 +130,25 @@ void print_verdict(const StageRun& run, const json& r, const CheckOptions& opt, 
     for (const json& c : cases) passed += c.value("disposition", "") == "passed";
     std::cout << "  " << padded(run.label(), 12) << padded(precision_name(run.precision), 8)
               << padded(paint_disposition(d, style), opt.color ? 26 : 16);
-    if (d == Disposition::passed)
-        std::cout << passed << " cases, worst error "
-                  << [&] {
-                         double worst = 0;
-                         for (const json& c : cases)
-                             if (c.contains("max_error_ratio") && c["max_error_ratio"].is_number())
-                                 worst = std::max(worst, c["max_error_ratio"].get<double>());
-                         std::ostringstream os;
-                         os << std::setprecision(3) << worst;
-                         return os.str();
-                     }()
-                  << " u·G";
-    else if (d != Disposition::not_implemented)
+    if (d == Disposition::passed) {
+        double worst = 0;
+        for (const json& c : cases)
+            if (c.contains("max_error_ratio") && c["max_error_ratio"].is_number())
+                worst = std::max(worst, c["max_error_ratio"].get<double>());
+        std::ostringstream os;
+        os << std::setprecision(3) << worst;
+        std::cout << passed << " cases, worst error " << os.str() << " u·G";
+        // A variant with a wider bound than 32 u·G (TF32 or FP16 inputs, bound.h) says which.
+        const double bound = r.contains("error_bound") ? r["error_bound"].value("threshold", kErrorThreshold)
+                                                       : kErrorThreshold;
+        if (bound > kErrorThreshold) {
+            std::ostringstream b;
+            b << std::setprecision(3) << bound;
+            std::cout << " (bound " << b.str() << " u·G for " << r["error_bound"].value("inputs", "") << " inputs)";
+        }
+    } else if (d != Disposition::not_implemented) {
         std::cout << passed << " of " << r.value("expected_cases", cases.size()) << " cases passed";
+    }
     std::cout << "\n";
     if (d == Disposition::passed || d == Disposition::not_implemented) return;
     const bool any_failing_case =
@@ -223,6 +229,8 @@ json run_checks(const CheckOptions& opt) {
         const ChildOutcome out = run_isolated(self, args, opt.limits, on_event);
         if (opt.progress) std::cout << "\r\033[K" << std::flush;
         json r = collect_stage_run(run.stage->name, run.variant->label, run.precision, expected_cases, out);
+        const ErrorBound bound = error_bound(run.precision, *run.variant);
+        r["error_bound"] = {{"u", bound.u}, {"threshold", bound.threshold}, {"inputs", bound.inputs}};
         json one = json::array({r});
         apply_symbol_scan(scan, one);
         r = one[0];

@@ -35,6 +35,9 @@ struct StageRubric {
     PerPrecision correctness_points;  // given when every variant passes (shared out per variant)
     PerPrecision performance_points;  // 0 at naive speed, all of them at the target
     PerPrecision target_pct_cublas;   // the speed that earns full performance points
+    // Extra credit: the stage's points are added to the total but not to the maximum, so the
+    // 100-point scale stays as it is (set it to false to make them count toward the maximum).
+    bool extra_credit = false;
 };
 
 struct ScoringShape {
@@ -48,7 +51,7 @@ struct ScoringConfig {
     std::map<std::string, StageRubric> stages;   // by rubric key (gemmlab/stages.h)
     std::string gradescope_visibility = "visible";
     bool measure_reference = true;               // grade also times the reference stages
-    double max_points() const;                   // over both precisions
+    double max_points() const;                   // over both precisions, extra credit not included
 };
 
 struct BenchConfig {

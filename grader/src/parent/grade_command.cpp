@@ -38,7 +38,8 @@ json config_json(const CourseConfig& cfg) {
     for (const auto& [key, r] : cfg.scoring.stages)
         stages[key] = {{"correctness_points", {{"float", r.correctness_points.f32}, {"double", r.correctness_points.f64}}},
                        {"performance_points", {{"float", r.performance_points.f32}, {"double", r.performance_points.f64}}},
-                       {"target_pct_cublas", {{"float", r.target_pct_cublas.f32}, {"double", r.target_pct_cublas.f64}}}};
+                       {"target_pct_cublas", {{"float", r.target_pct_cublas.f32}, {"double", r.target_pct_cublas.f64}}},
+                       {"extra_credit", r.extra_credit}};
     return {{"source", cfg.source},
             {"notes", cfg.notes},
             {"interpolation", interpolation_name(cfg.scoring.interpolation)},
@@ -60,7 +61,8 @@ void print_score(const Score& score, const ReferenceSpeeds& ref, const CourseCon
               << lpad("speed", 12) << lpad("GFLOPS", 10) << lpad("x naive", 9) << lpad("% cuBLAS", 10)
               << lpad("ref %", 8) << "  \n";
     for (const StageScore& s : score.stages) {
-        std::cout << "  " << pad(s.stage, 10) << pad(s.precision, 8) << pad(s.variant_used.empty() ? "-" : s.variant_used, 8)
+        std::cout << "  " << pad(s.stage + (s.extra_credit ? "*" : ""), 10) << pad(s.precision, 8)
+                  << pad(s.variant_used.empty() ? "-" : s.variant_used, 8)
                   << lpad(fixed(s.correctness, 2) + "/" + fixed(s.correctness_max, 0), 12)
                   << lpad(fixed(s.performance, 2) + "/" + fixed(s.performance_max, 0), 12);
         if (s.disposition == Disposition::passed)
@@ -72,7 +74,14 @@ void print_score(const Score& score, const ReferenceSpeeds& ref, const CourseCon
         if (s.disposition != Disposition::passed && !s.note.empty()) std::cout << "  " << s.note;
         std::cout << "\n";
     }
-    std::cout << "\n  total: " << fixed(score.total, 2) << " / " << fixed(score.max, 2) << "\n";
+    double extra = 0;
+    bool any_extra = false;
+    for (const StageScore& s : score.stages)
+        if (s.extra_credit) extra += s.correctness + s.performance, any_extra = true;
+    if (any_extra) std::cout << "  * extra credit: added to the total, not to the maximum (course.toml extra_credit)\n";
+    std::cout << "\n  total: " << fixed(score.total, 2) << " / " << fixed(score.max, 2);
+    if (extra > 0) std::cout << " (with " << fixed(extra, 2) << " points of extra credit)";
+    std::cout << "\n";
 }
 
 void write_outputs(const GradeOptions& opt, const json& doc, const Score& score, const std::string& summary,
@@ -169,6 +178,7 @@ int run_grade(const GradeOptions& opt, const CourseConfig& cfg) {
                 if (!st.baseline)
                     for (const StageVariant& v : st.variants)
                         plan.items.push_back(BenchItem::of_stage(Side::reference, st.name, v.label));
+        add_tensor_core_baselines(plan);
         std::cout << "\nTiming " << prec << ": " << plan.items.size() << " items (naive, cuBLAS, "
                   << "the stages that passed" << (opt.with_reference ? ", the reference stages" : "") << ") at "
                   << shapes.size() << " shape(s)\n";
@@ -180,7 +190,7 @@ int run_grade(const GradeOptions& opt, const CourseConfig& cfg) {
         baselines[prec] = baselines_json(out);
         devices[prec] = out.device;
         restarts.insert(restarts.end(), out.restarts.begin(), out.restarts.end());
-        const int naive = item_index(plan, baseline_item()), cublas = item_index(plan, BenchItem::cublas());
+        const int naive = item_index(plan, baseline_item());
 
         auto timings_of = [&](Side side, const std::string& stage, const std::string& variant) -> const std::vector<Timing>* {
             const int i = item_index(plan, BenchItem::of_stage(side, stage, variant));
@@ -215,6 +225,9 @@ int run_grade(const GradeOptions& opt, const CourseConfig& cfg) {
                         vo.check = parse_disposition(r.value("disposition", "")).value_or(Disposition::crashed);
                         vo.problem = r.value("problem", "");
                     }
+                // Speed is scored against cuBLAS in the precision the variant declares (bench_command.h).
+                const int cublas =
+                    item_index(plan, same_precision_cublas(plan, BenchItem::of_stage(Side::submission, st.name, v.label)));
                 if (const auto* t = timings_of(Side::submission, st.name, v.label)) {
                     for (size_t s = 0; s < t->size(); ++s) {
                         const Timing& tm = (*t)[s];

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/bound.h"
 #include "parent/bench_command.h"
 #include "parent/check_command.h"
 #include "parent/config.h"
@@ -53,15 +54,24 @@ uint64_t fresh_seed() {
 json stage_list_json(Side side) {
     json stages = json::array();
     for (const StageInfo& s : gemmlab::stages(side)) {
-        json variants = json::array();
-        for (const StageVariant& v : s.variants) variants.push_back(v.label);
+        json variants = json::array(), info = json::array();
+        for (const StageVariant& v : s.variants) {
+            variants.push_back(v.label);
+            // What each precision of the variant multiplies in, and the bound it is held to (bound.h).
+            const ErrorBound f = error_bound(Precision::f32, v), d = error_bound(Precision::f64, v);
+            info.push_back({{"label", v.label},
+                            {"inputs", {{"float", f.inputs}, {"double", d.inputs}}},
+                            {"error_bound", {{"float", f.threshold}, {"double", d.threshold}}}});
+        }
         stages.push_back({{"name", s.name},
                           {"title", s.title},
                           {"rubric_key", s.rubric_key},
                           {"technique", s.technique},
                           {"operands", s.operands == Operands::pitched ? "pitched" : "dense"},
                           {"baseline", s.baseline},
-                          {"variants", variants}});
+                          {"tensor_cores", s.tensor_cores},
+                          {"variants", variants},
+                          {"variant_info", info}});
     }
     return stages;
 }

@@ -64,6 +64,7 @@ StageScore score_stage(const std::string& stage, Precision prec, const StageRubr
     s.precision = precision_name(prec);
     s.correctness_max = rubric.correctness_points.get(prec);
     s.performance_max = rubric.performance_points.get(prec);
+    s.extra_credit = rubric.extra_credit;
     if (variants.empty()) {
         s.note = "no variants to score";
         return s;
@@ -142,7 +143,8 @@ nlohmann::json to_json(const Score& score) {
                         {"gflops", r.gflops},
                         {"x_naive", r.x_naive},
                         {"pct_cublas", r.pct_cublas},
-                        {"note", r.note}});
+                        {"note", r.note},
+                        {"extra_credit", r.extra_credit}});
     return {{"total", score.total}, {"max", score.max}, {"stages", rows}};
 }
 
@@ -164,6 +166,7 @@ Score score_from_json(const nlohmann::json& j) {
         row.x_naive = r.value("x_naive", 0.0);
         row.pct_cublas = r.value("pct_cublas", 0.0);
         row.note = r.value("note", "");
+        row.extra_credit = r.value("extra_credit", false);
         s.stages.push_back(row);
     }
     return s;
@@ -173,7 +176,7 @@ Score total_score(std::vector<StageScore> rows) {
     Score sc;
     for (const StageScore& r : rows) {
         sc.total += r.correctness + r.performance;
-        sc.max += r.correctness_max + r.performance_max;
+        if (!r.extra_credit) sc.max += r.correctness_max + r.performance_max;
     }
     sc.total = round_points(sc.total);
     sc.max = round_points(sc.max);

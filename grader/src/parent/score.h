@@ -44,6 +44,7 @@ struct StageScore {
     double correctness = 0, correctness_max = 0, performance = 0, performance_max = 0;
     double gflops = 0, x_naive = 0, pct_cublas = 0;  // of variant_used at the headline shape
     std::string note;                                // one sentence a student can act on
+    bool extra_credit = false;                       // counted in the total, not in the maximum
 };
 
 // Whether a variant's timings count (every scoring shape timed, verified and plausible).
@@ -52,6 +53,7 @@ Disposition bench_disposition(const VariantOutcome& v, const std::vector<Scoring
 StageScore score_stage(const std::string& stage, Precision prec, const StageRubric& rubric,
                        const ScoringConfig& cfg, const std::vector<VariantOutcome>& variants);
 
+// total: every stage's points; max: those of the stages that are not extra credit.
 struct Score {
     double total = 0, max = 0;
     std::vector<StageScore> stages;
