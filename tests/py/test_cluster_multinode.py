@@ -224,16 +224,19 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
     records = starts(cfg, "final", "run-001")
     died = [s for s in records if s["node"] == victim and not s.get("ended")]
     assert died, f"no task was in progress on {victim} when it was killed (in progress just before: {in_progress})"
-    restarted = {s["task"] for s in records if s["restarts"] > 0}
+    # (A job killed before its script got going leaves no start record: its task shows one start,
+    # with SLURM_RESTART_COUNT 1.)
+    restarted = {s["task"] for s in records if sum(r["task"] == s["task"] for r in records) > 1}
     assert {d["task"] for d in died} <= restarted
     for d in died:
         again = [s for s in records if s["task"] == d["task"] and s["restarts"] > d["restarts"]]
         assert again and again[-1]["node"] != victim and again[-1]["result"] == "published", (d, again)
         o = grades[(d["student"], d["digest"][:16])]
         assert o["restarts"] >= 1 and o["node"] != victim and o["job_id"], o
-    for task in restarted - {d["task"] for d in died}:
-        assert [s["result"] for s in records if s["task"] == task] == \
-            ["published", "kept the result already in place"], [s for s in records if s["task"] == task]
+    for task in {s["task"] for s in records if s["restarts"] > 0}:
+        results = sorted(s.get("result", "") for s in records if s["task"] == task)
+        assert results.count("published") == 1 and set(results) <= {
+            "", "published", "kept the result already in place"}, [s for s in records if s["task"] == task]
     status = login("make", "-s", "--no-print-directory", "sweep-status", f"CONFIG={cfg_path}", "SWEEP=final",
                    f"PYTHON={PYTHON}", check=True).stdout
     assert f"done {len(tasks)}, running 0, queued 0, failed 0" in status, status
