@@ -40,6 +40,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 
 
+def user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no $USER (some containers)
+        return f"uid-{os.getuid()}"
+
+
 def state_dir() -> Path:
     d = os.environ.get("FAKE_SLURM_STATE")
     if not d:
@@ -245,7 +252,7 @@ class Task:
 def _fill(pattern: str, job_id, task: Task, node: str) -> str:
     out = pattern.replace("%%", "\0")
     for k, v in (("%j", job_id), ("%A", task.job["id"]), ("%a", task.index if task.index is not None else 4294967294),
-                 ("%x", task.name), ("%N", node), ("%u", getpass.getuser())):
+                 ("%x", task.name), ("%N", node), ("%u", user())):
         out = out.replace(k, str(v))
     return out.replace("\0", "%")
 
@@ -262,7 +269,7 @@ def _environment(task: Task, job_id: int, gpu, node: str, cpus: int, count: int)
         "SLURM_CPUS_PER_TASK": str(cpus), "SLURM_CPUS_ON_NODE": str(cpus), "SLURM_JOB_CPUS_PER_NODE": str(cpus),
         "SLURM_SUBMIT_DIR": task.job["cwd"], "SLURM_SUBMIT_HOST": node,
         "SLURM_JOB_PARTITION": str(task.opts.get("partition") or "fake"), "SLURM_CLUSTER_NAME": "fake",
-        "SLURM_JOB_USER": getpass.getuser(), "SLURM_JOB_UID": str(os.getuid()), "SLURM_JOB_GID": str(os.getgid()),
+        "SLURM_JOB_USER": user(), "SLURM_JOB_UID": str(os.getuid()), "SLURM_JOB_GID": str(os.getgid()),
         "ENVIRONMENT": "BATCH", "SLURM_CONF": "/dev/null",
     })
     if task.opts.get("time"):
