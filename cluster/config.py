@@ -36,7 +36,8 @@ DEFAULTS = {
     ("cluster", "partition"): ("", "Slurm partition; \"\" = the cluster's default"),
     ("cluster", "account"): ("", "Slurm account; \"\" = the user's default"),
     ("cluster", "qos"): ("", "Slurm QoS; \"\" = the default"),
-    ("cluster", "gres"): ("gpu:1", 'GPUs per grading job: "gpu:1", "gpu:h100:1", or "" for none'),
+    ("cluster", "gres"): ("gpu:1", 'GPUs per grading job: "gpu:1", "gpu:h100:1" (pins a GPU type), or "" for none'),
+    ("cluster", "constraint"): ("", 'node features a grading job needs (Slurm --constraint), e.g. "h100" or "a100|h100"; "" = any node'),
     ("cluster", "cpus_per_task"): (2, "CPU cores per grading job (nvcc uses them)"),
     ("cluster", "mem"): ("", 'memory per grading job, e.g. "16G"; "" = the cluster\'s default'),
     ("cluster", "time_limit"): ("00:30:00", 'Slurm time limit of one grading job: "MM", "HH:MM:SS" or "D-HH:MM:SS"'),
@@ -79,6 +80,8 @@ LATE_POLICIES = ("latest", "prefer-on-time", "on-time-only")
 TIME_LIMIT_RE = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$")
 GRES_RE = re.compile(r"^gpu(:[A-Za-z0-9_.-]+)?:[1-9]\d*$")
 MEM_RE = re.compile(r"^[1-9]\d*[KMGT]?$")
+# Slurm's --constraint: feature names joined by & | , with [ ] ( ) groups and *count (no spaces).
+CONSTRAINT_RE = re.compile(r"^[A-Za-z0-9_.:=*&|,()\[\]-]+$")
 SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -195,7 +198,7 @@ class ClusterConfig:
         """The #SBATCH lines every grading job shares, from the config (only the keys set)."""
         opts = []
         for key, flag in (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"),
-                          ("gres", "--gres"), ("mem", "--mem")):
+                          ("gres", "--gres"), ("constraint", "--constraint"), ("mem", "--mem")):
             if self.values[key]:
                 opts.append(f"{flag}={self.values[key]}")
         opts.append(f"--cpus-per-task={self.values['cpus_per_task']}")
@@ -298,6 +301,9 @@ def load(path) -> ClusterConfig:
             '"45" (minutes) or "1-00:00:00" (days)')
     if c["gres"] and not GRES_RE.match(c["gres"]):
         bad("gres", c["gres"], 'use "gpu:N" or "gpu:<type>:N" (e.g. "gpu:1", "gpu:a100:1"), or "" for none')
+    if c["constraint"] and not CONSTRAINT_RE.match(c["constraint"]):
+        bad("constraint", c["constraint"], 'use node features as Slurm\'s --constraint takes them, e.g. "h100", '
+            '"a100|h100" or "h100&nvlink" (no spaces), or "" for any node')
     if c["mem"] and not MEM_RE.match(c["mem"]):
         bad("mem", c["mem"], 'use a size such as "16G" or "8000M", or "" for the cluster default')
     for key in ("partition", "account", "qos"):

@@ -118,7 +118,12 @@ def git_info(path: Path):
 
 
 def current_user() -> str:
-    return pwd.getpwuid(os.getuid()).pw_name
+    """This account's name; an account with no passwd entry (some containers) is named by its uid,
+    never by $USER, which anyone can set."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid-{os.getuid()}"
 
 
 def set_umask(cfg):

@@ -22,6 +22,7 @@ Everything is configured in course.toml: [cluster], [deadline], [late], and for 
 [extensions], [similarity], [export] and [leaderboard]; docs/instructor-guide.md explains them. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
 """
 import argparse
+import collections
 import datetime as dt
 import json
 import os
@@ -113,7 +114,14 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
     attempt_path = Path(attempt_path).resolve()
     manifest = json.loads((attempt_path / "manifest.json").read_text())
     a = dropbox.Attempt(attempt_path, int(attempt_path.name.split("-")[1]), manifest)
-    tmp = attempt_path / f".grading-tmp-{os.environ.get('SLURM_JOB_ID') or os.getpid()}-{secrets.token_hex(3)}"
+    job = os.environ.get("SLURM_JOB_ID")
+    if job:
+        done = grading._read_json(attempt_path / "grading" / "outcome.json")
+        if done and done.get("job_id") == job and done.get("status") not in grading.RETRIED:
+            return done  # an earlier start of this job published it, then its node failed: not twice
+        for stale in attempt_path.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
+            shutil.rmtree(stale, ignore_errors=True)
+    tmp = attempt_path / f".grading-tmp-{job or os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
         meta = {"student": a.student, "attempt": attempt_path.name, "attempt_sha256": a.digest}
@@ -328,32 +336,78 @@ def cmd_sweep(cfg, args):
 
 
 def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
+    """Grade task `index` of a sweep run, exactly once. A task can start more than once: Slurm
+    requeues it when its node fails, staff queue a run's script again, a later run meets an attempt
+    an earlier run graded. Each start is recorded (runs/<run>/starts/), then: a result already in
+    place for the same attempt is kept (for a --force regrade: one this very task published);
+    otherwise the task grades into a hidden temporary directory and renames it into place, and if
+    another start published first, that result wins and this one is dropped."""
     tasks = json.loads((sweep / "runs" / run / "tasks.json").read_text())
     if not 0 <= index < len(tasks):
         raise Refused(f"task {index} is not in {run}/tasks.json ({len(tasks)} tasks)")
     t = tasks[index]
     final = gradebook.grade_dir(sweep, t["student"], t["digest"])
+    start = _record_start(sweep / "runs" / run, index, t)
     done = grading._read_json(final / "outcome.json")
-    if done and done.get("status") not in grading.RETRIED and not t.get("force"):
-        return done  # graded already (by an earlier run): never twice
+    if done and done.get("status") not in grading.RETRIED and (
+            not t.get("force") or (done.get("run") == run and done.get("task") == index)):
+        _record_end(start, "kept the result already in place", done)
+        return done  # graded already (by an earlier run, or an earlier start of this task): never twice
     final.parent.mkdir(parents=True, exist_ok=True)
     tag = f"{os.environ.get('SLURM_ARRAY_JOB_ID', 'local')}_{os.environ.get('SLURM_ARRAY_TASK_ID', index)}"
+    for stale in final.parent.glob(f".tmp-{tag}-*"):  # left by an earlier start of this very task
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = final.parent / f".tmp-{tag}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
         path = Path(t["attempt"])
         a = dropbox.Attempt(path, int(path.name.split("-")[1]), json.loads((path / "manifest.json").read_text()))
-        meta = {"student": t["student"], "attempt": t["attempt_name"], "attempt_sha256": t["digest"], "run": run}
+        meta = {"student": t["student"], "attempt": t["attempt_name"], "attempt_sha256": t["digest"], "run": run,
+                "task": index}
         problem = a.verify() or ("" if a.digest == t["digest"] else "the attempt changed since the sweep planned it")
         if problem:
             outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
         else:
             outcome = grading.grade_into(cfg, path / "files", tmp, meta, say=lambda *_: None)
-        grading.publish(tmp, final)
+        now_there = grading._read_json(final / "outcome.json")
+        if now_there and now_there.get("run") == run and now_there.get("task") == index \
+                and now_there.get("status") not in grading.RETRIED:
+            published = False  # another start of this task (a requeue) got there first
+        else:
+            replace = bool(t.get("force")) or bool(now_there and now_there.get("status") in grading.RETRIED)
+            published = grading.publish(tmp, final, replace=replace)
+        if not published:
+            shutil.rmtree(tmp, ignore_errors=True)
+            outcome = grading._read_json(final / "outcome.json") or outcome
+            _record_end(start, "kept the result another start published first", outcome)
+            return outcome
+        _record_end(start, "published", outcome)
         return outcome
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _record_start(run_dir: Path, index: int, task: dict) -> Path:
+    """runs/<run>/starts/<task>-<job>-r<restart>.json: one file per start of a task (written once,
+    then completed by _record_end), so `sweep-status` can show tasks that started again."""
+    ctx = grading.job_context()
+    job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or "local"
+    d = run_dir / "starts"
+    d.mkdir(exist_ok=True)
+    path = d / f"{index:04d}-{job}-r{ctx['restarts']}.json"
+    if path.exists():  # the same start number again (a run queued twice by hand): keep both
+        path = d / f"{index:04d}-{job}-r{ctx['restarts']}-{secrets.token_hex(3)}.json"
+    grading.write_json_atomic(path, {"task": index, "student": task["student"], "digest": task["digest"],
+                                     "job_id": os.environ.get("SLURM_JOB_ID", ""), "array_job_id": job,
+                                     "node": ctx["node"], "restarts": ctx["restarts"], "started": dropbox.iso(now())})
+    return path
+
+
+def _record_end(path: Path, what: str, outcome: dict):
+    record = grading._read_json(path) or {}
+    record.update(ended=dropbox.iso(now()), result=what, status=outcome.get("status"))
+    grading.write_json_atomic(path, record)
 
 
 def cmd_sweep_task(cfg, args):
@@ -430,6 +484,35 @@ def cmd_leaderboard(cfg, args):
     return 0
 
 
+def _restart_lines(runs: list[Path], running: set) -> list[str]:
+    """Tasks that started more than once (requeued after a node failure, or queued again), from
+    the start records of every run: where each start ran and how it ended."""
+    starts = collections.defaultdict(list)
+    for run in runs:
+        for f in sorted((run / "starts").glob("*.json")) if (run / "starts").is_dir() else []:
+            rec = grading._read_json(f)
+            if rec:
+                starts[(run.name, rec.get("task"))].append(rec)
+    again = {k: sorted(v, key=lambda r: (r.get("restarts", 0), r.get("started", ""))) for k, v in starts.items()
+             if len(v) > 1}
+    if not again:
+        return []
+    lines = [f"  restarted: {len(again)} task(s) started more than once (a requeue after a node failure, "
+             "or queued again); each graded once:"]
+    for (run, task), recs in sorted(again.items()):
+        steps = []
+        for i, r in enumerate(recs):
+            if r.get("ended"):
+                how = r.get("status") if r.get("result") == "published" else f"{r.get('result')}"
+            elif i == len(recs) - 1 and (run, task) in running:
+                how = "running"
+            else:
+                how = "did not finish"
+            steps.append(f"{r.get('node', '?')} #{r.get('restarts', 0)}: {how}")
+        lines.append(f"    {run} task {task} ({recs[0].get('student')}): " + "; ".join(steps))
+    return lines
+
+
 def cmd_sweep_status(cfg, args):
     sweep = sweep_dir(cfg, args.name)
     plan = grading._read_json(sweep / "plan.json")
@@ -475,6 +558,17 @@ def cmd_sweep_status(cfg, args):
           ", ".join(f"{k} {v}" for k, v in counts.items()) + f" (of {total} graded attempts)")
     if failed:
         print(f"  failed or not graded: {', '.join(failed)}; `make sweep` grades them again")
+    for line in _restart_lines(runs, {(r.name, int(i)) for r in runs[-1:] for i, st in in_queue.items()
+                                      if st == "RUNNING"}):
+        print(line)
+    where = collections.Counter()
+    for e in plan["students"]:
+        o = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json") \
+            if e.get("digest") else None
+        if o and o.get("status") not in grading.RETRIED:
+            where[(o.get("node") or o.get("host") or "?", gradebook.gpu_label(o) or "GPU unknown")] += 1
+    if where:
+        print("  graded on: " + ", ".join(f"{node} ({gpu}) {n}" for (node, gpu), n in sorted(where.items())))
     gb = (jobs or {}).get("gradebook")
     if gb and gb in states:
         print(f"  gradebook job {gb}: {states[gb].lower()}")

@@ -4,6 +4,11 @@ Reads only files: <sweep>/plan.json (who, which attempt, late or not) and, for e
 attempt, <sweep>/grades/<student>/<attempt hash>/outcome.json and results.json
 (docs/results-schema.md). Writes gradebook.csv and summary.md atomically. Pure functions of
 those files, so it can be unit-tested on committed fixtures and re-run at any time.
+
+Where each grade ran: the `node` and `gpu` columns (the GPU model the grader measured on, or —
+when the grader saw no GPU — the type Slurm allocated, shown as "<type> (gres)"). `gpu_changed`
+flags a grade made on another GPU model than the first grade of the same attempt: an earlier
+result this sweep kept (<hash>.replaced-*) or the feedback grading of the attempt at hand-in.
 """
 import collections
 import csv
@@ -15,10 +20,12 @@ from pathlib import Path
 
 # The columns before the per-stage points, and after them. `extension` is what the extensions file
 # gave the student (e.g. "2 late days (due 2026-12-06T23:59:00Z)"); late and days_late are measured
-# from the student's own due date.
+# from the student's own due date. WHERE_COLUMNS (the node and GPU of the grade) come last, so
+# existing imports keep working.
 HEAD_COLUMNS = ["student", "status", "attempt", "submitted_at", "extension", "late", "days_late", "total", "max",
                 "penalty_pct", "final"]
 TAIL_COLUMNS = ["dispositions", "message"]
+WHERE_COLUMNS = ["node", "gpu", "gpu_changed"]
 FIXED_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
 
 
@@ -31,6 +38,50 @@ def _load(path: Path):
 
 def grade_dir(sweep: Path, student: str, digest: str) -> Path:
     return sweep / "grades" / student / digest[:16]
+
+
+def gpu_label(outcome: dict) -> str:
+    """The GPU model of a grade: what the grader measured on, else Slurm's gres type ("h100 (gres)"),
+    else ""."""
+    gpu = (outcome or {}).get("gpu") or {}
+    if gpu.get("model"):
+        return gpu["model"]
+    return f"{gpu['type']} (gres)" if gpu.get("type") else ""
+
+
+def _same_gpu(a: dict, b: dict):
+    """True/False when both grades name a model (or both a gres type) to compare; None otherwise."""
+    ga, gb = (a or {}).get("gpu") or {}, (b or {}).get("gpu") or {}
+    for key in ("model", "type"):
+        if ga.get(key) and gb.get(key):
+            return ga[key] == gb[key]
+    return None
+
+
+def earlier_grades(sweep: Path, entry: dict) -> list[dict]:
+    """Earlier grades of the same attempt, oldest first: results this sweep replaced (regrades),
+    and the feedback grading of the attempt (and what it replaced). Unreadable ones are skipped."""
+    found = []
+    gdir = grade_dir(sweep, entry["student"], entry["digest"])
+    found += [_load(p / "outcome.json") for p in gdir.parent.glob(f"{gdir.name}.replaced-*")]
+    if entry.get("attempt"):
+        attempt = Path(entry["attempt"])
+        try:
+            found += [_load(p / "outcome.json") for p in [attempt / "grading", *attempt.glob("grading.replaced-*")]]
+        except OSError:
+            pass
+    found = [o for o in found if o and o.get("attempt_sha256", entry["digest"]) == entry["digest"]]
+    return sorted(found, key=lambda o: o.get("started") or o.get("finished") or "")
+
+
+def gpu_change(sweep: Path, entry: dict, outcome: dict) -> str:
+    """'' or 'first graded on <model>' when this grade ran on another GPU model than the first."""
+    for first in earlier_grades(sweep, entry):
+        same = _same_gpu(first, outcome)
+        if same is None:
+            continue  # that grade does not say which GPU: look further
+        return "" if same else f"first graded on {gpu_label(first)}"
+    return ""
 
 
 def stage_points(results: dict) -> dict[str, float]:
@@ -65,7 +116,7 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
                "late": "yes" if entry.get("late") else "no",
                "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
                "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
-               "_points": {}, "_results": None}
+               "node": "", "gpu": "", "gpu_changed": "", "_points": {}, "_results": None}
         if not entry.get("digest"):
             row["status"] = entry.get("status", "missing")
             row["late"] = ""
@@ -79,6 +130,9 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
             continue
         row["status"] = outcome.get("status", "error")
         row["message"] = outcome.get("message", "")
+        row["node"] = outcome.get("node") or outcome.get("host") or ""
+        row["gpu"] = gpu_label(outcome)
+        row["gpu_changed"] = gpu_change(sweep, entry, outcome)
         results = _load(gdir / "results.json")
         if results is not None:
             row["_results"] = results
@@ -102,12 +156,12 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
 def write_csv(rows, stages, path: Path):
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS
+    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS + WHERE_COLUMNS
     w.writerow(header)
     for r in rows:
         fixed = [_fmt(r.get(c)) for c in HEAD_COLUMNS]
         per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] else "" for s in stages]
-        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS])
+        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS])
     _atomic_write(path, out.getvalue())
 
 
@@ -146,6 +200,21 @@ def summary_text(rows, stages, title) -> str:
     if extended:
         lines += [f"Extensions applied: {len(extended)}", ""]
         lines += [f"- {r['student']}: {r['extension']}" for r in extended] + [""]
+    models = collections.Counter(r["gpu"] for r in rows if r["gpu"])
+    nodes = collections.Counter(r["node"] for r in rows if r["node"])
+    if models or nodes:
+        lines += ["## Where it was graded", ""]
+        if models:
+            lines.append("GPU models: " + ", ".join(f"{m} {n}" for m, n in sorted(models.items())))
+            if len(models) > 1:
+                lines.append("(more than one model: % of cuBLAS makes them comparable only in part, "
+                             "docs/scoring.md; pin one with [cluster] gres or constraint)")
+        if nodes:
+            lines.append("Nodes: " + ", ".join(f"{m} {n}" for m, n in sorted(nodes.items())))
+        changed = [f"{r['student']} ({r['gpu_changed']}, now {r['gpu']})" for r in rows if r["gpu_changed"]]
+        lines.append(f"Graded on another GPU model than first: {len(changed)}"
+                     + (" — " + "; ".join(changed) if changed else ""))
+        lines.append("")
     return "\n".join(lines)
 
 

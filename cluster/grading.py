@@ -13,6 +13,12 @@ The Makefile stays the one place that knows how to compile and link: this module
 variables (cluster/make-vars.mk), points GRADER_BUILD/REF_LIB at the trusted build, seeds objects
 from the cache and lets make do the rest.
 
+Every outcome also says where it was graded: `node` (Slurm's node name, else the host name),
+`restarts` (how often Slurm had started this job before: a requeue after a node failure), and `gpu`
+(the GPU model, UUID and PCI bus id the grader saw, and the GPU Slurm allocated: its gres type and
+CUDA_VISIBLE_DEVICES). The gradebook shows the node and the model and flags a regrade on another
+model than the first grade (docs/scoring.md: what % of cuBLAS does and does not make comparable).
+
 Outcome statuses (outcome.json, schema gemmlab.cluster-outcome/1):
   graded       the grader ran on a GPU; results.json holds the score
   no_gpu       the grader found no GPU on the node (results.json, when written, says the same)
@@ -21,10 +27,13 @@ Outcome statuses (outcome.json, schema gemmlab.cluster-outcome/1):
   error        the grading itself failed (grader crash, missing results): retried by the next sweep
 """
 import datetime as dt
+import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -275,6 +284,52 @@ class Toolchain:
         return Path(v["GRADER"])
 
 
+# One node's line of `scontrol show job -d`: "Nodes=gpu07 CPU_IDs=0-1 Mem=0 GRES=gpu:h100:1(IDX:0)";
+# older lines and job-wide fields: "JOB_GRES=gpu:h100:1", "TresPerNode=gres:gpu:h100:1".
+_GRES_FIELD = re.compile(r"\b(?:JOB_GRES|GRES|TresPerNode)=(?:gres[:/])?(gpu[^\s(]*)")
+
+
+@functools.lru_cache(maxsize=None)
+def slurm_gpu(job_id: str) -> dict:
+    """The GPU Slurm allocated to this job: {"gres": "gpu:h100:1", "type": "h100"} ({} outside
+    Slurm, or when scontrol cannot say). Asked of the controller, which every node can reach."""
+    if not job_id or not shutil.which("scontrol"):
+        return {}
+    try:
+        r = subprocess.run(["scontrol", "show", "job", "-d", str(job_id)], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return gpu_from_scontrol(r.stdout)
+
+
+def gpu_from_scontrol(text: str) -> dict:
+    """{"gres": ..., "type": ...} from the text of `scontrol show job -d` ({} when it names no GPU)."""
+    found = [m.group(1) for m in _GRES_FIELD.finditer(text)]
+    if not found:
+        return {}
+    gres = found[0]
+    parts = gres.split(":")  # gpu:N or gpu:type:N
+    return {"gres": gres, "type": parts[1] if len(parts) == 3 else ""}
+
+
+def job_context() -> dict:
+    """Where this grading runs, from the environment Slurm gives a job (node, restarts, GPUs)."""
+    env = os.environ
+    gpu = {"visible_devices": env.get("CUDA_VISIBLE_DEVICES", "")}
+    gpu.update(slurm_gpu(env.get("SLURM_JOB_ID", "")))  # cached: asked once per process
+    return {"node": env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0],
+            "restarts": int(env.get("SLURM_RESTART_COUNT") or 0), "gpu": gpu}
+
+
+def grader_gpu(results: dict) -> dict:
+    """The GPU the grader measured on (results.json environment.gpu), in outcome terms."""
+    g = ((results or {}).get("environment") or {}).get("gpu") or {}
+    out = {k: g[k] for k in ("uuid", "pci_bus_id", "compute_capability") if g.get(k)}
+    if g.get("name"):
+        out["model"] = g["name"]
+    return out
+
+
 def _has_grade_command(grader: Path) -> bool:
     r = subprocess.run([str(grader), "--help"], capture_output=True, text=True)
     return any(line.split()[:1] == ["grade"] for line in r.stdout.splitlines())
@@ -285,7 +340,8 @@ def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
     build.log, grader.log) into out, which must be a fresh directory. Returns the outcome."""
     started = dt.datetime.now(dt.timezone.utc)
     outcome = dict(meta, schema=OUTCOME_SCHEMA, host=socket.gethostname(), started=iso(started),
-                   job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""))
+                   job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""),
+                   **job_context())
     log = out / "build.log"
     scratch = cfg.scratch_dir / f"gemmlab-{os.getuid()}-{os.getpid()}-{secrets.token_hex(4)}"
     try:
@@ -311,6 +367,7 @@ def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
         outcome["grader_exit"] = rc
         results = _read_json(out / "results.json")
         if results is not None:
+            outcome["gpu"].update(grader_gpu(results))
             outcome["status"] = "no_gpu" if results.get("status") == "no_gpu" else "graded"
             score = results.get("score") or {}
             outcome["score"] = {"total": score.get("total", 0), "max": score.get("max", 0)}
@@ -347,13 +404,20 @@ def write_json_atomic(path: Path, data):
     os.replace(tmp, path)
 
 
-def publish(tmp: Path, final: Path):
-    """Move a finished result directory into place in one rename. An older result there (one that
-    is being retried) is moved aside first and kept."""
+def publish(tmp: Path, final: Path, replace=True) -> bool:
+    """Move a finished result directory into place in one rename. replace: an older result there
+    (one that is being retried or regraded) is moved aside first and kept. Without replace, a result
+    already there wins: nothing is moved and False is returned (the caller drops its own)."""
     hold = float(os.environ.get(HOLD_ENV) or 0)
     if hold:
         time.sleep(hold)
-    if final.exists():
+    if final.exists() and replace:
         old = final.with_name(f"{final.name}.replaced-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
         os.rename(final, old)
-    os.rename(tmp, final)
+    try:
+        os.rename(tmp, final)  # onto an existing result (never an empty directory) it fails
+    except OSError as e:
+        if replace or e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
+            raise
+        return False
+    return True

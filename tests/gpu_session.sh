@@ -10,6 +10,9 @@
 #   bash tests/gpu_session.sh report    the report's measurements of the reference (fixture source)
 #   bash tests/gpu_session.sh gallery   the gallery of hostile submissions (GALLERY=a,b for a subset)
 #   bash tests/gpu_session.sh extras    local-path class grading (cluster) and the handout on a GPU
+#   bash tests/gpu_session.sh cluster   the cluster's batch scripts on the GPUs with a stand-in Slurm:
+#                                       a mixed class, throughput, two jobs at once on two GPUs
+#                                       (tests/cluster_gpu_jobs.sh; CLUSTER_JOBS_ARGS=class|pair)
 #   bash tests/gpu_session.sh grading   the grade/bench tests (tests/py/test_grade_gpu.py)
 #   bash tests/gpu_session.sh tune      the reference ladder with every tuning candidate (TUNE_ARGS=...)
 #   bash tests/gpu_session.sh sandbox   which files CUDA touches under the child sandbox (fs_trace.so)
@@ -85,6 +88,11 @@ extras)
     # The GPU tests of test_handout.py (their names do not contain "gpu"; they skip without one).
     step handout-gpu "$PY" -m pytest -q -rs -k "handout_grades or reference_sources" tests/py/test_handout.py
     ;;
+cluster)
+    nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step cluster-jobs env OUT="$OUT/cluster-jobs" bash tests/cluster_gpu_jobs.sh ${CLUSTER_JOBS_ARGS:-all}
+    tail -n 40 "$OUT/cluster-jobs.log"
+    ;;
 grading)
     step build make -j"$JOBS" PYTHON="$PY" test-build
     GEMMLAB_GRADER=$ROOT/$(ls -d build/sm_*/sub-student-*/gemmlab | head -n1) \
@@ -112,7 +120,7 @@ tensor)
     OUT="$OUT" bash tests/gpu_tensor.sh || status=1
     ;;
 *)
-    echo "usage: $0 boundary|core|report|gallery|extras|grading|tune|sandbox|tensor" >&2
+    echo "usage: $0 boundary|core|report|gallery|extras|cluster|grading|tune|sandbox|tensor" >&2
     exit 2
     ;;
 esac

@@ -20,7 +20,8 @@ PACKAGES=(
   texlive-lang-chinese   # Chinese in reports
   fonts-noto-cjk
   poppler-utils          # pdftotext/pdftoppm: report tests
-  slurmctld slurmd slurm-client munge   # the test suite's real single-node Slurm cluster
+  slurmctld slurmd slurm-client munge   # the test suite's real Slurm clusters (single- and multi-node)
+  iproute2               # ip netns: the multi-node test cluster's network namespaces (tests/slurm/multinode.sh)
   make g++ git ca-certificates
   ccache                 # compiles the grader once per content, whichever build directory asks
 )

@@ -40,16 +40,17 @@ def fixture_sweep(tmp_path):
 def test_canvas_layout_from_the_fixture(fixture_sweep):
     sweep, out = fixture_sweep
     rows = rows_of(sweep / "export" / "canvas.csv")
-    # Canvas's columns, then one per stage (in the fixture naive has points) and the total.
+    # Canvas's columns, then one per stage of the registry (in the fixture naive has points; its
+    # results predate the tensor stage, so that column has no maximum and scores 0) and the total.
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "staff-test: naive",
                        "staff-test: tiled", "staff-test: unrolled", "staff-test: pitched", "staff-test: reuse",
-                       "staff-test: total"]
-    assert rows[1] == ["    Points Possible", "", "", "", "", "10", "40", "40", "40", "50", "180"]
+                       "staff-test: tensor", "staff-test: total"]
+    assert rows[1] == ["    Points Possible", "", "", "", "", "10", "40", "40", "40", "50", "", "180"]
     by = {r[0]: r for r in rows[2:]}
-    assert by["ada"] == ["ada", "", "", "ada", "", "10", "40", "40", "40", "50", "180"]
-    assert by["bob"][5:] == ["10", "30", "0", "0", "0", "32"]     # the total is after the 20 % late penalty
-    assert by["cyd"][5:] == ["0"] * 6 and by["dee"][5:] == ["0"] * 6   # build_failed and missing score 0
-    assert by["eve"][5:] == [""] * 6 and by["gus"][5:] == [""] * 6     # pending and no_gpu: left blank
+    assert by["ada"] == ["ada", "", "", "ada", "", "10", "40", "40", "40", "50", "0", "180"]
+    assert by["bob"][5:] == ["10", "30", "0", "0", "0", "0", "32"]     # the total is after the 20 % late penalty
+    assert by["cyd"][5:] == ["0"] * 7 and by["dee"][5:] == ["0"] * 7   # build_failed and missing score 0
+    assert by["eve"][5:] == [""] * 7 and by["gus"][5:] == [""] * 7     # pending and no_gpu: left blank
     assert "left blank (Canvas keeps what it has): eve (pending), gus (no_gpu)" in out
 
 
@@ -57,7 +58,7 @@ def test_plain_export_from_the_fixture(fixture_sweep):
     sweep, _ = fixture_sweep
     rows = list(csv.DictReader(open(sweep / "export" / "grades.csv")))
     assert list(rows[0]) == ["student", "status", "points.naive", "points.tiled", "points.unrolled", "points.pitched",
-                             "points.reuse", "total", "max", "penalty_pct", "final", "extension"]
+                             "points.reuse", "points.tensor", "total", "max", "penalty_pct", "final", "extension"]
     bob = next(r for r in rows if r["student"] == "bob")
     assert (bob["total"], bob["max"], bob["penalty_pct"], bob["final"], bob["points.tiled"]) == ("40", "180", "20", "32", "30")
     assert [r["student"] for r in rows] == ["ada", "bob", "cyd", "dee", "eve", "fay", "gus"]

@@ -4,6 +4,7 @@ hand-ins, the late policy, job-script templates, and the gradebook on committed 
 The gradebook fixtures (tests/fixtures/cluster/) are SYNTHETIC results.json files: on a GPU-less
 CI node every real grade is no_gpu with score 0, so real per-stage points are proven here.
 """
+import argparse
 import datetime as dt
 import json
 import shutil
@@ -18,7 +19,9 @@ sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402
 import dropbox  # noqa: E402
+import gemmlab_cluster  # noqa: E402
 import gradebook  # noqa: E402
+import grading  # noqa: E402
 import slurm  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "cluster"
@@ -56,6 +59,7 @@ def test_missing_sections_take_defaults(tmp_path):
     ('scheduler = "pbs"', "", ["[cluster] scheduler", "auto, slurm, local"]),
     ('staff_group = "no-such-group-xyz"', "", ["[cluster] staff_group", "no such Unix group"]),
     ('mem = "lots"', "", ["[cluster] mem", "16G"]),
+    ('constraint = "h100 or a100"', "", ["[cluster] constraint", "a100|h100"]),
     ("", "[deadline]\ndue = 2026-12-04T23:59:00", ["[deadline] due", "no time zone"]),
     ("", '[deadline]\ndue = "next friday"', ["[deadline] due", "not a date-time"]),
     ("", "[deadline]\ndue = 2026-12-04T23:59:00Z\n[late]\ncutoff = 2026-12-01T00:00:00Z",
@@ -163,14 +167,16 @@ def test_late_policies(tmp_path):
 
 def test_templates_render_config_options(tmp_path):
     cfg = config.load(write_config(tmp_path, 'partition = "gpu"\naccount = "cs101"\nqos = "class"\n'
-                                             'gres = "gpu:h100:1"\nmem = "16G"\ntime_limit = "00:20:00"'))
+                                             'gres = "gpu:h100:1"\nmem = "16G"\ntime_limit = "00:20:00"\n'
+                                             'constraint = "h100|h200"'))
     out = slurm.render("sweep-array.sbatch", tmp_path / "a.sbatch", cfg.sbatch_options(), course="c", sweep="s",
                        sweep_dir=tmp_path / "sw", run="run-001", python=sys.executable, config=cfg.path,
                        logs=tmp_path / "logs", job_name="j", count=3, last=2, concurrency=2, tasks=tmp_path / "t.json")
     text = out.read_text()
     for line in ("#SBATCH --partition=gpu", "#SBATCH --account=cs101", "#SBATCH --qos=class",
                  "#SBATCH --gres=gpu:h100:1", "#SBATCH --mem=16G", "#SBATCH --time=00:20:00",
-                 "#SBATCH --array=0-2%2", '--task "${SLURM_ARRAY_TASK_ID}"'):
+                 "#SBATCH --array=0-2%2", '--task "${SLURM_ARRAY_TASK_ID}"', "#SBATCH --constraint=h100|h200",
+                 "#SBATCH --requeue", "#SBATCH --open-mode=append"):
         assert line in text, line
     assert subprocess.run(["bash", "-n", str(out)]).returncode == 0
     for name in ("grade-attempt.sbatch", "gradebook.sbatch"):
@@ -192,3 +198,78 @@ def test_gradebook_aggregates_synthetic_results(tmp_path):
     text = summary.read_text()
     assert "7 student(s)" in text and "median 35" in text and "unrolled/float: failed: 2" in text
     assert "Late: 1 (bob)" in text
+    # where each grade ran; bob's regrade ran on another GPU model than his first grade
+    assert (by["ada"]["node"], by["ada"]["gpu"], by["ada"]["gpu_changed"]) == ("gpu01", "SYNTHETIC GPU A", "")
+    assert by["bob"]["gpu_changed"] == "first graded on SYNTHETIC GPU A" and by["bob"]["gpu"] == "SYNTHETIC GPU B"
+    assert by["gus"]["gpu"] == "a100 (gres)"  # no GPU seen by the grader: the type Slurm allocated
+    assert "Graded on another GPU model than first: 1 — bob" in text and "gpu03 1" in text
+
+
+def test_the_gpu_slurm_allocated_is_read_from_scontrol():
+    text = ("JobId=7 JobName=g\n   JOB_GRES=gpu:h100:1\n     Nodes=gpu07 CPU_IDs=0-1 Mem=0 "
+            "GRES=gpu:h100:1(IDX:3)\n   TresPerNode=gres:gpu:h100:1\n")
+    assert grading.gpu_from_scontrol(text) == {"gres": "gpu:h100:1", "type": "h100"}
+    assert grading.gpu_from_scontrol("   TresPerNode=gres:gpu:1\n") == {"gres": "gpu:1", "type": ""}
+    assert grading.gpu_from_scontrol("JobId=7 JobName=cpu-only\n   JOB_GRES=(null)\n") == {}
+
+
+def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
+    """A sweep task that Slurm starts again (requeued after its node failed) or that a later run
+    meets grades each attempt once; a --force regrade replaces once, however often it starts."""
+    cfg = config.load(write_config(tmp_path))
+    dropbox.store_attempt(cfg, "ann", dropbox.collect(cfg, make_student(tmp_path), None))
+    sweep = cfg.sweeps_dir / "final"
+    (sweep / "runs" / "run-001").mkdir(parents=True)
+    plan = gemmlab_cluster.plan_sweep(cfg)
+    (sweep / "plan.json").write_text(json.dumps({"students": plan}))
+    task = {k: plan[0][k] for k in ("student", "attempt", "attempt_name", "digest")}
+    (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps([task]))
+    graded = []
+
+    def stand_in_grade(cfg, files, out, meta, say=print):  # what grade_into writes, without a build
+        graded.append(meta["run"])
+        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="no_gpu", message="stand-in",
+                                         **grading.job_context()))
+    monkeypatch.setattr(grading, "grade_into", stand_in_grade)
+    for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "77")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "0")
+    final = gradebook.grade_dir(sweep, "ann", task["digest"])
+
+    # the first start, on n2, dies mid-way (kill -9: no clean-up) and leaves its temporary directory
+    monkeypatch.setenv("SLURMD_NODENAME", "n2")
+    gemmlab_cluster._record_start(sweep / "runs" / "run-001", 0, task)
+    (final.parent / ".tmp-77_0-dead00").mkdir(parents=True)
+    # Slurm requeues it: the second start grades, removes what the first left, publishes
+    monkeypatch.setenv("SLURMD_NODENAME", "n1")
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
+    out = gemmlab_cluster.run_task(cfg, sweep, "run-001", 0)
+    assert out["node"] == "n1" and out["restarts"] == 1 and graded == ["run-001"]
+    assert not list(final.parent.glob(".tmp-*"))
+    # started a third time (or met by a later run): nothing graded, the result is kept
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "2")
+    assert gemmlab_cluster.run_task(cfg, sweep, "run-001", 0) == out and graded == ["run-001"]
+    # a result already in place wins over a late publisher
+    late = final.parent / ".late"
+    late.mkdir()
+    (late / "outcome.json").write_text("{}")
+    assert grading.publish(late, final, replace=False) is False and json.loads((final / "outcome.json").read_text()) == out
+
+    # a --force regrade replaces the result once, even when its task starts twice
+    (sweep / "runs" / "run-002").mkdir()
+    (sweep / "runs" / "run-002" / "tasks.json").write_text(json.dumps([dict(task, force=True)]))
+    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "90")
+    for restarts in ("0", "1"):
+        monkeypatch.setenv("SLURM_RESTART_COUNT", restarts)
+        gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)
+    assert graded == ["run-001", "run-002"]
+    assert len(list(final.parent.glob(f"{final.name}.replaced-*"))) == 1
+
+    # sweep-status shows the restarts: where each start ran and how it ended
+    assert gemmlab_cluster.cmd_sweep_status(cfg, argparse.Namespace(name="final")) == 0
+    status = capsys.readouterr().out
+    assert "restarted: 2 task(s)" in status, status
+    assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: no_gpu; n1 #2: kept the result already in place" \
+        in status, status
+    assert "done 1" in status and "graded on: n1 (GPU unknown) 1" in status, status

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <string>
 
@@ -14,6 +15,23 @@
 #include "parent/sandbox.h"
 
 namespace gemmlab {
+
+namespace {
+
+// The GPU's UUID as nvidia-smi prints it (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), so a grade can
+// be matched to the board it ran on (which GPU of a node a job was bound to, across jobs).
+std::string uuid_text(const cudaUUID_t& uuid) {
+    std::string text = "GPU-";
+    for (int i = 0; i < 16; ++i) {
+        char byte[3];
+        std::snprintf(byte, sizeof byte, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
+        text += byte;
+        if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
+    }
+    return text;
+}
+
+}  // namespace
 
 nlohmann::json describe_environment() {
     nlohmann::json env;
@@ -52,7 +70,9 @@ nlohmann::json describe_environment() {
                   {"max_sm_clock_mhz", clock_khz / 1000},
                   {"memory_bytes", prop.totalGlobalMem},
                   {"l2_bytes", prop.l2CacheSize},
-                  {"shared_memory_per_block_optin", prop.sharedMemPerBlockOptin}};
+                  {"shared_memory_per_block_optin", prop.sharedMemPerBlockOptin},
+                  {"uuid", uuid_text(prop.uuid)},
+                  {"pci_bus_id", bus_id}};
     return env;
 }
 
