@@ -27,6 +27,10 @@ import grading  # noqa: E402
 PARTS = ROOT / "tests" / "fixtures" / "similarity"
 STAGE_FILES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
 STAGES = [Path(n).stem for n in STAGE_FILES]
+# The stages the synthetic results score by default: the handout's, but the tensor stage (extra
+# credit, scored on top of the maximum), so that a class's totals do not move with it; a test that
+# ranks or scores the tensor stage names it.
+SCORED_STAGES = [s for s in STAGES if s != "tensor"]
 DUE = dt.datetime(2026, 12, 4, 23, 59, tzinfo=dt.timezone.utc)
 D = dt.timedelta(days=1)
 
@@ -107,8 +111,8 @@ def write_grade(sweep: Path, student: str, rows: list[dict], status="graded"):
     return d
 
 
-def full_rows(stages=STAGES, points=None, speeds=None):
-    """score.stages for every stage in both precisions: `points` {stage: points per precision}
+def full_rows(stages=SCORED_STAGES, points=None, speeds=None):
+    """score.stages for each stage (default SCORED_STAGES) in both precisions: `points` {stage: points per precision}
     (default all correctness, no performance), `speeds` {(stage, precision): gflops} (passed)."""
     rows = []
     for stage in stages:

@@ -10,6 +10,7 @@ from staff_class import DUE, ROOT
 
 import class_files  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
+import leaderboard  # noqa: E402
 
 TOOL = ROOT / "cluster" / "gemmlab_cluster.py"
 M = staff_class.dt.timedelta(minutes=1)
@@ -33,9 +34,15 @@ def make(tmp_path, aliases=ALIASES, extra_stage=None):
         staff_class.hand_in(cfg, tmp_path, user, {}, when=DUE - minutes * M)
     sweep = staff_class.plan(cfg)
     for user, (fp32, fp64, ok, _) in CLASS.items():
-        stages = staff_class.STAGES + ([extra_stage] if extra_stage else [])
+        # Results of staff_class.SCORED_STAGES name no tensor stage (as a course whose registry has
+        # none), so "tensor" in [leaderboard] stages is skipped; extra_stage="tensor" adds it, its
+        # float rows counted by a variant as the grader's are.
+        stages = staff_class.SCORED_STAGES + ([extra_stage] if extra_stage else [])
         rows = staff_class.full_rows(stages, speeds={("reuse", "float"): fp32, ("reuse", "double"): fp64,
                                                      (extra_stage, "float"): fp32 * 2, (extra_stage, "double"): fp64})
+        for r in rows:
+            if r["stage"] == "tensor" and r["precision"] == "float":
+                r["variant_used"] = "3xtf32"
         if not ok:
             for r in rows:
                 if r["stage"] == "reuse":
@@ -88,8 +95,27 @@ def test_a_stage_in_the_results_gets_its_boards(tmp_path):
     assert "## tensor, FP32 (SGEMM)" in md and "## tensor, FP64 (DGEMM)" in md
     tensor = md.split("## tensor, FP32 (SGEMM)")[1].split("##")[0]
     assert "| 1 | d.wrong | 18000.0 |" in tensor and "| 2 | zebra | 8400.1 |" in tensor  # its tensor is correct
+    assert tensor.count("d.wrong") == 1 and "| variant |" in tensor and "| 3xtf32 |" in tensor
+    assert "| variant |" not in md.split("## reuse, FP32 (SGEMM)")[1].split("##")[0]  # reuse has no variants
     assert "no result names" not in md
     assert "## tiled" not in md  # only the stages [leaderboard] stages names
+
+
+def test_one_place_per_student_on_a_board():
+    """Several score rows of one stage and precision (one per variant) give the student one place:
+    the fastest correct one, named by its variant."""
+    def row(variant, gflops, disposition="passed"):
+        return dict(staff_class.stage_row("tensor", "float", disposition=disposition, gflops=gflops,
+                                          pct_cublas=gflops / 100), variant_used=variant)
+    rows = [{"student": "u_adams", "status": "graded", "submitted_at": "2026-12-04T22:00:00Z",
+             "_results": {"score": {"stages": [row("fp16", 900.0, "failed"), row("tf32", 500.0),
+                                               row("3xtf32", 300.0)]}}},
+            {"student": "u_baker", "status": "graded", "submitted_at": "2026-12-04T21:00:00Z",
+             "_results": {"score": {"stages": [row("tf32", 400.0)]}}}]
+    bs, _ = leaderboard.boards(rows, {"u_adams": "Tile Twister", "u_baker": "aardvark"}, ["tensor"], 10)
+    assert [(b.stage, b.precision) for b in bs] == [("tensor", "float")]
+    assert [(p.place, p.alias, p.gflops, p.variant) for p in bs[0].places] == \
+        [(1, "Tile Twister", 500.0, "tf32"), (2, "aardvark", 400.0, "tf32")]
 
 
 @pytest.mark.parametrize("aliases, words", [
