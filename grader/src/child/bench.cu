@@ -331,17 +331,17 @@ private:
         const auto t_step = Clock::now();
         const Operands3 o = prepare(r);
         const bool warmup = r.warmups_left > 0;
-        const uint64_t g0 = gpu_.now();
+        gpu_.mark(ctx_.stream);  // the GPU's record of this call starts here (gpu_record.h)
         const auto t0 = Clock::now();
         CUDA_CHECK(cudaEventRecord(start_, ctx_.stream));
         const Status st = call(r, o);
         CUDA_CHECK(cudaEventRecord(stop_, ctx_.stream));
         CUDA_CHECK(cudaDeviceSynchronize());  // work on every stream counts
         const double wall_ms = seconds_since(t0) * 1e3;
-        const uint64_t g1 = gpu_.now();
+        gpu_.mark(ctx_.stream);  // ... and ends here
         float event_ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&event_ms, start_, stop_));
-        const GpuWindow gpu = gpu_.collect(g0, g1);
+        const GpuWindow gpu = gpu_.collect_marked();
         if (r.item->kind == BenchItem::Kind::cublas) library_kernels_.insert(gpu.kernel_names.begin(), gpu.kernel_names.end());
         else r.kernel_names.insert(gpu.kernel_names.begin(), gpu.kernel_names.end());
         if (const std::string forged = clocks_disagree(event_ms, wall_ms, gpu); !forged.empty()) {
@@ -400,11 +400,11 @@ private:
 
     // Checks the output of a timed call; false (and the item failed) when it is wrong.
     bool verify_call(ItemRun<T>& r, const Operands3& o) {
-        const uint64_t g0 = gpu_.now();
+        gpu_.collect_kernel_names();  // what ran before: not the reference's
         const Reference ref = compute_reference<T>(ctx_, shape_, o.A, o.lda, o.B, o.ldb, nullptr, r.bound.underflow_weight);
         CUDA_CHECK(cudaDeviceSynchronize());
-        const GpuWindow lib = gpu_.collect(g0, gpu_.now());  // the FP64 cuBLAS kernels of the reference
-        library_kernels_.insert(lib.kernel_names.begin(), lib.kernel_names.end());
+        const std::set<std::string> lib = gpu_.collect_kernel_names();  // the FP64 cuBLAS kernels of the reference
+        library_kernels_.insert(lib.begin(), lib.end());
         const CompareReport cmp = compare_with_reference(o.C, o.ldc, ref.value.get(), ref.gauge.get(), shape_.M, shape_.N,
                                                          r.bound.u, nullptr, ctx_.stream, r.bound.threshold);
         ++r.result.verified;
@@ -475,7 +475,7 @@ private:
             os << "the host clock measured " << wall_ms << " ms for a call whose CUDA events measured " << event_ms
                << " ms: a wall time below the event time cannot happen in an honest call (a clock function was "
                   "replaced, or the grader's memory altered)";
-        else if (gpu_.available() && beyond(gpu.busy_span_ms, wall_ms))
+        else if (gpu_.available() && gpu.kernels >= 0 && beyond(gpu.busy_span_ms, wall_ms))
             os << "the GPU's own record shows " << gpu.busy_span_ms << " ms of work (" << gpu.kernels
                << " kernel(s), " << gpu.copies << " copies) during a call the host clock measured at " << wall_ms
                << " ms: the GPU cannot be busy longer than the call (a clock function was replaced, or the "

@@ -1,5 +1,6 @@
 // gpu_record.cpp — CUPTI activity records behind GpuRecord (gpu_record.h).
 #include "child/gpu_record.h"
+#include "child/gpu_record_marker.h"
 
 #include <cupti.h>
 
@@ -89,24 +90,45 @@ GpuRecord::~GpuRecord() {
     cuptiActivityFlushAll(1);
 }
 
-uint64_t GpuRecord::now() const {
-    uint64_t t = 0;
-    if (available()) cuptiGetTimestamp(&t);
-    return t;
+void GpuRecord::mark(cudaStream_t stream) const {
+    if (!available()) return;
+    launch_window_marker(stream);
+    cudaStreamSynchronize(stream);
 }
 
-GpuWindow GpuRecord::collect(uint64_t t0, uint64_t t1) {
-    GpuWindow w;
-    if (!available()) return w;
+namespace {
+
+std::vector<Activity> take_records() {
     cuptiActivityFlushAll(0);
     std::vector<Activity> mine;
-    {
-        const std::lock_guard<std::mutex> lock(records_mutex);
-        mine.swap(records);
+    const std::lock_guard<std::mutex> lock(records_mutex);
+    mine.swap(records);
+    return mine;
+}
+
+bool is_marker(const Activity& a) { return a.kernel && a.name.find(kWindowMarkerName) != std::string::npos; }
+
+}  // namespace
+
+GpuWindow GpuRecord::collect_marked() {
+    GpuWindow w;
+    if (!available()) return w;
+    const std::vector<Activity> mine = take_records();
+    // The last two markers bound the window (records arrive in no particular order).
+    uint64_t open = 0, close = 0, before_close = 0;
+    for (const Activity& a : mine)
+        if (is_marker(a)) close = std::max(close, a.start);
+    for (const Activity& a : mine)
+        if (is_marker(a) && a.start < close) before_close = std::max(before_close, a.start);
+    for (const Activity& a : mine)
+        if (is_marker(a) && a.start == before_close) open = a.end;
+    if (!open || !close) {
+        w.kernels = -1;  // no window: the markers were not recorded
+        return w;
     }
     uint64_t first = UINT64_MAX, last = 0;
     for (const Activity& a : mine) {
-        if (a.end < t0 || a.start > t1) continue;  // before or after the window: not this call's
+        if (is_marker(a) || a.end <= open || a.start >= close) continue;
         first = std::min(first, a.start);
         last = std::max(last, a.end);
         if (a.kernel) {
@@ -118,6 +140,14 @@ GpuWindow GpuRecord::collect(uint64_t t0, uint64_t t1) {
     }
     if (last > first) w.busy_span_ms = double(last - first) * 1e-6;
     return w;
+}
+
+std::set<std::string> GpuRecord::collect_kernel_names() {
+    std::set<std::string> names;
+    if (!available()) return names;
+    for (const Activity& a : take_records())
+        if (a.kernel && !is_marker(a)) names.insert(a.name);
+    return names;
 }
 
 }  // namespace gemmlab

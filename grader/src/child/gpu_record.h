@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
 namespace gemmlab {
 
 // What the GPU did between two moments of this process.
@@ -20,6 +22,11 @@ struct GpuWindow {
     std::set<std::string> kernel_names;
 };
 
+// The harness brackets each call with two markers: a one-thread kernel it launches on its own stream
+// and waits for, just before the call, and again after the call and a device-wide synchronize. The
+// window is what the GPU ran between the end of the first and the start of the second, read in the
+// GPU's own timestamps — so no conversion between the host's clock and the GPU's can move work of
+// the harness (the fresh inputs, the L2 flush) into a stage's call, or out of it.
 class GpuRecord {
 public:
     GpuRecord();  // starts recording; never throws: a failure makes the record unavailable
@@ -30,12 +37,16 @@ public:
     bool available() const { return why_.empty(); }
     const std::string& why_unavailable() const { return why_; }
 
-    // A timestamp on the clock of the activity records (nanoseconds), 0 when unavailable.
-    uint64_t now() const;
+    // Launches a marker on `stream` and waits for it (no-op when unavailable). Call it before the
+    // call, after the device is idle, and after the call and its device-wide synchronize.
+    void mark(cudaStream_t stream) const;
 
-    // Every activity that overlapped [t0, t1]. Call after the device is synchronized: the records
-    // of the window are then complete. Records are consumed: a window is read once.
-    GpuWindow collect(uint64_t t0, uint64_t t1);
+    // Every activity between the last two markers (their own excepted). Records are consumed: a
+    // window is read once, and what ran before its first marker is dropped.
+    GpuWindow collect_marked();
+
+    // The names of every kernel recorded since the last collect (the harness's own cuBLAS calls).
+    std::set<std::string> collect_kernel_names();
 
 private:
     std::string why_;
