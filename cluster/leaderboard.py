@@ -82,7 +82,7 @@ def _order(e) -> tuple:
 def boards(rows: list[dict], aliases: dict[str, str], wanted: list[str], size: int) -> tuple[list[Board], list[str]]:
     """One board per stage x precision, and notes on the stages left out."""
     present = results_stages(rows)
-    notes = [f"{s}: no result names this stage (it is not in this course's stage registry); left out"
+    notes = [f"{s}: no graded result of this class names this stage yet; left out"
              for s in wanted if s not in present]
     out = []
     for stage in [s for s in present if s in wanted]:

@@ -69,7 +69,7 @@ def test_ranking_ties_and_opt_in(tmp_path):
     assert "d.wrong" not in md             # a failed kernel is never ranked
     assert "f-1" not in fp32               # fourth: beyond size = 3
     assert "reuse, FP64 (DGEMM)" in md
-    assert "tensor: no result names this stage" in md and "tensor" in r.stdout
+    assert "tensor: no graded result of this class names this stage" in md and "tensor" in r.stdout
 
 
 def test_the_pages_name_no_student(tmp_path):
