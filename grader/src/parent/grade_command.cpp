@@ -154,8 +154,8 @@ int run_grade(const GradeOptions& opt, const CourseConfig& cfg) {
     check.color = opt.color;
     check.progress = opt.progress;
     json checked = run_checks(check);
-    // A stage the build's symbol scan flags (a library GEMM, process or file calls...) is rejected
-    // whatever its check said, and is therefore never timed (docs/gallery.md).
+    // A stage the build's symbol check refused is rejected (its file is not even linked), and is
+    // therefore never timed; its kernels list is the allowlist of the benchmark (docs/timing.md).
     const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
     if (int changed = apply_symbol_scan(scan, checked["results"]))
         std::cout << "symbol scan (" << scan.path << "): " << changed << " stage run(s) rejected\n";

@@ -1,7 +1,8 @@
-// symbol_scan.h — the build-time symbol scan as `gemmlab grade` sees it. grader/scripts/scan_symbols.py
-// (make scan; every build of the grader) writes $(SUB_BUILD)/symbols.json beside the grader binary:
-// per stage, the calls a stage may not make (a library GEMM, dlopen/dlsym, processes, files, device
-// resets). A stage it names is `rejected`, whatever its check and benchmark said (docs/gallery.md).
+// symbol_scan.h — the build's symbol check as `gemmlab check` and `gemmlab grade` see it.
+// grader/scripts/scan_symbols.py (make scan; every build) writes $(SUB_BUILD)/symbols.json beside the
+// grader binary: per stage, what its files reference or define outside the allowlists (such a file is
+// not linked into the submission's library), and the kernels of the linked files. A stage it names is
+// `rejected` with the symbol and the rule (docs/student-guide.md, "What a stage may call").
 #pragma once
 
 #include <map>
