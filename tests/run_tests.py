@@ -2,7 +2,8 @@
 """Runs every GEMM Lab test suite and ends with one line: `N passed, N failed, N skipped`.
 
 Suites: the host unit tests (doctest), the GPU unit tests (doctest; each test is skipped, and
-counted, when there is no GPU), and the script and integration tests (pytest, under tests/py).
+counted, when there is no GPU), and the script and integration tests (pytest, under tests/py: those
+that need no GPU on every core at once, then the GPU ones one at a time).
 Called by `make test`, which builds the binaries first.
 """
 import argparse
@@ -34,15 +35,38 @@ def run_doctest(name, binary):
     return passed, failed, skipped
 
 
-def run_pytest(python, env_extra):
-    print("== script and integration tests: pytest tests/py", flush=True)
-    junit = ROOT / "build" / "pytest-junit.xml"
-    junit.parent.mkdir(parents=True, exist_ok=True)
+def has_xdist(python):
+    return subprocess.run([python, "-c", "import xdist"], capture_output=True).returncode == 0
+
+
+def run_pytest(python, env_extra, workers):
+    """Runs tests/py in two parts: the tests that need no GPU spread over `workers` processes
+    (pytest-xdist; the files that share a build directory stay together, see conftest.py), then the
+    `gpu` tests one after the other (several time kernels; on a machine without a GPU each is skipped
+    and counted). Returns (passed, failed, skipped) over both."""
     env = dict(os.environ, **env_extra)
-    proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "tests/py", f"--junitxml={junit}"],
-                          cwd=ROOT, env=env)
+    parallel = []
+    if workers > 1 and has_xdist(python):
+        parallel = ["-n", str(workers), "--dist", "loadgroup"]
+    elif workers > 1:
+        print("note: pytest-xdist is not installed (make setup installs it): the tests run one at a time")
+    totals = [0, 0, 0]
+    for part, selection, extra in (("without a GPU", "not gpu", parallel), ("on the GPU", "gpu", [])):
+        where = f", {workers} workers" if extra else ""
+        print(f"== script and integration tests {part}: pytest -m '{selection}' tests/py{where}", flush=True)
+        junit = ROOT / "build" / f"pytest-junit-{selection.replace(' ', '-')}.xml"
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.unlink(missing_ok=True)
+        proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "--durations=12", "-m", selection, *extra, "tests/py",
+                               f"--junitxml={junit}"], cwd=ROOT, env=env)
+        totals = [a + b for a, b in zip(totals, junit_counts(junit, proc.returncode))]
+    return tuple(totals)
+
+
+def junit_counts(junit, returncode):
+    """(passed, failed, skipped) of one pytest run from its JUnit XML report."""
     if not junit.exists():
-        print(f"pytest wrote no report (exit code {proc.returncode}): counted as one failure")
+        print(f"pytest wrote no report (exit code {returncode}): counted as one failure")
         return 0, 1, 0
     root = ET.parse(junit).getroot()
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
@@ -51,7 +75,7 @@ def run_pytest(python, env_extra):
         tests += int(s.get("tests", 0))
         failed += int(s.get("failures", 0)) + int(s.get("errors", 0))
         skipped += int(s.get("skipped", 0))
-    if proc.returncode not in (0, 1, 5) and failed == 0:
+    if returncode not in (0, 1, 5) and failed == 0:
         failed = 1  # interrupted, internal error or usage error
     return tests - failed - skipped, failed, skipped
 
@@ -62,12 +86,14 @@ def main():
     ap.add_argument("--gpu", required=True, help="GPU doctest binary")
     ap.add_argument("--grader", required=True, help="the grader binary, for integration tests")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="processes for the tests that need no GPU (default: one per core)")
     args = ap.parse_args()
 
     totals = [0, 0, 0]
     for result in (run_doctest("host unit tests", args.host),
                    run_doctest("GPU unit tests", args.gpu),
-                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve())})):
+                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve())}, args.workers)):
         totals = [a + b for a, b in zip(totals, result)]
     passed, failed, skipped = totals
     if skipped:

@@ -651,7 +651,7 @@ def check(cfg, dist_override=None, keep=False):
     check_archs(rep, tree, manifest)
 
     env = clean_env()
-    jobs = os.environ.get("HANDOUT_JOBS", "2")
+    jobs = os.environ.get("HANDOUT_JOBS", str(os.cpu_count() or 2))
     for target, what in ((["-j", jobs], "it builds (make)"), (["-j", jobs, "test"], "its tests pass (make test)")):
         t = time.monotonic()
         proc = run(["make", *target], cwd=tree, env=env, log=log, check=False)

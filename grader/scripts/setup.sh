@@ -12,6 +12,7 @@ PACKAGES=(
   libtomlplusplus-dev    # course.toml in C++
   python3                # scripts (3.11: tomllib reads course.toml)
   python3-pytest         # script and integration tests
+  python3-pytest-xdist   # ... spread over the cores (tests/run_tests.py)
   python3-matplotlib     # report figures
   python3-munkres        # keeps apt from pulling scipy in with matplotlib
   pandoc                 # lab report: Markdown -> PDF

@@ -5,7 +5,7 @@ expected.json. Then checks what no disposition shows: the grader survived every 
 files or processes behind, and the well-behaved control graded first has a results file that is
 byte-for-byte unchanged at the end (and grades the same again).
 
-  tests/gallery/run_gallery.py [--only a,b] [--phase build|run|all] [--skip-grade] [--jobs N]
+  tests/gallery/run_gallery.py [--only a,b | --quick] [--phase build|run|all] [--skip-grade] [--jobs N]
 
 Writes build/gallery/results/<entry>/ (check.json, results.json) and summary.md / summary.json
 beside them; exits 1 when anything is not as expected (an `xfail` in expected.json is reported, not
@@ -284,6 +284,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build/gallery", help="the BUILD directory of the gallery")
     ap.add_argument("--only", default="", help="comma-separated entries (default: all)")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the entries whose expected.json says \"quick\": true (what `make test` runs)")
     ap.add_argument("--phase", choices=("build", "run", "all"), default="all")
     ap.add_argument("--skip-grade", action="store_true", help="compare `check` only")
     ap.add_argument("--config", default="tests/gallery/gallery.toml",
@@ -295,6 +297,8 @@ def main():
     ap.add_argument("--arch", default=None, help="ARCH= for make (default: the Makefile's)")
     args = ap.parse_args()
     entries = g.entries([s for s in args.only.split(",") if s] or None)
+    if args.quick:
+        entries = [e for e in entries if e.expected.get("quick")]
     sweep = Sweep(args)
     sweep.sweep(entries)
     return sweep.report() if args.phase != "build" else 0

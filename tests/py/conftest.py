@@ -2,6 +2,8 @@
 
 GEMMLAB_GRADER is set by tests/run_tests.py to the grader binary `make test` built.
 Tests that need a GPU are marked `gpu` and skipped, with the reason shown, without one.
+tests/run_tests.py runs the others spread over the cores (pytest-xdist, one group per file, see
+SHARED_BUILDS), then the `gpu` ones serially.
 """
 import os
 import shutil
@@ -20,7 +22,30 @@ def _has_gpu():
 
 
 HAS_GPU = _has_gpu()
-gpu = pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (none on this machine)")
+# The marker of tests that need a GPU: skipped, with the reason shown, on a machine without one, and
+# run serially by tests/run_tests.py (several of them time kernels) after the others.
+gpu = pytest.mark.gpu
+
+# Test files that write into the same build directory run in one pytest-xdist worker, one after the
+# other; every other file is a group of its own (its module fixtures are set up once).
+SHARED_BUILDS = {
+    "test_gallery.py": "build/gallery-ci",
+    "test_gallery_sandbox.py": "build/gallery-ci",
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (skipped without one, run serially)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    no_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU (none on this machine)")
+    for item in items:
+        if not HAS_GPU and item.get_closest_marker("gpu"):
+            item.add_marker(no_gpu)
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group(SHARED_BUILDS.get(name, name)))
 
 
 @pytest.fixture(scope="session")
