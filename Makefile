@@ -250,13 +250,14 @@ leaderboard:  ## (instructors) the opt-in class leaderboard of a sweep: leaderbo
 DIST ?=
 HANDOUT := $(PYTHON) grader/scripts/handout.py
 HANDOUT_ARGS := --config $(CONFIG) $(if $(DIST),--dist $(DIST))
+HANDOUT_CHECK_ARGS := $(HANDOUT_ARGS) $(if $(HANDOUT_NO_GPU),--no-gpu)
 .PHONY: handout handout-check handout-script
 handout-script:
 	@test -f grader/scripts/handout.py || { echo "make handout runs in the instructor repository; this tree is a handout"; exit 2; }
 handout: handout-script  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
 	$(HANDOUT) build $(HANDOUT_ARGS)
 handout-check: handout  ## (instructors) unpack the handout afresh and prove it builds, tests and hides solutions
-	$(HANDOUT) check $(HANDOUT_ARGS)
+	$(HANDOUT) check $(HANDOUT_CHECK_ARGS)
 
 # ---- tests ------------------------------------------------------------------------------------------
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)

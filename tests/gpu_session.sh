@@ -17,12 +17,16 @@
 #   bash tests/gpu_session.sh tune      the reference ladder with every tuning candidate (TUNE_ARGS=...)
 #   bash tests/gpu_session.sh sandbox   which files CUDA touches under the child sandbox (fs_trace.so)
 #   bash tests/gpu_session.sh tensor    the tensor stage: tests/gpu_tensor.sh (its own logs and summary)
+#   bash tests/gpu_session.sh suite     `make test` itself, timed: from an empty build, then again
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-build/gpu-session}
 mkdir -p "$OUT"
 [ -d .deps/include ] && export CPATH=$PWD/.deps/include
+# tests/pack_gpu_tools.sh: pytest-xdist and ccache, where nothing can be installed
+[ -d .deps/python ] && export PYTHONPATH=$PWD/.deps/python${PYTHONPATH:+:$PYTHONPATH}
+[ -x .deps/bin/ccache ] && export PATH=$PWD/.deps/bin:$PATH LD_LIBRARY_PATH=$PWD/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export NO_COLOR=1 PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 JOBS=${JOBS:-16}
@@ -41,6 +45,16 @@ step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, prints wall time 
 }
 
 case "${1:-core}" in
+suite)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    echo "cores: $(nproc); ccache: $(command -v ccache || echo none); xdist: $("$PY" -c 'import xdist; print(xdist.__version__)' 2>&1 | tail -n1)"
+    step suite-first make PYTHON="$PY" test
+    grep -E "^== |^[0-9.]+s (call|setup)|passed|failed" "$OUT/suite-first.log" | tail -n 45
+    if [ -z "${SUITE_ONCE:-}" ]; then
+        step suite-again make PYTHON="$PY" test
+        tail -n 1 "$OUT/suite-again.log"
+    fi
+    ;;
 core)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
     step build make -j"$JOBS" PYTHON="$PY" test-build

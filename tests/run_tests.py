@@ -42,8 +42,8 @@ def has_xdist(python):
 def run_pytest(python, env_extra, workers):
     """Runs tests/py in two parts: the tests that need no GPU spread over `workers` processes
     (pytest-xdist; the files that share a build directory stay together, see conftest.py), then the
-    `gpu` tests one after the other (several time kernels; on a machine without a GPU each is skipped
-    and counted). Returns (passed, failed, skipped) over both."""
+    `gpu` and `gpu_serial` tests one after the other (several time kernels; on a machine without a GPU
+    each `gpu` test is skipped and counted). Returns (passed, failed, skipped) over both."""
     env = dict(os.environ, **env_extra)
     parallel = []
     if workers > 1 and has_xdist(python):
@@ -51,10 +51,11 @@ def run_pytest(python, env_extra, workers):
     elif workers > 1:
         print("note: pytest-xdist is not installed (make setup installs it): the tests run one at a time")
     totals = [0, 0, 0]
-    for part, selection, extra in (("without a GPU", "not gpu", parallel), ("on the GPU", "gpu", [])):
+    for part, name, selection, extra in (("that need no GPU", "no-gpu", "not (gpu or gpu_serial)", parallel),
+                                         ("that use the GPU", "gpu", "gpu or gpu_serial", [])):
         where = f", {workers} workers" if extra else ""
         print(f"== script and integration tests {part}: pytest -m '{selection}' tests/py{where}", flush=True)
-        junit = ROOT / "build" / f"pytest-junit-{selection.replace(' ', '-')}.xml"
+        junit = ROOT / "build" / f"pytest-junit-{name}.xml"
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.unlink(missing_ok=True)
         proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "--durations=12", "-m", selection, *extra, "tests/py",

@@ -594,7 +594,7 @@ def has_gpu():
     return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
 
 
-def check_grading(rep, tree, env, log):
+def check_grading(rep, tree, env, log, no_gpu=False):
     grader = find_grader(tree)
     if not grader:
         rep.fail("the grader was built", "no build/*/sub-student-*/gemmlab")
@@ -605,6 +605,10 @@ def check_grading(rep, tree, env, log):
         rep.fail("every registered stage has its student/<stage>.cu", ", ".join(missing))
     else:
         rep.ok("every registered stage has its student/<stage>.cu", ", ".join(s["name"] for s in listing))
+    if no_gpu:
+        rep.skip("grading the stubs gives not_implemented",
+                 "--no-gpu; on a GPU: python3 -m pytest -v tests/py/test_handout.py")
+        return
     if not has_gpu():
         rep.skip("grading the stubs gives not_implemented",
                  "no GPU here; on a GPU: python3 -m pytest -v tests/py/test_handout.py")
@@ -626,7 +630,7 @@ def check_grading(rep, tree, env, log):
         rep.ok("grading the stubs gives not_implemented", "naive passed, every other stage not implemented")
 
 
-def check(cfg, dist_override=None, keep=False):
+def check(cfg, dist_override=None, keep=False, no_gpu=False):
     t0 = time.monotonic()
     _, _, tarball = handout_paths(cfg, dist_override)
     if not tarball.exists():
@@ -651,6 +655,8 @@ def check(cfg, dist_override=None, keep=False):
     check_archs(rep, tree, manifest)
 
     env = clean_env()
+    if no_gpu:  # the CUDA runtime sees no device; the tests skip (and count) their GPU tests
+        env.update(CUDA_VISIBLE_DEVICES="", GEMMLAB_TESTS_NO_GPU="1")
     jobs = os.environ.get("HANDOUT_JOBS", str(os.cpu_count() or 2))
     for target, what in ((["-j", jobs], "it builds (make)"), (["-j", jobs, "test"], "its tests pass (make test)")):
         t = time.monotonic()
@@ -664,7 +670,7 @@ def check(cfg, dist_override=None, keep=False):
             rep.fail(what, f"exit {proc.returncode} after {secs:.0f} s; last lines:\n        {tail}")
             break
     else:
-        check_grading(rep, tree, env, log)
+        check_grading(rep, tree, env, log, no_gpu)
 
     total = time.monotonic() - t0
     if rep.failed:
@@ -689,13 +695,17 @@ def main():
         p.add_argument("--dist", help="output directory (default: course.toml [handout] dist)")
         if name == "check":
             p.add_argument("--keep", action="store_true", help="keep the unpacked handout")
+            p.add_argument("--no-gpu", action="store_true",
+                           help="check as on a machine without a GPU (the GPU is hidden from the handout's "
+                                "build, tests and grading): what the test suite does, whose own GPU tests "
+                                "grade inside an unpacked handout")
     args = ap.parse_args()
     try:
         cfg = load_config(args.config)
         if args.command == "build":
             build(cfg, args.dist)
             return 0
-        return check(cfg, args.dist, args.keep)
+        return check(cfg, args.dist, args.keep, args.no_gpu)
     except HandoutError as e:
         print(f"handout: error: {e}", file=sys.stderr)
         return 1

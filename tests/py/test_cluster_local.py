@@ -13,8 +13,9 @@ from cluster_helpers import (CACHE, check_gradebook, config, hand_in_dir, make_c
                              read_gradebook, tool, write_config)
 from conftest import HAS_GPU
 
-pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
-                                reason="needs nvcc (the CUDA toolkit) to build submissions")
+pytestmark = [pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
+                                 reason="needs nvcc (the CUDA toolkit) to build submissions"),
+              pytest.mark.gpu_serial]  # grades on the GPU where there is one
 
 
 @pytest.fixture(scope="module")

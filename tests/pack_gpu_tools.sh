@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# pack_gpu_tools.sh — what `make setup` would install for the test suite, packed into .deps for a lent
+# GPU machine where nothing can be installed: pytest-xdist (the tests that need no GPU run on every
+# core) and ccache with the one library it needs beyond the C/C++ runtime (the grader is compiled
+# once per content, whichever build directory asks). Run it here, after ../shared/device/pack-deps.sh
+# (which writes .deps/include); take .deps along; tests/gpu_session.sh puts these on the paths.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=(python3-pytest-xdist python3-execnet ccache)
+missing=()
+for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "pack_gpu_tools: install first: apt-get install ${missing[*]} (or make setup)" >&2
+    exit 1
+fi
+rm -rf .deps/python .deps/bin .deps/lib
+mkdir -p .deps/python .deps/bin .deps/lib
+cp -r /usr/lib/python3/dist-packages/xdist /usr/lib/python3/dist-packages/execnet .deps/python/
+cp "$(command -v ccache)" .deps/bin/
+# ccache's libraries that a CUDA image may lack (the rest are the C/C++ runtime and zstd)
+for lib in $(ldd "$(command -v ccache)" | awk '/hiredis/ {print $3}'); do cp "$lib" .deps/lib/; done
+grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >> .git/info/exclude
+echo "packed pytest-xdist, execnet, ccache ($(du -sh .deps | cut -f1) in .deps)"
