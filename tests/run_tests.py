@@ -58,7 +58,7 @@ def run_pytest(python, env_extra, workers):
         junit = ROOT / "build" / f"pytest-junit-{name}.xml"
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.unlink(missing_ok=True)
-        proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "--durations=12", "-m", selection, *extra, "tests/py",
+        proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "--durations=20", "-m", selection, *extra, "tests/py",
                                f"--junitxml={junit}"], cwd=ROOT, env=env)
         totals = [a + b for a, b in zip(totals, junit_counts(junit, proc.returncode))]
     return tuple(totals)
