@@ -2,8 +2,8 @@
 """Runs every GEMM Lab test suite and ends with one line: `N passed, N failed, N skipped`.
 
 Suites: the host unit tests (doctest), the GPU unit tests (doctest; each test is skipped, and
-counted, when there is no GPU), and the script and integration tests (pytest, under tests/py: those
-that need no GPU on every core at once, then the GPU ones one at a time).
+counted, when there is no GPU), and the script and integration tests (pytest, under tests/py, on every
+core at once; the GPU ones one at a time, in one of the workers).
 Called by `make test`, which builds the binaries first.
 """
 import argparse
@@ -40,28 +40,24 @@ def has_xdist(python):
 
 
 def run_pytest(python, env_extra, workers):
-    """Runs tests/py in two parts: the tests that need no GPU spread over `workers` processes
-    (pytest-xdist; the files that share a build directory stay together, see conftest.py), then the
-    `gpu` and `gpu_serial` tests one after the other (several time kernels; on a machine without a GPU
-    each `gpu` test is skipped and counted). Returns (passed, failed, skipped) over both."""
+    """Runs tests/py spread over `workers` processes (pytest-xdist; the files that share a build
+    directory stay together, and the `gpu` tests are one group that one worker runs one after the
+    other, since several of them time kernels; see conftest.py). On a machine without a GPU each
+    `gpu` test is skipped and counted. Returns (passed, failed, skipped)."""
     env = dict(os.environ, **env_extra)
     parallel = []
     if workers > 1 and has_xdist(python):
         parallel = ["-n", str(workers), "--dist", "loadgroup"]
     elif workers > 1:
         print("note: pytest-xdist is not installed (make setup installs it): the tests run one at a time")
-    totals = [0, 0, 0]
-    for part, name, selection, extra in (("that need no GPU", "no-gpu", "not (gpu or gpu_serial)", parallel),
-                                         ("that use the GPU", "gpu", "gpu or gpu_serial", [])):
-        where = f", {workers} workers" if extra else ""
-        print(f"== script and integration tests {part}: pytest -m '{selection}' tests/py{where}", flush=True)
-        junit = ROOT / "build" / f"pytest-junit-{name}.xml"
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.unlink(missing_ok=True)
-        proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "--durations=20", "-m", selection, *extra, "tests/py",
-                               f"--junitxml={junit}"], cwd=ROOT, env=env)
-        totals = [a + b for a, b in zip(totals, junit_counts(junit, proc.returncode))]
-    return tuple(totals)
+    where = f", {workers} workers" if parallel else ""
+    print(f"== script and integration tests: pytest tests/py{where}", flush=True)
+    junit = ROOT / "build" / "pytest-junit.xml"
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    junit.unlink(missing_ok=True)
+    proc = subprocess.run([python, "-m", "pytest", "-q", "-rs", "--durations=25", *parallel, "tests/py",
+                           f"--junitxml={junit}"], cwd=ROOT, env=env)
+    return junit_counts(junit, proc.returncode)
 
 
 def junit_counts(junit, returncode):
@@ -88,7 +84,7 @@ def main():
     ap.add_argument("--grader", required=True, help="the grader binary, for integration tests")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                    help="processes for the tests that need no GPU (default: one per core)")
+                    help="pytest processes (default: one per core)")
     args = ap.parse_args()
 
     totals = [0, 0, 0]

@@ -2,8 +2,8 @@
 
 GEMMLAB_GRADER is set by tests/run_tests.py to the grader binary `make test` built.
 Tests that need a GPU are marked `gpu` and skipped, with the reason shown, without one.
-tests/run_tests.py runs the others spread over the cores (pytest-xdist, one group per file, see
-SHARED_BUILDS), then the `gpu` ones serially.
+tests/run_tests.py spreads the tests over the cores (pytest-xdist, one group per file, see
+SHARED_BUILDS); the `gpu` tests are one group: one worker runs them one after the other.
 """
 import os
 import shutil
@@ -27,8 +27,7 @@ NO_GPU_REASON = ("GPU tests turned off (GEMMLAB_TESTS_NO_GPU)" if os.environ.get
                  else "needs an NVIDIA GPU (none on this machine)")
 HAS_GPU = _has_gpu() and not os.environ.get("GEMMLAB_TESTS_NO_GPU")
 # The marker of tests that need a GPU: skipped, with the reason shown, on a machine without one, and
-# run serially by tests/run_tests.py (several of them time kernels) after the others. Tests that use
-# the GPU only where there is one are marked gpu_serial: serial too, never skipped.
+# run one after the other in one pytest-xdist worker (several of them time kernels), beside the others.
 gpu = pytest.mark.gpu
 
 # Test files that write into the same build directory run in one pytest-xdist worker, one after the
@@ -41,8 +40,6 @@ SHARED_BUILDS = {
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (skipped without one, run serially)")
-    config.addinivalue_line("markers", "gpu_serial: uses the GPU where there is one (run serially, never skipped "
-                                       "for want of one)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -52,7 +49,8 @@ def pytest_collection_modifyitems(config, items):
         if not HAS_GPU and item.get_closest_marker("gpu"):
             item.add_marker(no_gpu)
         name = item.path.name
-        item.add_marker(pytest.mark.xdist_group(SHARED_BUILDS.get(name, name)))
+        group = "gpu" if item.get_closest_marker("gpu") else SHARED_BUILDS.get(name, name)
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
 """GPU: the whole gallery sweep (tests/gallery/run_gallery.py, also `make test-gallery`): every entry
 gets its expected disposition in `check --full` and `grade`, the grader survives all of them in one
 sweep, nothing is left behind, and the well-behaved control's results file is unchanged at the end.
-`make test` sweeps the quick sample (the entries whose expected.json says "quick": the control and one
-entry per defence that only a run on the GPU shows), about a minute and a half on an H100;
+`make test` sweeps the quick sample (the entries whose expected.json says "quick": the control and
+the two defences that only the GPU's own record shows), about a minute on an H100;
 GALLERY=all sweeps every entry (as `make test-gallery` does, about ten minutes), GALLERY=a,b some."""
 import os
 import subprocess

@@ -163,4 +163,5 @@ def test_handout_with_the_reference_sources_gets_full_marks(unpacked_handout, tm
         shutil.copy2(src, tree / "student" / src.name)
     doc = grade(tree)
     score = doc["score"]
-    assert score["total"] == pytest.approx(score["max"], rel=1e-6), json.dumps(score["stages"], indent=1)[:4000]
+    extra = sum(r["correctness_max"] + r["performance_max"] for r in score["stages"] if r["extra_credit"])
+    assert score["total"] == pytest.approx(score["max"] + extra, rel=1e-6), json.dumps(score["stages"], indent=1)[:4000]
