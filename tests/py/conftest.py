@@ -35,6 +35,7 @@ gpu = pytest.mark.gpu
 SHARED_BUILDS = {
     "test_gallery.py": "build/gallery-ci",
     "test_gallery_sandbox.py": "build/gallery-ci",
+    "test_broken_build.py": "gpu",  # builds the submissions test_broken_gpu.py runs
 }
 
 
