@@ -382,6 +382,224 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
     return Status::ok;
 }
 
+// ---- DGEMM: the FP64 tensor cores with Hopper's 16×8 DMMA shapes ---------------------------------
+//
+// The double stage runs its own kernel with the same three ideas (16-byte loads of pitched rows,
+// shared-memory tiles, double buffering through registers) around mma.sync.m16n8kK.f64 (K = 4, 8
+// or 16, sm_90: one DMMA.16x8xK each; 8 to 32 times the work of one m8n8k4). Because the
+// tensor-core fragments want A by rows, A is NOT transposed here: As[m][k] and Bs[k][n] keep the
+// layout of global memory, so every 16-byte vector loaded from A or B is stored as one STS.128.
+// A lane (g, t) = (lane/4, lane%4) reads single doubles A[g + 8h][t + 4j] and B[t + 4j][g] of each
+// 16×8 tile (LDS.64); rows padded to ≡ 4 doubles (mod 8) put the 4 rows that a half-warp reads in
+// 4 different 32-byte bank groups, so these loads are conflict-free.
+
+// D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
+// a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
+// D[g+8][2t], D[g+8][2t+1]} (the PTX ISA's fragment tables for .f64).
+template <int K>
+__device__ __forceinline__ void dmma_16x8(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
+    static_assert(K == 4 || K == 8 || K == 16, "sm_90 has m16n8k4, m16n8k8 and m16n8k16 for f64");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    // sm_80 (the handout builds for it) has only m8n8k4: the same product as 2·K/4 of those, the
+    // rows g and g + 8 separately, with the same fragments.
+#pragma unroll
+    for (int j = 0; j < K / 4; ++j) {
+        dmma_8x8x4(d[0], d[1], a[2 * j], b[j]);
+        dmma_8x8x4(d[2], d[3], a[2 * j + 1], b[j]);
+    }
+#else
+    if constexpr (K == 4) {
+        asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+            "{%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+    } else if constexpr (K == 8) {
+        asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    } else {
+        asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+              "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+    }
+#endif
+}
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int MMA_K_, int MIN_BLOCKS_>
+struct PitchedDmmaConfig {
+    using Elem = double;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
+    static constexpr int WM = WM_, WN = WN_;            // warp tile of C
+    static constexpr int MMA_K = MMA_K_;                // k of one mma: 4, 8 or 16
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
+    static constexpr int V = 2;                         // doubles per 16-byte vector
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int MT = WM / 16, NT = WN / 8;     // 16×8 mma tiles of a warp tile
+    static constexpr int FRAG_A = MMA_K / 2, FRAG_B = MMA_K / 4;  // doubles per lane and tile
+    static constexpr int A_LD = BK + 4, B_LD = BN + 4;  // ≡ 4 (mod 8): conflict-free fragments
+    static constexpr int A_BUF = BM * A_LD, BUF = A_BUF + BK * B_LD;  // one buffer: As, then Bs
+    static constexpr size_t SMEM_BYTES = 2 * size_t(BUF) * sizeof(double);  // two buffers
+    static constexpr int A_VECS = BM * BK / V / THREADS;  // 16-byte pieces of A per thread
+    static constexpr int B_VECS = BK * BN / V / THREADS;  // and of B
+    static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "the f64 mma shapes of sm_90");
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
+    static_assert(WM % 16 == 0 && WN % 8 == 0, "mma tiles of 16×8 must cover the warp tile");
+    static_assert(BK % MMA_K == 0 && BK % V == 0, "a slab is whole mma k-steps and whole vectors");
+    static_assert((BM * BK / V) % THREADS == 0 && (BK * BN / V) % THREADS == 0 && A_VECS >= 1 && B_VECS >= 1,
+                  "the vectors of a slab are shared evenly between the threads");
+    static_assert(THREADS % (BK / V) == 0 && THREADS % (BN / V) == 0, "each thread copies fixed columns");
+    static_assert(A_LD % 8 == 4 && B_LD % 8 == 4, "rows ≡ 4 (mod 8) doubles: conflict-free fragments");
+    static_assert(MT * NT * 4 <= 64, "64 accumulators (128 registers) at most");
+};
+
+template <class Cfg, bool kVec>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+pitched_dmma_kernel(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
+                    const double* __restrict__ B, int ldb, double beta, double* __restrict__ C, int ldc,
+                    bool vec_c) {
+    constexpr int V = Cfg::V, BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, MT = Cfg::MT, NT = Cfg::NT;
+    constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MMA_K = Cfg::MMA_K;
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    double* const smem = reinterpret_cast<double*>(smem_raw);  // 2 × { As[BM][A_LD], Bs[BK][B_LD] }
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+    // Copy coordinates: vector e = i*THREADS + tid of the A slab is row e/(BK/V), k V*(e%(BK/V));
+    // vector e of the B slab is row e/(BN/V), column V*(e%(BN/V)).
+    constexpr int A_VECS_PER_ROW = BK / V, B_VECS_PER_ROW = BN / V;
+    const int a_r = tid / A_VECS_PER_ROW, a_k = (tid % A_VECS_PER_ROW) * V;
+    const int b_k = tid / B_VECS_PER_ROW, b_n = (tid % B_VECS_PER_ROW) * V;
+
+    Pack<double> a_stage[Cfg::A_VECS], b_stage[Cfg::B_VECS];  // the next slab, in flight
+    auto load_slab = [&](int k0) {
+#pragma unroll
+        for (int i = 0; i < Cfg::A_VECS; ++i) {
+            const int m = m0 + a_r + i * (Cfg::THREADS / A_VECS_PER_ROW), k = k0 + a_k;
+            load_row_piece<double, kVec>(a_stage[i], A + static_cast<size_t>(m) * lda + k, (m < M) ? K - k : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::B_VECS; ++i) {
+            const int k = k0 + b_k + i * (Cfg::THREADS / B_VECS_PER_ROW), n = n0 + b_n;
+            load_row_piece<double, kVec>(b_stage[i], B + static_cast<size_t>(k) * ldb + n, (k < K) ? N - n : 0);
+        }
+    };
+    auto store_slab = [&](int buf) {  // no transposition: one STS.128 per vector
+        double* const As = smem + buf * Cfg::BUF;
+        double* const Bs = As + Cfg::A_BUF;
+#pragma unroll
+        for (int i = 0; i < Cfg::A_VECS; ++i)
+            store16(As + (a_r + i * (Cfg::THREADS / A_VECS_PER_ROW)) * A_LD + a_k, a_stage[i]);
+#pragma unroll
+        for (int i = 0; i < Cfg::B_VECS; ++i)
+            store16(Bs + (b_k + i * (Cfg::THREADS / B_VECS_PER_ROW)) * B_LD + b_n, b_stage[i]);
+    };
+
+    // Fragments: lane (g, t) reads As[row + g + 8h][k + t + 4j] and Bs[k + t + 4j][col + g].
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    const int g = lane / 4, t = lane % 4;
+    const int a_frag = (warp_m * Cfg::WM + g) * A_LD + t;
+    const int b_frag = Cfg::A_BUF + t * B_LD + warp_n * Cfg::WN + g;
+
+    double acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+
+    const int num_slabs = (K + BK - 1) / BK;
+    load_slab(0);
+    store_slab(0);
+    __syncthreads();
+
+    for (int s = 0; s < num_slabs; ++s) {
+        const int buf = s % 2;
+        if (s + 1 < num_slabs) load_slab((s + 1) * BK);  // in flight during the mma below
+
+        const double* const As = smem + buf * Cfg::BUF + a_frag;
+        const double* const Bs = smem + buf * Cfg::BUF + b_frag;
+#pragma unroll
+        for (int kb = 0; kb < BK; kb += MMA_K) {
+            double a[MT][Cfg::FRAG_A], b[NT][Cfg::FRAG_B];
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int f = 0; f < Cfg::FRAG_A; ++f)  // slot f = 2j + h: row g + 8h, k t + 4j
+                    a[i][f] = As[(i * 16 + (f % 2) * 8) * A_LD + kb + (f / 2) * 4];
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+                for (int f = 0; f < Cfg::FRAG_B; ++f)  // slot f: k t + 4f, column g
+                    b[j][f] = Bs[(kb + f * 4) * B_LD + j * 8];
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j) dmma_16x8<MMA_K>(acc[i][j], a[i], b[j]);
+        }
+
+        // The other buffer was last read before the previous barrier: safe to overwrite.
+        if (s + 1 < num_slabs) store_slab(buf ^ 1);
+        __syncthreads();
+    }
+
+    // Epilogue: C = alpha·acc + beta·C; a double2 inside the matrix, elements at the right edge.
+    auto write_pair = [&](int m, int n, double v0, double v1) {
+        if (m >= M || n >= N) return;
+        double* const c = C + static_cast<size_t>(m) * ldc + n;
+        Pack<double> out;
+        out.v[0] = alpha * v0;
+        out.v[1] = alpha * v1;
+        if (vec_c && n + 1 < N) {
+            if (beta != 0.0) {
+                Pack<double> old;
+                load16(old, c);
+                out.v[0] = fma(beta, old.v[0], out.v[0]);
+                out.v[1] = fma(beta, old.v[1], out.v[1]);
+            }
+            store16(c, out);
+            return;
+        }
+        c[0] = (beta != 0.0) ? fma(beta, c[0], out.v[0]) : out.v[0];
+        if (n + 1 < N) c[1] = (beta != 0.0) ? fma(beta, c[1], out.v[1]) : out.v[1];
+    };
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            const int m = m0 + warp_m * Cfg::WM + i * 16 + g, n = n0 + warp_n * Cfg::WN + j * 8 + 2 * t;
+            write_pair(m, n, acc[i][j][0], acc[i][j][1]);      // row g: columns 2t, 2t+1
+            write_pair(m + 8, n, acc[i][j][2], acc[i][j][3]);  // row g + 8
+        }
+}
+
+// Launches a DMMA configuration; its two buffers may exceed the 48 KB of static shared memory,
+// so they are dynamic and the limit is raised once per kernel.
+template <class Cfg>
+Status run_dmma(const GemmProblem<double>& p) {
+    if (p.M <= 0 || p.N <= 0) return Status::ok;
+    const bool vec_ab = aligned16(p.A) && aligned16(p.B) && p.lda % 2 == 0 && p.ldb % 2 == 0;
+    const bool vec_c = aligned16(p.C) && p.ldc % 2 == 0;
+    const dim3 grid((p.N + Cfg::BN - 1) / Cfg::BN, (p.M + Cfg::BM - 1) / Cfg::BM);
+    if (grid.y > 65535) return Status::unsupported;
+    auto kernel = vec_ab ? pitched_dmma_kernel<Cfg, true> : pitched_dmma_kernel<Cfg, false>;
+    static const cudaError_t attribute[2] = {
+        cudaFuncSetAttribute(pitched_dmma_kernel<Cfg, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(Cfg::SMEM_BYTES)),
+        cudaFuncSetAttribute(pitched_dmma_kernel<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(Cfg::SMEM_BYTES))};
+    GEMMLAB_TRY(attribute[vec_ab ? 1 : 0]);
+    kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb,
+                                                             p.beta, p.C, p.ldc, vec_c);
+    GEMMLAB_CHECK_LAUNCH();
+    return Status::ok;
+}
+
 //                                        T   TM  TN  BK  MIN_BLOCKS  TENSOR
 // float: 8×8 per thread as 2×2 fragments of 4×4, 128×128 block tile, K slabs of 16 (half as
 // many barriers as slabs of 8), two buffers (2 × 16.6 KB of shared memory), two blocks per SM.
@@ -468,6 +686,17 @@ void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,
     f64.push_back({"pitched", "dmma t4x8 bk8 minb2", &run_config<PitchedConfig<double, 4, 8, 8, 2, true>>});
     f64.push_back({"pitched", "dmma t8x8 bk8 minb1", &run_config<PitchedConfig<double, 8, 8, 8, 1, true>>});
     f64.push_back({"pitched", "dmma t4x4 bk16 minb3", &run_config<PitchedConfig<double, 4, 4, 16, 3, true>>});
+    //                                                             BM   BN  BK  WM  WN MMA_K MINB
+    f64.push_back({"pitched", "m16n8 128x128x8 w64x32 k8", &run_dmma<PitchedDmmaConfig<128, 128, 8, 64, 32, 8, 1>>});
+    f64.push_back({"pitched", "m16n8 128x128x8 w64x32 k4", &run_dmma<PitchedDmmaConfig<128, 128, 8, 64, 32, 4, 1>>});
+    f64.push_back({"pitched", "m16n8 128x128x16 w64x32 k8", &run_dmma<PitchedDmmaConfig<128, 128, 16, 64, 32, 8, 1>>});
+    f64.push_back({"pitched", "m16n8 128x128x16 w64x32 k16", &run_dmma<PitchedDmmaConfig<128, 128, 16, 64, 32, 16, 1>>});
+    f64.push_back({"pitched", "m16n8 128x128x16 w64x32 k4", &run_dmma<PitchedDmmaConfig<128, 128, 16, 64, 32, 4, 1>>});
+    f64.push_back({"pitched", "m16n8 128x64x8 w64x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<128, 64, 8, 64, 32, 8, 2>>});
+    f64.push_back({"pitched", "m16n8 128x64x16 w64x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<128, 64, 16, 64, 32, 8, 2>>});
+    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k4 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2>>});
+    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 8, 2>>});
+    f64.push_back({"pitched", "m16n8 64x64x16 w32x32 k8 3/SM", &run_dmma<PitchedDmmaConfig<64, 64, 16, 32, 32, 8, 3>>});
 }
 #endif
 
