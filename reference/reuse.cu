@@ -21,11 +21,11 @@
 //      the FMAs of step k execute, so the FMA pipe never waits on shared-memory latency.
 //
 //   6. DGEMM on the FP64 tensor cores. An H100 SM does 64 FP64 FMAs per clock on its FMA units
-//      but 128 on its tensor cores (DMMA), which multiply 8×4 by 4×8 blocks of doubles with IEEE
-//      double products and sums (no precision is lost: the checker's bound is the same). The
-//      double configurations keep 1–5 and replace the thread's TM×TN outer product by warp-wide
-//      mma.sync.m8n8k4 instructions on 8×8 tiles (Math::dmma). With FP64 FMAs this kernel
-//      reached 51% of cuBLAS DGEMM at 4096³, with DMMA 66% (cuBLAS uses DMMA too).
+//      but 128 on its tensor cores (DMMA), with IEEE double products and sums (no precision is
+//      lost: the checker's bound is the same). Math::dmma keeps 1–5 and replaces the thread's
+//      TM×TN outer product by warp-wide mma.sync.m8n8k4 on 8×8 tiles: 66% of cuBLAS DGEMM at
+//      4096³ (FP64 FMAs: 51%). The stage's double now runs Part 2 below, a kernel built for
+//      sm_90's larger m16n8k8 shape: 105%.
 //
 // Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
 // memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
@@ -529,30 +529,37 @@ double estimated_speed(const GemmProblem<T>& p, double relative_speed) {
 // Part 2 — DGEMM on the FP64 tensor cores with Hopper's 16×8 DMMA shapes
 // ================================================================================================
 //
-// The double stage uses its own kernel, reuse_dmma_kernel, built around one instruction that
-// sm_90 added: mma.sync.m16n8k16.f64 (also m16n8k8 and m16n8k4; PTX ISA 7.8), one DMMA.16x8x16
-// in SASS. It multiplies a 16×16 block of A by a 16×8 block of B into a 16×8 tile of C, every
-// product and sum in IEEE double precision: 2048 FMAs per instruction against 256 for the
-// Ampere-era m8n8k4 of the FMA kernel's Math::dmma path above. Fewer, larger instructions read
-// each accumulator once per 16 k instead of once per 4, and keep the tensor pipe busier.
+// The double stage uses its own kernel, reuse_dmma_kernel, built around instructions that sm_90
+// added: mma.sync.m16n8k4 / m16n8k8 / m16n8k16 .f64 (PTX ISA 7.8; one DMMA.16x8x4/8/16 each in
+// SASS). One of them multiplies a 16×K block of A by a K×8 block of B into a 16×8 tile of C,
+// every product and sum in IEEE double precision (like an FMA: the checker's bound is the same).
+// Part 1's Math::dmma path issues the Ampere-era m8n8k4 (256 FMAs per instruction); m16n8k8 does
+// 1024 and reads each accumulator once per 8 k instead of once per 4. Part 1's double
+// configurations (DoubleLarge, DoubleSmall: FMA; DoubleMmaLarge, DoubleMmaSmall: m8n8k4) are no
+// longer used by the stage; they stay as measured baselines among the tuning candidates.
 //
-//   1. Block tile 128×128, 8 warps of 64×32, one block per SM. A warp tile is 4×4 mma tiles of
+//   1. Block tile 128×64, 4 warps of 64×32, two blocks per SM. A warp tile is 4×4 mma tiles of
 //      16×8: 64 accumulators per lane (128 registers), the most that leaves room for fragments
-//      under the 255-register limit that 256 threads per SM impose. Every element of a slab in
-//      shared memory is read by 2 (A) or 4 (B) warps, and every byte fetched from L2 feeds
-//      128 FMAs (0.125 B/FMA: 128×64 tiles need 0.19, more than L2 delivers at the DMMA rate).
-//   2. Both operands stay in their global layout in shared memory: As[m][k] and Bs[k][n], so
-//      both are copied with 16-byte cp.async (no transposition, unlike Part 1). A lane (g, t)
-//      = (lane/4, lane%4) needs A[g + 8h][t + 4j] and B[t + 4j][g] of each tile: single
-//      doubles, read with LDS.64. Rows padded to ≡ 4 doubles (mod 8) — 32 or 96 bytes (mod
-//      128) — put the 4 rows g (or t) a half-warp reads in 4 different 32-byte bank groups:
+//      and copy addresses under the 255-register limit of 256 threads per SM. Two blocks rather
+//      than one 128×128 block: while one block waits at its barrier, the other's mma run.
+//   2. Both operands keep their global layout in shared memory, As[m][k] and Bs[k][n], so both
+//      are copied with 16-byte cp.async (no transposition, unlike Part 1). A lane (g, t) =
+//      (lane/4, lane%4) needs A[g + 8h][t + 4j] and B[t + 4j][g] of each tile: single doubles,
+//      read with LDS.64. Rows padded to ≡ 4 doubles (mod 8) — 32 or 96 bytes (mod 128) — put
+//      the 4 rows g (or t) that a half-warp reads in 4 different 32-byte bank groups:
 //      conflict-free.
 //   3. A cp.async pipeline of STAGES slabs of BK (the partial slab is the last one, so every
 //      16-byte copy starts aligned; a copy that crosses K reads its valid head and zero-fills
-//      its tail), one barrier per slab, as in the tensor stage.
+//      its tail), one barrier per slab. The first fragments of a slab are loaded BEFORE that
+//      barrier (they landed one barrier earlier), so their shared-memory latency hides behind
+//      the barrier and the previous slab's mma still in the tensor pipe ("EARLY"; it costs one
+//      stage of lookahead, hence STAGES >= 3).
 //   4. Edges as in Part 1: interior blocks run without any bounds test, edge blocks zero-fill
 //      out-of-range copies; C is written as double2 where ldc allows, element-wise at the right
 //      edge, never between N and ldc, and not read when beta == 0.
+//
+// Measured on an H100 (ladder, tuning run, cuBLAS DGEMM in the same run): 47.0 TFLOPS at 4096³
+// (105% of cuBLAS), 45.7 at 8192³ (103%); Part 1 with m8n8k4: 30.2 (64%) and 29.8 (61%).
 
 // D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
 // a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
@@ -853,11 +860,20 @@ Status run_dmma(const GemmProblem<double>& p) {
 }
 
 // ---- the double configurations ------------------------------------------------------------------
+// Chosen with reference/tuning/run.sh --tune on an H100 (4096³ / 8192³ in TFLOPS, cuBLAS DGEMM
+// 46.8 / 48.2 in the same run):
 //                               BM   BN  BK  WM  WN  MMA_K STAGES MIN_BLOCKS
-// Large problems: 128×128 blocks of 8 warps of 64×32 (point 1), m16n8k16, slabs of 16 k, 4
-// stages (146 KB), one block per SM.
-using DmmaLarge = DmmaConfig<128, 128, 16, 64, 32, 16, 4, 1>;
-// Small, skinny or short-K problems: 64×64 blocks of 4 warps of 32×32: 4× more blocks.
+// Large problems: 128×64 blocks of 4 warps of 64×32 (point 1), m16n8k8, slabs of 16 k, 3 stages
+// (2 × 85.5 KB), two blocks per SM: 47.0 / 45.7. ptxas: 255 registers and 100 bytes of spill,
+// loop-invariant copy addresses that the main loop reloads from L1 once per slab. One 128×128 block per SM, the same warps: 45.7
+// / 45.5 — with two blocks, one block's barrier stalls hide behind the other's mma.
+// m16n8k8 rather than m16n8k16: k16 fragments take 96 registers per k-step and spill (35.3 /
+// 35.2), or without the early loads of point 3 do not spill but wait at every barrier (42.7 /
+// 44.0); m16n8k4: 41.5 / 44.0 on 128×128 blocks, against 45.7 / 45.5 for k8.
+using DmmaLarge = DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>;
+// Small or skinny problems: 64×64 blocks of 4 warps of 32×32, m16n8k16 (no spill at this size),
+// 4 stages, two blocks per SM: 41.6 / 41.7, but 4× more blocks than DmmaLarge to spread over
+// the SMs: 38.0 TFLOPS on 16384×64×4096, where DmmaLarge leaves half of its 264 slots empty (31.8).
 using DmmaSmall = DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>;
 
 }  // namespace
@@ -874,13 +890,10 @@ Status gemm_reuse(const GemmProblem<T>& p) {
         if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
         return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
-        // Relative speeds at 4096³ on an H100: 30.2 and 29.3 TFLOPS. The large tile wastes half
-        // its work when M or N is below it, and measured slower when K is short (8192×8192×256:
-        // 22.1 against 26.7 TFLOPS): its deeper pipeline has few slabs to overlap.
-        const bool large_fits = p.M >= DoubleMmaLarge::BM && p.N >= DoubleMmaLarge::BN && p.K >= 1024;
-        const double large = large_fits ? estimated_speed<DoubleMmaLarge>(p, 1.0) : 0.0;
-        const double small = estimated_speed<DoubleMmaSmall>(p, 0.97);
-        return (large >= small) ? run_config<DoubleMmaLarge>(p) : run_config<DoubleMmaSmall>(p);
+        // Part 2's kernel. Relative speeds at 4096³ on an H100: 47.0 and 41.6 TFLOPS.
+        const double large = estimated_speed<DmmaLarge>(p, 1.0);
+        const double small = estimated_speed<DmmaSmall>(p, 0.885);
+        return (large >= small) ? run_dmma<DmmaLarge>(p) : run_dmma<DmmaSmall>(p);
     }
 }
 
@@ -925,20 +938,15 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
         f64.push_back({"reuse", label, &run_dmma<Cfg>});
     };
     //                BM   BN  BK  WM  WN  MMA_K ST MINB
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 16, 4, 1>{}, "m16n8 128x128x16 w64x32 k16 s4");
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 4, 1>{}, "m16n8 128x128x16 w64x32 k8 s4");
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 4, 4, 1>{}, "m16n8 128x128x16 w64x32 k4 s4");
-    dmma(DmmaConfig<128, 128, 16, 32, 64, 16, 4, 1>{}, "m16n8 128x128x16 w32x64 k16 s4");
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 16, 6, 1>{}, "m16n8 128x128x16 w64x32 k16 s6");
-    dmma(DmmaConfig<128, 128, 32, 64, 32, 16, 3, 1>{}, "m16n8 128x128x32 w64x32 k16 s3");
-    dmma(DmmaConfig<128, 128, 32, 64, 32, 8, 3, 1>{}, "m16n8 128x128x32 w64x32 k8 s3");
-    dmma(DmmaConfig<128, 64, 16, 64, 32, 16, 3, 2>{}, "m16n8 128x64x16 w64x32 k16 s3 2/SM");
     dmma(DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>{}, "m16n8 128x64x16 w64x32 k8 s3 2/SM");
-    dmma(DmmaConfig<64, 128, 16, 32, 64, 16, 3, 2>{}, "m16n8 64x128x16 w32x64 k16 s3 2/SM");
+    dmma(DmmaConfig<128, 64, 16, 64, 32, 4, 3, 2>{}, "m16n8 128x64x16 w64x32 k4 s3 2/SM");
+    dmma(DmmaConfig<64, 128, 16, 32, 64, 8, 3, 2>{}, "m16n8 64x128x16 w32x64 k8 s3 2/SM");
+    dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 4, 1>{}, "m16n8 128x128x16 w64x32 k8 s4");
+    dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 5, 1>{}, "m16n8 128x128x16 w64x32 k8 s5");
+    dmma(DmmaConfig<128, 128, 16, 64, 32, 4, 4, 1>{}, "m16n8 128x128x16 w64x32 k4 s4");
     dmma(DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>{}, "m16n8 64x64x16 w32x32 k16 s4 2/SM");
-    dmma(DmmaConfig<64, 64, 16, 32, 32, 16, 3, 4>{}, "m16n8 64x64x16 w32x32 k16 s3 4/SM");
-    dmma(DmmaConfig<64, 64, 16, 32, 32, 8, 3, 4>{}, "m16n8 64x64x16 w32x32 k8 s3 4/SM");
-    // Without the early fragment loads (barrier first, then every k-step of the slab).
+    dmma(DmmaConfig<64, 64, 16, 32, 32, 8, 4, 2>{}, "m16n8 64x64x16 w32x32 k8 s4 2/SM");
+    // m16n8k16 without the early fragment loads (with them, its 96 fragment registers spill).
     dmma(DmmaConfig<128, 128, 16, 64, 32, 16, 4, 1, false>{}, "m16n8 128x128x16 w64x32 k16 s4 late");
     dmma(DmmaConfig<128, 64, 16, 64, 32, 16, 3, 2, false>{}, "m16n8 128x64x16 w64x32 k16 s3 2/SM late");
 }
