@@ -386,28 +386,13 @@ __device__ __forceinline__ void dmma_16x8(double (&d)[4], const double (&a)[K / 
 #endif
 }
 
-// Block order for L2 (the reuse stage's swizzle, repeated so that this file stands alone):
-// consecutive blocks walk down kGroupM block rows before moving right, so the blocks resident at
-// one time share slabs of A and B in L2.
-constexpr int kGroupM = 8;
-
-__device__ __forceinline__ void swizzled_tile(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int per_group = kGroupM * tiles_n;
-    const int first_m = (id / per_group) * kGroupM;
-    const int group_m = min(tiles_m - first_m, kGroupM);
-    const int in_group = id % per_group;
-    tm = first_m + in_group % group_m;
-    tn = in_group / group_m;
-}
-
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int MMA_K_, int MIN_BLOCKS_, bool SWIZZLE_ = true>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int MMA_K_, int MIN_BLOCKS_>
 struct PitchedDmmaConfig {
     using Elem = double;
     static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
     static constexpr int WM = WM_, WN = WN_;            // warp tile of C
     static constexpr int MMA_K = MMA_K_;                // k of one mma: 4, 8 or 16
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
-    static constexpr bool SWIZZLE = SWIZZLE_;           // block order: swizzled, or row by row
     static constexpr int V = 2;                         // doubles per 16-byte vector
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int MT = WM / 16, NT = WN / 8;     // 16×8 mma tiles of a warp tile
@@ -440,9 +425,7 @@ pitched_dmma_kernel(int M, int N, int K, double alpha, const double* __restrict_
     double* const smem = reinterpret_cast<double*>(smem_raw);  // 2 × { As[BM][A_LD], Bs[BK][B_LD] }
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    int tile_m = blockIdx.y, tile_n = blockIdx.x;
-    if constexpr (Cfg::SWIZZLE) swizzled_tile(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tile_m, tile_n);
-    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 
     // Copy coordinates: vector e = i*THREADS + tid of the A slab is row e/(BK/V), k V*(e%(BK/V));
     // vector e of the B slab is row e/(BN/V), column V*(e%(BN/V)).
@@ -560,10 +543,8 @@ Status run_dmma(const GemmProblem<double>& p) {
     if (p.M <= 0 || p.N <= 0) return Status::ok;
     const bool vec_ab = aligned16(p.A) && aligned16(p.B) && p.lda % 2 == 0 && p.ldb % 2 == 0;
     const bool vec_c = aligned16(p.C) && p.ldc % 2 == 0;
-    const long long tiles_m = (p.M + Cfg::BM - 1) / Cfg::BM, tiles_n = (p.N + Cfg::BN - 1) / Cfg::BN;
-    if (Cfg::SWIZZLE ? tiles_m * tiles_n > 0x7fffffffLL : tiles_m > 65535) return Status::unsupported;
-    const dim3 grid = Cfg::SWIZZLE ? dim3(static_cast<unsigned>(tiles_m * tiles_n))
-                                   : dim3(static_cast<unsigned>(tiles_n), static_cast<unsigned>(tiles_m));
+    const dim3 grid((p.N + Cfg::BN - 1) / Cfg::BN, (p.M + Cfg::BM - 1) / Cfg::BM);
+    if (grid.y > 65535) return Status::unsupported;
     auto kernel = vec_ab ? pitched_dmma_kernel<Cfg, true> : pitched_dmma_kernel<Cfg, false>;
     static const cudaError_t attribute[2] = {
         cudaFuncSetAttribute(pitched_dmma_kernel<Cfg, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -662,13 +643,12 @@ void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,
     f64.push_back({"pitched", "t4x4 bk8 minb3", &run_config<PitchedConfig<double, 4, 4, 8, 3>>});
     f64.push_back({"pitched", "t8x4 bk8 minb2", &run_config<PitchedConfig<double, 8, 4, 8, 2>>});
     // DGEMM on the tensor cores (labels: block tile, warp tile, mma k, blocks per SM).
-    //                                                                          BM   BN  BK  WM  WN MMA_K MINB SWIZZLE
+    //                                                                          BM   BN  BK  WM  WN MMA_K MINB
     f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k4 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2>>});
-    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k4 2/SM rows", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2, false>>});
     f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 8, 2>>});
-    f64.push_back({"pitched", "m16n8 64x128x8 w32x32 k4 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 8, 32, 32, 4, 2>>});
-    f64.push_back({"pitched", "m16n8 64x128x8 w32x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 8, 32, 32, 8, 2>>});
     f64.push_back({"pitched", "m16n8 128x128x8 w64x32 k8 1/SM", &run_dmma<PitchedDmmaConfig<128, 128, 8, 64, 32, 8, 1>>});
+    f64.push_back({"pitched", "m16n8 128x128x16 w64x32 k16 1/SM", &run_dmma<PitchedDmmaConfig<128, 128, 16, 64, 32, 16, 1>>});
+    f64.push_back({"pitched", "m16n8 128x64x8 w64x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<128, 64, 8, 64, 32, 8, 2>>});
 }
 #endif
 

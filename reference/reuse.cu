@@ -559,7 +559,13 @@ double estimated_speed(const GemmProblem<T>& p, double relative_speed) {
 //      edge, never between N and ldc, and not read when beta == 0.
 //
 // Measured on an H100 (ladder, tuning run, cuBLAS DGEMM in the same run): 47.0 TFLOPS at 4096³
-// (105% of cuBLAS), 45.7 at 8192³ (103%); Part 1 with m8n8k4: 30.2 (64%) and 29.8 (61%).
+// (105% of cuBLAS), 45.7 at 8192³ (103%); Part 1 with m8n8k4: 30.2 (64%) and 29.8 (61%). 47.0 is
+// 70% of the FP64 tensor peak (66.9 TFLOPS at 1.98 GHz). What the SASS of the main loop holds
+// (cuobjdump, DmmaLarge): per warp and slab, 32 DMMA.16x8x8, 48 conflict-free LDS.64, 8 LDGSTS
+// and the reloads of the spilled copy addresses (LDL). Nsight Compute counters of this kernel
+// are still to be taken: reference/tuning/profile.sh
+// 'reuse_dmma_kernel<.*DmmaConfig<.int.128, .int.64, .int.16, .int.64, .int.32, .int.8, .int.3,
+// .int.2, .bool.1>, .bool.1>' reuse f64
 
 // D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
 // a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
@@ -939,13 +945,9 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     };
     //                BM   BN  BK  WM  WN  MMA_K ST MINB
     dmma(DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>{}, "m16n8 128x64x16 w64x32 k8 s3 2/SM");
-    dmma(DmmaConfig<128, 64, 16, 64, 32, 4, 3, 2>{}, "m16n8 128x64x16 w64x32 k4 s3 2/SM");
-    dmma(DmmaConfig<64, 128, 16, 32, 64, 8, 3, 2>{}, "m16n8 64x128x16 w32x64 k8 s3 2/SM");
     dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 4, 1>{}, "m16n8 128x128x16 w64x32 k8 s4");
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 5, 1>{}, "m16n8 128x128x16 w64x32 k8 s5");
     dmma(DmmaConfig<128, 128, 16, 64, 32, 4, 4, 1>{}, "m16n8 128x128x16 w64x32 k4 s4");
     dmma(DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>{}, "m16n8 64x64x16 w32x32 k16 s4 2/SM");
-    dmma(DmmaConfig<64, 64, 16, 32, 32, 8, 4, 2>{}, "m16n8 64x64x16 w32x32 k8 s4 2/SM");
     // m16n8k16 without the early fragment loads (with them, its 96 fragment registers spill).
     dmma(DmmaConfig<128, 128, 16, 64, 32, 16, 4, 1, false>{}, "m16n8 128x128x16 w64x32 k16 s4 late");
     dmma(DmmaConfig<128, 64, 16, 64, 32, 16, 3, 2, false>{}, "m16n8 128x64x16 w64x32 k16 s3 2/SM late");
