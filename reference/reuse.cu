@@ -110,8 +110,9 @@ __device__ __forceinline__ void store_vec16(double* dst, const double* v) {
 // One warp-wide 8×8×4 product on the FP64 tensor cores (sm_80+): C(8×8) += A(8×4)·B(4×8), every
 // product and sum in IEEE double precision. Each lane passes one element of A (row lane/4,
 // column lane%4), one of B (row lane%4, column lane/4) and two of C (row lane/4, columns
-// 2·(lane%4) and 2·(lane%4)+1).
-__device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
+// 2·(lane%4) and 2·(lane%4)+1). Used by Math::dmma (tuning candidates only since the stage's
+// double runs Part 2) and by Part 2's sm_80 fallback: unreferenced in a plain sm_90 build.
+[[maybe_unused]] __device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
                  : "+d"(c0), "+d"(c1)
                  : "d"(a), "d"(b));
