@@ -17,10 +17,12 @@
 //      before the FMAs of slab t and stored to the other shared buffer after them, so the global
 //      latency hides behind arithmetic and one barrier per slab suffices.
 //
-// DGEMM: the same copies and block tile, but the products run on the FP64 tensor cores (one
-// mma.sync.m8n8k4 per 8×8 tile and 4 k, IEEE double arithmetic; reuse.cu's header, point 6, says
-// why). With FP64 FMAs this stage stays near 38% of cuBLAS DGEMM, bound by shared memory; with
-// the tensor cores 56%.
+// DGEMM: the same pitched 16-byte loads and register double buffering, but the products run on
+// the FP64 tensor cores (IEEE double arithmetic, like an FMA): mma.sync.m16n8k4.f64, one 16×8×4
+// product per warp instruction, in pitched_dmma_kernel ("DGEMM" below; reuse.cu, Part 2, says
+// why the tensor cores). A is not transposed there: the tensor cores want it by rows. Measured on
+// an H100 at 4096³: with FP64 FMAs 38% of cuBLAS DGEMM (bound by shared memory), with the
+// Ampere-era m8n8k4 56%, with m16n8k4 on 64×128 blocks, two per SM, 80% (71% at 8192³).
 //
 // Any M, N, K: a vector that straddles the end of a row (K or N not a multiple of V) is loaded
 // whole — the rest of the vector lies inside the pitch padding, which is allocated and readable —
@@ -144,35 +146,18 @@ __device__ __forceinline__ void load_row_piece(Pack<T>& p, const T* src, int val
     }
 }
 
-// One warp-wide 8×8×4 product on the FP64 tensor cores (sm_80+): C(8×8) += A(8×4)·B(4×8), every
-// product and sum in IEEE double precision. Lane l passes A[l/4][l%4], B[l%4][l/4] and
-// C[l/4][2·(l%4) + {0, 1}].
-__device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-                 : "+d"(c0), "+d"(c1)
-                 : "d"(a), "d"(b));
-}
-
-// TENSOR (double only): the same block tile and the same pitched, vectorised copies, but the
-// products run on the FP64 tensor cores: the 8 warps form a 2×4 grid of warp tiles, each made of
-// 8×8 tiles computed by dmma_8x8x4 (see the header, "DGEMM").
-template <typename T, int TM_, int TN_, int BK_, int MIN_BLOCKS_, bool TENSOR_ = false>
+template <typename T, int TM_, int TN_, int BK_, int MIN_BLOCKS_>
 struct PitchedConfig {
     using Elem = T;
-    static constexpr bool kTensor = TENSOR_;
     static constexpr int V = Pack<T>::V;
     static constexpr int TM = TM_, TN = TN_;          // C elements per thread (FMA)
     static constexpr int THREADS_M = 16, THREADS_N = 16, THREADS = 256;
     static constexpr int BM = TM * THREADS_M, BN = TN * THREADS_N, BK = BK_;
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
     static constexpr int FM = TM / V, FN = TN / V;     // V×V fragments per thread
-    static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;  // TENSOR
-    static constexpr int MT = WM / 8, NT = WN / 8;     // TENSOR: 8×8 tiles per warp
     // Transposed A, rows padded by 16 bytes: the transposing stores are then conflict-free.
-    // TENSOR reads 4 k × 8 rows per lane group instead: rows of As and Bs padded to ≡ 4 (mod 16)
-    // doubles put the 16 doubles of each half-warp in different bank pairs.
-    static constexpr int A_LD = BM + (kTensor ? 4 : V);
-    static constexpr int B_LD = BN + (kTensor ? 4 : 0);
+    static constexpr int A_LD = BM + V;
+    static constexpr int B_LD = BN;
     static constexpr int A_VECS = BM * BK / V / THREADS;  // 16-byte pieces of A per thread
     static constexpr int B_VECS = BK * BN / V / THREADS;  // and of B
     static_assert(TM % V == 0 && TN % V == 0, "thread tiles are made of whole 16-byte vectors");
@@ -185,8 +170,6 @@ struct PitchedConfig {
                   "each thread copies fixed columns of the slabs");
     static_assert((A_LD * sizeof(T)) % 16 == 0, "rows of As stay 16-byte aligned");
     static_assert(TM * TN * sizeof(T) <= 512, "at most 128 registers of accumulators");
-    static_assert(!kTensor || (sizeof(T) == 8 && MT * 8 == WM && NT * 8 == WN && BK % 4 == 0),
-                  "TENSOR: double only, warp tiles of whole 8×8 tiles, slabs of whole k-steps of 4");
     static_assert((B_LD * sizeof(T)) % 16 == 0, "rows of Bs stay 16-byte aligned");
     static_assert(THREADS_M % 4 == 0 && THREADS_N % 8 == 0, "warps cover 4×8 patches of the thread grid");
 };
@@ -250,14 +233,12 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
         }
     };
 
-    // FMA: acc[i][j] is element (i, j) of the thread's TM×TN tile. TENSOR: acc[i][2j + {0,1}]
-    // are the lane's two elements of 8×8 tile (i, j) of its warp tile (8·TM × 4·TN elements).
+    // acc[i][j] is element (i, j) of the thread's TM×TN tile.
     T acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
-    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;  // TENSOR
 
     const int num_slabs = (K + BK - 1) / BK;
     load_slab(0);
@@ -268,44 +249,28 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
         const int buf = t % 2;
         if (t + 1 < num_slabs) load_slab((t + 1) * BK);  // in flight during the FMAs below
 
-        if constexpr (Cfg::kTensor) {
-            static_assert(Cfg::MT <= TM && 2 * Cfg::NT <= TN, "the tiles' accumulators fit in acc");
 #pragma unroll
-            for (int k = 0; k < BK; k += 4) {
-                T a[Cfg::MT], b[Cfg::NT];
+        for (int k = 0; k < BK; ++k) {
+            // Fragment f of A: rows f*16V + ty*V + [0,V); of B: columns f*16V + tx*V + [0,V).
+            T a[TM], b[TN];
 #pragma unroll
-                for (int i = 0; i < Cfg::MT; ++i) a[i] = As[buf][k + lane % 4][warp_m * Cfg::WM + i * 8 + lane / 4];
+            for (int f = 0; f < Cfg::FM; ++f) {
+                Pack<T> p;
+                load16(p, &As[buf][k][f * Cfg::THREADS_M * V + ty * V]);
 #pragma unroll
-                for (int j = 0; j < Cfg::NT; ++j) b[j] = Bs[buf][k + lane % 4][warp_n * Cfg::WN + j * 8 + lane / 4];
-#pragma unroll
-                for (int i = 0; i < Cfg::MT; ++i)
-#pragma unroll
-                    for (int j = 0; j < Cfg::NT; ++j) dmma_8x8x4(acc[i][2 * j], acc[i][2 * j + 1], a[i], b[j]);
+                for (int v = 0; v < V; ++v) a[f * V + v] = p.v[v];
             }
-        } else {
 #pragma unroll
-            for (int k = 0; k < BK; ++k) {
-                // Fragment f of A: rows f*16V + ty*V + [0,V); of B: columns f*16V + tx*V + [0,V).
-                T a[TM], b[TN];
+            for (int f = 0; f < Cfg::FN; ++f) {
+                Pack<T> p;
+                load16(p, &Bs[buf][k][f * Cfg::THREADS_N * V + tx * V]);
 #pragma unroll
-                for (int f = 0; f < Cfg::FM; ++f) {
-                    Pack<T> p;
-                    load16(p, &As[buf][k][f * Cfg::THREADS_M * V + ty * V]);
-#pragma unroll
-                    for (int v = 0; v < V; ++v) a[f * V + v] = p.v[v];
-                }
-#pragma unroll
-                for (int f = 0; f < Cfg::FN; ++f) {
-                    Pack<T> p;
-                    load16(p, &Bs[buf][k][f * Cfg::THREADS_N * V + tx * V]);
-#pragma unroll
-                    for (int v = 0; v < V; ++v) b[f * V + v] = p.v[v];
-                }
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+                for (int v = 0; v < V; ++v) b[f * V + v] = p.v[v];
             }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
         }
 
         // The other buffer was last read before the previous barrier: safe to overwrite.
@@ -339,24 +304,14 @@ pitched_kernel(int M, int N, int K, typename Cfg::Elem alpha,
             }
         }
     };
-    if constexpr (Cfg::kTensor) {
-        static_assert(V == 2, "a lane's two elements of an 8×8 tile are one 16-byte vector");
 #pragma unroll
-        for (int i = 0; i < Cfg::MT; ++i)
+    for (int fi = 0; fi < Cfg::FM; ++fi)
 #pragma unroll
-            for (int j = 0; j < Cfg::NT; ++j)
-                write_c(m0 + warp_m * Cfg::WM + i * 8 + lane / 4, n0 + warp_n * Cfg::WN + j * 8 + (lane % 4) * 2,
-                        &acc[i][2 * j]);
-    } else {
+        for (int vi = 0; vi < V; ++vi)
 #pragma unroll
-        for (int fi = 0; fi < Cfg::FM; ++fi)
-#pragma unroll
-            for (int vi = 0; vi < V; ++vi)
-#pragma unroll
-                for (int fj = 0; fj < Cfg::FN; ++fj)
-                    write_c(m0 + fi * Cfg::THREADS_M * V + ty * V + vi, n0 + fj * Cfg::THREADS_N * V + tx * V,
-                            &acc[fi * V + vi][fj * V]);
-    }
+            for (int fj = 0; fj < Cfg::FN; ++fj)
+                write_c(m0 + fi * Cfg::THREADS_M * V + ty * V + vi, n0 + fj * Cfg::THREADS_N * V + tx * V,
+                        &acc[fi * V + vi][fj * V]);
 }
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) == 0; }
@@ -382,7 +337,228 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
     return Status::ok;
 }
 
-//                                        T   TM  TN  BK  MIN_BLOCKS  TENSOR
+// ---- DGEMM: the FP64 tensor cores with Hopper's 16×8 DMMA shapes ---------------------------------
+//
+// The double stage runs its own kernel with the same three ideas (16-byte loads of pitched rows,
+// shared-memory tiles, double buffering through registers) around mma.sync.m16n8kK.f64 (K = 4, 8
+// or 16, sm_90: one DMMA.16x8xK each; 8 to 32 times the work of one m8n8k4). Because the
+// tensor-core fragments want A by rows, A is NOT transposed here: As[m][k] and Bs[k][n] keep the
+// layout of global memory, so every 16-byte vector loaded from A or B is stored as one STS.128.
+// A lane (g, t) = (lane/4, lane%4) reads single doubles A[g + 8h][t + 4j] and B[t + 4j][g] of each
+// 16×8 tile (LDS.64); rows padded to ≡ 4 doubles (mod 8) put the 4 rows that a half-warp reads in
+// 4 different 32-byte bank groups, so these loads are conflict-free.
+
+// D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
+// a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
+// D[g+8][2t], D[g+8][2t+1]} (the PTX ISA's fragment tables for .f64).
+template <int K>
+__device__ __forceinline__ void dmma_16x8(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
+    static_assert(K == 4 || K == 8 || K == 16, "sm_90 has m16n8k4, m16n8k8 and m16n8k16 for f64");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    // sm_80 (the handout builds for it) has only m8n8k4 (C(8×8) += A(8×4)·B(4×8), lane l holding
+    // A[l/4][l%4], B[l%4][l/4], C[l/4][2(l%4) + {0,1}]): the same product as 2·K/4 of those, rows
+    // g and g + 8 separately, with the same fragments.
+#pragma unroll
+    for (int j = 0; j < K / 4; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                : "+d"(d[2 * h]), "+d"(d[2 * h + 1])
+                : "d"(a[2 * j + h]), "d"(b[j]));
+#else
+    if constexpr (K == 4) {
+        asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+            "{%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+    } else if constexpr (K == 8) {
+        asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    } else {
+        asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+              "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+    }
+#endif
+}
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int MMA_K_, int MIN_BLOCKS_>
+struct PitchedDmmaConfig {
+    using Elem = double;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
+    static constexpr int WM = WM_, WN = WN_;            // warp tile of C
+    static constexpr int MMA_K = MMA_K_;                // k of one mma: 4, 8 or 16
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
+    static constexpr int V = 2;                         // doubles per 16-byte vector
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int MT = WM / 16, NT = WN / 8;     // 16×8 mma tiles of a warp tile
+    static constexpr int FRAG_A = MMA_K / 2, FRAG_B = MMA_K / 4;  // doubles per lane and tile
+    static constexpr int A_LD = BK + 4, B_LD = BN + 4;  // ≡ 4 (mod 8): conflict-free fragments
+    static constexpr int A_BUF = BM * A_LD, BUF = A_BUF + BK * B_LD;  // one buffer: As, then Bs
+    static constexpr size_t SMEM_BYTES = 2 * size_t(BUF) * sizeof(double);  // two buffers
+    static constexpr int A_VECS = BM * BK / V / THREADS;  // 16-byte pieces of A per thread
+    static constexpr int B_VECS = BK * BN / V / THREADS;  // and of B
+    static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "the f64 mma shapes of sm_90");
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
+    static_assert(WM % 16 == 0 && WN % 8 == 0, "mma tiles of 16×8 must cover the warp tile");
+    static_assert(BK % MMA_K == 0 && BK % V == 0, "a slab is whole mma k-steps and whole vectors");
+    static_assert((BM * BK / V) % THREADS == 0 && (BK * BN / V) % THREADS == 0 && A_VECS >= 1 && B_VECS >= 1,
+                  "the vectors of a slab are shared evenly between the threads");
+    static_assert(THREADS % (BK / V) == 0 && THREADS % (BN / V) == 0, "each thread copies fixed columns");
+    static_assert(A_LD % 8 == 4 && B_LD % 8 == 4, "rows ≡ 4 (mod 8) doubles: conflict-free fragments");
+    static_assert(MT * NT * 4 <= 64, "64 accumulators (128 registers) at most");
+};
+
+template <class Cfg, bool kVec>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+pitched_dmma_kernel(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
+                    const double* __restrict__ B, int ldb, double beta, double* __restrict__ C, int ldc,
+                    bool vec_c) {
+    constexpr int V = Cfg::V, BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, MT = Cfg::MT, NT = Cfg::NT;
+    constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MMA_K = Cfg::MMA_K;
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    double* const smem = reinterpret_cast<double*>(smem_raw);  // 2 × { As[BM][A_LD], Bs[BK][B_LD] }
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+    // Copy coordinates: vector e = i*THREADS + tid of the A slab is row e/(BK/V), k V*(e%(BK/V));
+    // vector e of the B slab is row e/(BN/V), column V*(e%(BN/V)).
+    constexpr int A_VECS_PER_ROW = BK / V, B_VECS_PER_ROW = BN / V;
+    const int a_r = tid / A_VECS_PER_ROW, a_k = (tid % A_VECS_PER_ROW) * V;
+    const int b_k = tid / B_VECS_PER_ROW, b_n = (tid % B_VECS_PER_ROW) * V;
+
+    Pack<double> a_stage[Cfg::A_VECS], b_stage[Cfg::B_VECS];  // the next slab, in flight
+    auto load_slab = [&](int k0) {
+#pragma unroll
+        for (int i = 0; i < Cfg::A_VECS; ++i) {
+            const int m = m0 + a_r + i * (Cfg::THREADS / A_VECS_PER_ROW), k = k0 + a_k;
+            load_row_piece<double, kVec>(a_stage[i], A + static_cast<size_t>(m) * lda + k, (m < M) ? K - k : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::B_VECS; ++i) {
+            const int k = k0 + b_k + i * (Cfg::THREADS / B_VECS_PER_ROW), n = n0 + b_n;
+            load_row_piece<double, kVec>(b_stage[i], B + static_cast<size_t>(k) * ldb + n, (k < K) ? N - n : 0);
+        }
+    };
+    auto store_slab = [&](int buf) {  // no transposition: one STS.128 per vector
+        double* const As = smem + buf * Cfg::BUF;
+        double* const Bs = As + Cfg::A_BUF;
+#pragma unroll
+        for (int i = 0; i < Cfg::A_VECS; ++i)
+            store16(As + (a_r + i * (Cfg::THREADS / A_VECS_PER_ROW)) * A_LD + a_k, a_stage[i]);
+#pragma unroll
+        for (int i = 0; i < Cfg::B_VECS; ++i)
+            store16(Bs + (b_k + i * (Cfg::THREADS / B_VECS_PER_ROW)) * B_LD + b_n, b_stage[i]);
+    };
+
+    // Fragments: lane (g, t) reads As[row + g + 8h][k + t + 4j] and Bs[k + t + 4j][col + g].
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    const int g = lane / 4, t = lane % 4;
+    const int a_frag = (warp_m * Cfg::WM + g) * A_LD + t;
+    const int b_frag = Cfg::A_BUF + t * B_LD + warp_n * Cfg::WN + g;
+
+    double acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+
+    const int num_slabs = (K + BK - 1) / BK;
+    load_slab(0);
+    store_slab(0);
+    __syncthreads();
+
+    for (int s = 0; s < num_slabs; ++s) {
+        const int buf = s % 2;
+        if (s + 1 < num_slabs) load_slab((s + 1) * BK);  // in flight during the mma below
+
+        const double* const As = smem + buf * Cfg::BUF + a_frag;
+        const double* const Bs = smem + buf * Cfg::BUF + b_frag;
+#pragma unroll
+        for (int kb = 0; kb < BK; kb += MMA_K) {
+            double a[MT][Cfg::FRAG_A], b[NT][Cfg::FRAG_B];
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int f = 0; f < Cfg::FRAG_A; ++f)  // slot f = 2j + h: row g + 8h, k t + 4j
+                    a[i][f] = As[(i * 16 + (f % 2) * 8) * A_LD + kb + (f / 2) * 4];
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+                for (int f = 0; f < Cfg::FRAG_B; ++f)  // slot f: k t + 4f, column g
+                    b[j][f] = Bs[(kb + f * 4) * B_LD + j * 8];
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j) dmma_16x8<MMA_K>(acc[i][j], a[i], b[j]);
+        }
+
+        // The other buffer was last read before the previous barrier: safe to overwrite.
+        if (s + 1 < num_slabs) store_slab(buf ^ 1);
+        __syncthreads();
+    }
+
+    // Epilogue: C = alpha·acc + beta·C; a double2 inside the matrix, elements at the right edge.
+    auto write_pair = [&](int m, int n, double v0, double v1) {
+        if (m >= M || n >= N) return;
+        double* const c = C + static_cast<size_t>(m) * ldc + n;
+        Pack<double> out;
+        out.v[0] = alpha * v0;
+        out.v[1] = alpha * v1;
+        if (vec_c && n + 1 < N) {
+            if (beta != 0.0) {
+                Pack<double> old;
+                load16(old, c);
+                out.v[0] = fma(beta, old.v[0], out.v[0]);
+                out.v[1] = fma(beta, old.v[1], out.v[1]);
+            }
+            store16(c, out);
+            return;
+        }
+        c[0] = (beta != 0.0) ? fma(beta, c[0], out.v[0]) : out.v[0];
+        if (n + 1 < N) c[1] = (beta != 0.0) ? fma(beta, c[1], out.v[1]) : out.v[1];
+    };
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            const int m = m0 + warp_m * Cfg::WM + i * 16 + g, n = n0 + warp_n * Cfg::WN + j * 8 + 2 * t;
+            write_pair(m, n, acc[i][j][0], acc[i][j][1]);      // row g: columns 2t, 2t+1
+            write_pair(m + 8, n, acc[i][j][2], acc[i][j][3]);  // row g + 8
+        }
+}
+
+// Launches a DMMA configuration; its two buffers may exceed the 48 KB of static shared memory,
+// so they are dynamic and the limit is raised once per kernel.
+template <class Cfg>
+Status run_dmma(const GemmProblem<double>& p) {
+    if (p.M <= 0 || p.N <= 0) return Status::ok;
+    const bool vec_ab = aligned16(p.A) && aligned16(p.B) && p.lda % 2 == 0 && p.ldb % 2 == 0;
+    const bool vec_c = aligned16(p.C) && p.ldc % 2 == 0;
+    const dim3 grid((p.N + Cfg::BN - 1) / Cfg::BN, (p.M + Cfg::BM - 1) / Cfg::BM);
+    if (grid.y > 65535) return Status::unsupported;
+    auto kernel = vec_ab ? pitched_dmma_kernel<Cfg, true> : pitched_dmma_kernel<Cfg, false>;
+    static const cudaError_t attribute[2] = {
+        cudaFuncSetAttribute(pitched_dmma_kernel<Cfg, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(Cfg::SMEM_BYTES)),
+        cudaFuncSetAttribute(pitched_dmma_kernel<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(Cfg::SMEM_BYTES))};
+    GEMMLAB_TRY(attribute[vec_ab ? 1 : 0]);
+    kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb,
+                                                             p.beta, p.C, p.ldc, vec_c);
+    GEMMLAB_CHECK_LAUNCH();
+    return Status::ok;
+}
+
+//                                        T   TM  TN  BK  MIN_BLOCKS
 // float: 8×8 per thread as 2×2 fragments of 4×4, 128×128 block tile, K slabs of 16 (half as
 // many barriers as slabs of 8), two buffers (2 × 16.6 KB of shared memory), two blocks per SM.
 using FloatLarge = PitchedConfig<float,   8,  8, 16, 2>;
@@ -390,11 +566,16 @@ using FloatLarge = PitchedConfig<float,   8,  8, 16, 2>;
 // SMs idle in the last wave (2049³: 27.2 against 19.4 TFLOPS) or stick out of a skinny matrix.
 using FloatMid   = PitchedConfig<float,   8,  4, 16, 3>;
 using FloatSmall = PitchedConfig<float,   4,  4, 16, 4>;
-// double: the FP64 tensor cores (see the header). With FMAs, the best thread tile (4×8, two
-// blocks of 128 registers per SM) reached 17.6 TFLOPS at 4096³ (38% of cuBLAS); DMMA on the same
-// 64×128 block tile and pitched copies reaches 25.5.
-using DoubleLarge = PitchedConfig<double, 4,  8,  8, 2, true>;
-using DoubleSmall = PitchedConfig<double, 4,  4, 16, 3, true>;
+// double: the FP64 tensor cores with m16n8k4 (see "DGEMM" above). 64×128 blocks of 8 warps of
+// 32×32 (2×4 mma tiles: 32 accumulators, 128 registers in all), slabs of 16 k, two blocks per SM:
+// while one block waits at its barrier or for its loads, the other one's mma keep the tensor
+// cores busy; 128 registers, no spill. Measured on an H100 (tuning candidates, cuBLAS DGEMM in
+// the same run): 37.4 TFLOPS at 4096³ (80% of cuBLAS), 33.4 at 8192³ (71%); one block of
+// 128×128 per SM (8 warps of 64×32) only 16.5–21.1: with a single block per SM every barrier and
+// every exposed load stalls the whole SM. m16n8k8 on the same tile: 32.2 (its fragments push the
+// 128-register budget into spills). With FMAs this stage reached 17.6, with m8n8k4 25.5.
+//                                         BM   BN  BK  WM  WN MMA_K MINB
+using DoubleDmma = PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2>;
 
 // sm_count and estimated_speed repeat reuse.cu's on purpose: each stage file is a self-contained
 // hand-in (students and the cluster copy single .cu files; nothing beside them is shipped).
@@ -434,10 +615,7 @@ Status gemm_pitched(const GemmProblem<T>& p) {
         if (large >= mid && large >= small) return run_config<FloatLarge>(p);
         return (mid >= small) ? run_config<FloatMid>(p) : run_config<FloatSmall>(p);
     } else {
-        // Relative speeds at 4096³ on an H100: 25.5 and 25.0 TFLOPS.
-        const double large = estimated_speed<DoubleLarge>(p, 1.0);
-        const double small = estimated_speed<DoubleSmall>(p, 0.98);
-        return (large >= small) ? run_config<DoubleLarge>(p) : run_config<DoubleSmall>(p);
+        return run_dmma<DoubleDmma>(p);
     }
 }
 
@@ -465,9 +643,13 @@ void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,
     f64.push_back({"pitched", "t8x8 bk8 minb1", &run_config<PitchedConfig<double, 8, 8, 8, 1>>});
     f64.push_back({"pitched", "t4x4 bk8 minb3", &run_config<PitchedConfig<double, 4, 4, 8, 3>>});
     f64.push_back({"pitched", "t8x4 bk8 minb2", &run_config<PitchedConfig<double, 8, 4, 8, 2>>});
-    f64.push_back({"pitched", "dmma t4x8 bk8 minb2", &run_config<PitchedConfig<double, 4, 8, 8, 2, true>>});
-    f64.push_back({"pitched", "dmma t8x8 bk8 minb1", &run_config<PitchedConfig<double, 8, 8, 8, 1, true>>});
-    f64.push_back({"pitched", "dmma t4x4 bk16 minb3", &run_config<PitchedConfig<double, 4, 4, 16, 3, true>>});
+    // DGEMM on the tensor cores (labels: block tile, warp tile, mma k, blocks per SM).
+    //                                                                          BM   BN  BK  WM  WN MMA_K MINB
+    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k4 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2>>});
+    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 8, 2>>});
+    f64.push_back({"pitched", "m16n8 128x128x8 w64x32 k8 1/SM", &run_dmma<PitchedDmmaConfig<128, 128, 8, 64, 32, 8, 1>>});
+    f64.push_back({"pitched", "m16n8 128x128x16 w64x32 k16 1/SM", &run_dmma<PitchedDmmaConfig<128, 128, 16, 64, 32, 16, 1>>});
+    f64.push_back({"pitched", "m16n8 128x64x8 w64x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<128, 64, 8, 64, 32, 8, 2>>});
 }
 #endif
 

@@ -21,11 +21,11 @@
 //      the FMAs of step k execute, so the FMA pipe never waits on shared-memory latency.
 //
 //   6. DGEMM on the FP64 tensor cores. An H100 SM does 64 FP64 FMAs per clock on its FMA units
-//      but 128 on its tensor cores (DMMA), which multiply 8×4 by 4×8 blocks of doubles with IEEE
-//      double products and sums (no precision is lost: the checker's bound is the same). The
-//      double configurations keep 1–5 and replace the thread's TM×TN outer product by warp-wide
-//      mma.sync.m8n8k4 instructions on 8×8 tiles (Math::dmma). With FP64 FMAs this kernel
-//      reached 51% of cuBLAS DGEMM at 4096³, with DMMA 66% (cuBLAS uses DMMA too).
+//      but 128 on its tensor cores (DMMA), with IEEE double products and sums (no precision is
+//      lost: the checker's bound is the same). Math::dmma keeps 1–5 and replaces the thread's
+//      TM×TN outer product by warp-wide mma.sync.m8n8k4 on 8×8 tiles: 66% of cuBLAS DGEMM at
+//      4096³ (FP64 FMAs: 51%). The stage's double now runs Part 2 below, a kernel built for
+//      sm_90's larger m16n8k8 shape: 105%.
 //
 // Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
 // memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
@@ -110,8 +110,9 @@ __device__ __forceinline__ void store_vec16(double* dst, const double* v) {
 // One warp-wide 8×8×4 product on the FP64 tensor cores (sm_80+): C(8×8) += A(8×4)·B(4×8), every
 // product and sum in IEEE double precision. Each lane passes one element of A (row lane/4,
 // column lane%4), one of B (row lane%4, column lane/4) and two of C (row lane/4, columns
-// 2·(lane%4) and 2·(lane%4)+1).
-__device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
+// 2·(lane%4) and 2·(lane%4)+1). Used by Math::dmma (tuning candidates only since the stage's
+// double runs Part 2) and by Part 2's sm_80 fallback: unreferenced in a plain sm_90 build.
+[[maybe_unused]] __device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
                  : "+d"(c0), "+d"(c1)
                  : "d"(a), "d"(b));
@@ -525,6 +526,363 @@ double estimated_speed(const GemmProblem<T>& p, double relative_speed) {
     return relative_speed * inside * (tiles / (waves * slots));
 }
 
+// ================================================================================================
+// Part 2 — DGEMM on the FP64 tensor cores with Hopper's 16×8 DMMA shapes
+// ================================================================================================
+//
+// The double stage uses its own kernel, reuse_dmma_kernel, built around instructions that sm_90
+// added: mma.sync.m16n8k4 / m16n8k8 / m16n8k16 .f64 (PTX ISA 7.8; one DMMA.16x8x4/8/16 each in
+// SASS). One of them multiplies a 16×K block of A by a K×8 block of B into a 16×8 tile of C,
+// every product and sum in IEEE double precision (like an FMA: the checker's bound is the same).
+// Part 1's Math::dmma path issues the Ampere-era m8n8k4 (256 FMAs per instruction); m16n8k8 does
+// 1024 and reads each accumulator once per 8 k instead of once per 4. Part 1's double
+// configurations (DoubleLarge, DoubleSmall: FMA; DoubleMmaLarge, DoubleMmaSmall: m8n8k4) are no
+// longer used by the stage; they stay as measured baselines among the tuning candidates.
+//
+//   1. Block tile 128×64, 4 warps of 64×32, two blocks per SM. A warp tile is 4×4 mma tiles of
+//      16×8: 64 accumulators per lane (128 registers), the most that leaves room for fragments
+//      and copy addresses under the 255-register limit of 256 threads per SM. Two blocks rather
+//      than one 128×128 block: while one block waits at its barrier, the other's mma run.
+//   2. Both operands keep their global layout in shared memory, As[m][k] and Bs[k][n], so both
+//      are copied with 16-byte cp.async (no transposition, unlike Part 1). A lane (g, t) =
+//      (lane/4, lane%4) needs A[g + 8h][t + 4j] and B[t + 4j][g] of each tile: single doubles,
+//      read with LDS.64. Rows padded to ≡ 4 doubles (mod 8) — 32 or 96 bytes (mod 128) — put
+//      the 4 rows g (or t) that a half-warp reads in 4 different 32-byte bank groups:
+//      conflict-free.
+//   3. A cp.async pipeline of STAGES slabs of BK (the partial slab is the last one, so every
+//      16-byte copy starts aligned; a copy that crosses K reads its valid head and zero-fills
+//      its tail), one barrier per slab. The first fragments of a slab are loaded BEFORE that
+//      barrier (they landed one barrier earlier), so their shared-memory latency hides behind
+//      the barrier and the previous slab's mma still in the tensor pipe ("EARLY"; it costs one
+//      stage of lookahead, hence STAGES >= 3).
+//   4. Edges as in Part 1: interior blocks run without any bounds test, edge blocks zero-fill
+//      out-of-range copies; C is written as double2 where ldc allows, element-wise at the right
+//      edge, never between N and ldc, and not read when beta == 0.
+//
+// Measured on an H100 (ladder, tuning run, cuBLAS DGEMM in the same run): 47.0 TFLOPS at 4096³
+// (105% of cuBLAS), 45.7 at 8192³ (103%); Part 1 with m8n8k4: 30.2 (64%) and 29.8 (61%). 47.0 is
+// 70% of the FP64 tensor peak (66.9 TFLOPS at 1.98 GHz). What the SASS of the main loop holds
+// (cuobjdump, DmmaLarge): per warp and slab, 32 DMMA.16x8x8, 48 conflict-free LDS.64, 8 LDGSTS
+// and the reloads of the spilled copy addresses (LDL). Nsight Compute counters of this kernel
+// are still to be taken: reference/tuning/profile.sh
+// 'reuse_dmma_kernel<.*DmmaConfig<.int.128, .int.64, .int.16, .int.64, .int.32, .int.8, .int.3,
+// .int.2, .bool.1>, .bool.1>' reuse f64
+
+// D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
+// a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
+// D[g+8][2t], D[g+8][2t+1]} (the PTX ISA's fragment tables for .f64).
+template <int K>
+__device__ __forceinline__ void dmma_16x8(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
+    static_assert(K == 4 || K == 8 || K == 16, "sm_90 has m16n8k4, m16n8k8 and m16n8k16 for f64");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    // sm_80 (the handout builds for it) has only m8n8k4: the same product as 2·K/4 of those, the
+    // rows g and g + 8 separately, with the same fragments.
+#pragma unroll
+    for (int j = 0; j < K / 4; ++j) {
+        dmma_8x8x4(d[0], d[1], a[2 * j], b[j]);
+        dmma_8x8x4(d[2], d[3], a[2 * j + 1], b[j]);
+    }
+#else
+    if constexpr (K == 4) {
+        asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+            "{%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+    } else if constexpr (K == 8) {
+        asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    } else {
+        asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+              "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+    }
+#endif
+}
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int MMA_K_, int STAGES_, int MIN_BLOCKS_,
+          bool EARLY_ = true>
+struct DmmaConfig {
+    using Elem = double;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
+    static constexpr int WM = WM_, WN = WN_;            // warp tile of C
+    static constexpr int MMA_K = MMA_K_;                // k of one mma: 4, 8 or 16
+    static constexpr int STAGES = STAGES_;              // cp.async pipeline depth
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
+    static constexpr bool EARLY = EARLY_;               // first fragments of a slab before its barrier
+
+    static constexpr int V = 2;  // doubles per 16-byte copy
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
+    static constexpr int THREADS = 32 * WARPS;
+    static constexpr int MT = WM / 16, NT = WN / 8;  // 16×8 mma tiles of a warp tile
+    static constexpr int KSTEPS = BK / MMA_K;        // mma k-steps per slab
+    static constexpr int FRAG_A = MMA_K / 2, FRAG_B = MMA_K / 4;  // doubles per lane and tile
+
+    // Rows ≡ 4 (mod 8) doubles: conflict-free fragment loads (point 2 above), 16-byte aligned.
+    static constexpr int A_LD = BK + 4, B_LD = BN + 4;
+    static constexpr int A_STAGE = BM * A_LD, B_STAGE = BK * B_LD, STAGE = A_STAGE + B_STAGE;
+    static constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(double);
+
+    // Copies of one slab, per thread: 16-byte vectors, or single doubles when rows are not aligned.
+    static constexpr int A_VEC_ITERS = BM * BK / V / THREADS, B_VEC_ITERS = BK * BN / V / THREADS;
+    static constexpr int A_ELEM_ITERS = BM * BK / THREADS, B_ELEM_ITERS = BK * BN / THREADS;
+
+    static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "the f64 mma shapes of sm_90");
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
+    static_assert(WM % 16 == 0 && WN % 8 == 0, "mma tiles of 16×8 must cover the warp tile");
+    static_assert(BK % MMA_K == 0, "a slab is a whole number of mma k-steps");
+    static_assert(BK % V == 0 && BN % V == 0, "slabs are copied in whole 16-byte vectors");
+    static_assert((BM * BK / V) % THREADS == 0 && (BK * BN / V) % THREADS == 0,
+                  "every thread copies as many vectors of a slab");
+    static_assert(A_LD % 8 == 4 && B_LD % 8 == 4, "rows ≡ 4 (mod 8) doubles: conflict-free fragments");
+    static_assert(STAGES >= (EARLY ? 3 : 2), "stages: the one computed, the next, one in flight");
+    static_assert(MT * NT * 4 <= 64, "64 accumulators (128 registers) at most: fragments need the rest");
+    static_assert(SMEM_BYTES * MIN_BLOCKS <= 227 * 1024, "the stages must fit in an SM's shared memory");
+};
+
+template <class Cfg, bool kVec>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+reuse_dmma_kernel(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
+                  const double* __restrict__ B, int ldb, double beta, double* __restrict__ C, int ldc,
+                  bool vec_c) {
+    constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V, STAGES = Cfg::STAGES;
+    constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MT = Cfg::MT, NT = Cfg::NT, MMA_K = Cfg::MMA_K;
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    double* const smem = reinterpret_cast<double*>(smem_raw);  // STAGES × { As[BM][A_LD], Bs[BK][B_LD] }
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tile_m, tile_n;
+    swizzled_tile(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    // Slabs of BK along K; only the last one may be partial (its elements k >= K read as zeros).
+    const int num_slabs = (K + BK - 1) / BK;
+
+    // ---- global→shared copy of one slab into one pipeline stage ------------------------------
+    // kGuardMN: the block overlaps the bottom or right edge; kGuardK: the partial last slab.
+    auto copy_slab = [&](int slab, int stage, auto guard_mn, auto guard_k) {
+        constexpr bool kGuardMN = decltype(guard_mn)::value, kGuardK = decltype(guard_k)::value;
+        double* const As = smem + stage * Cfg::STAGE;
+        double* const Bs = As + Cfg::A_STAGE;
+        const int k0 = slab * BK;
+        if constexpr (kVec) {
+#pragma unroll
+            for (int i = 0; i < Cfg::A_VEC_ITERS; ++i) {
+                const int v = i * Cfg::THREADS + tid;  // consecutive threads: consecutive k of a row
+                const int r = v / (BK / V), k = (v % (BK / V)) * V;
+                const double* src = A + static_cast<size_t>(m0 + r) * lda + (k0 + k);
+                int valid = V;
+                if constexpr (kGuardK) valid = min(max(K - (k0 + k), 0), V);
+                if constexpr (kGuardMN) valid = (m0 + r < M) ? valid : 0;
+                cp_async<16>(shared_address(As + r * A_LD + k), valid > 0 ? src : A, valid * 8);
+            }
+#pragma unroll
+            for (int i = 0; i < Cfg::B_VEC_ITERS; ++i) {
+                const int v = i * Cfg::THREADS + tid;  // consecutive threads: consecutive n of a row
+                const int k = v / (BN / V), c = (v % (BN / V)) * V;
+                const double* src = B + static_cast<size_t>(k0 + k) * ldb + (n0 + c);
+                int valid = V;
+                if constexpr (kGuardMN) valid = min(max(N - (n0 + c), 0), V);
+                if constexpr (kGuardK) valid = (k0 + k < K) ? valid : 0;
+                cp_async<16>(shared_address(Bs + k * B_LD + c), valid > 0 ? src : B, valid * 8);
+            }
+        } else {
+#pragma unroll 4
+            for (int i = 0; i < Cfg::A_ELEM_ITERS; ++i) {
+                const int e = i * Cfg::THREADS + tid;
+                const int r = e / BK, k = e % BK;
+                const bool ok = (!kGuardMN || m0 + r < M) && (!kGuardK || k0 + k < K);
+                const double* src = A + static_cast<size_t>(m0 + r) * lda + (k0 + k);
+                cp_async<8>(shared_address(As + r * A_LD + k), ok ? src : A, ok ? 8 : 0);
+            }
+#pragma unroll 4
+            for (int i = 0; i < Cfg::B_ELEM_ITERS; ++i) {
+                const int e = i * Cfg::THREADS + tid;
+                const int k = e / BN, c = e % BN;
+                const bool ok = (!kGuardMN || n0 + c < N) && (!kGuardK || k0 + k < K);
+                const double* src = B + static_cast<size_t>(k0 + k) * ldb + (n0 + c);
+                cp_async<8>(shared_address(Bs + k * B_LD + c), ok ? src : B, ok ? 8 : 0);
+            }
+        }
+    };
+
+    // ---- fragments: lane (g, t) reads As[row + g + 8h][k + t + 4j] and Bs[k + t + 4j][col + g] --
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    const int g = lane / 4, t = lane % 4;
+    const int a_frag = (warp_m * Cfg::WM + g) * A_LD + t;            // offset in a stage's As
+    const int b_frag = Cfg::A_STAGE + t * B_LD + warp_n * Cfg::WN + g;  // and in its Bs
+
+    double acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+
+    // The fragments of one k-step: MT tiles of A and NT of B.
+    struct Fragments {
+        double a[MT][Cfg::FRAG_A], b[NT][Cfg::FRAG_B];
+    };
+    // Loads them from a stage. Loops are unrolled, so every address is a base register plus a
+    // constant.
+    auto load_step = [&](Fragments& f, const double* stage_base, int ks) {
+        const double* As = stage_base + a_frag + ks * MMA_K;
+        const double* Bs = stage_base + b_frag + ks * MMA_K * B_LD;
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int s = 0; s < Cfg::FRAG_A; ++s)  // slot s = 2j + h: row g + 8h, k t + 4j
+                f.a[i][s] = As[(i * 16 + (s % 2) * 8) * A_LD + (s / 2) * 4];
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int s = 0; s < Cfg::FRAG_B; ++s)  // slot s: k t + 4s, column g
+                f.b[j][s] = Bs[s * 4 * B_LD + j * 8];
+    };
+    // MT×NT independent mma.
+    auto mma_step = [&](const Fragments& f) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) dmma_16x8<MMA_K>(acc[i][j], f.a[i], f.b[j]);
+    };
+
+    // The whole pipeline, instantiated for interior blocks (no bounds tests on M and N) and for
+    // edge blocks; the branch between them is uniform per block and taken once.
+    auto pipeline = [&](auto guard_mn) {
+        const bool partial_last = (K % BK) != 0;
+        auto copy = [&](int slab, int stage) {
+            if (partial_last && slab == num_slabs - 1) copy_slab(slab, stage, guard_mn, std::true_type{});
+            else copy_slab(slab, stage, guard_mn, std::false_type{});
+        };
+        // Prologue: slabs 0..STAGES-2 in flight, one commit group per slab (empty or not).
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < num_slabs) copy(s, s);
+            cp_async_commit();
+        }
+        if constexpr (Cfg::EARLY) {
+            cp_async_wait<STAGES - 2>();  // slab 0 has landed
+            __syncthreads();
+        }
+        int stage = 0;
+        for (int slab = 0; slab < num_slabs; ++slab) {
+            const double* const stage_base = smem + stage * Cfg::STAGE;
+            const int next = slab + STAGES - 1, next_stage = (stage == 0) ? STAGES - 1 : stage - 1;
+            Fragments f;
+            if constexpr (Cfg::EARLY) {
+                // The first fragments of this slab (visible since the last barrier) are loaded
+                // before the barrier, so their latency hides behind it and the mma of the
+                // previous slab. Then: slab + 1 has landed (STAGES-3 newer groups may still be
+                // in flight), and every warp is done with the stage of slab - 1: refill it.
+                load_step(f, stage_base, 0);
+                cp_async_wait<STAGES - 3>();
+                __syncthreads();
+                if (next < num_slabs) copy(next, next_stage);
+                cp_async_commit();
+                mma_step(f);
+#pragma unroll
+                for (int ks = 1; ks < Cfg::KSTEPS; ++ks) {
+                    load_step(f, stage_base, ks);
+                    mma_step(f);
+                }
+            } else {
+                // Slab `slab` has landed (at most STAGES-2 newer groups still in flight), and
+                // every warp is done with the stage the next copy overwrites (it held slab - 1).
+                cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                if (next < num_slabs) copy(next, next_stage);
+                cp_async_commit();
+#pragma unroll
+                for (int ks = 0; ks < Cfg::KSTEPS; ++ks) {
+                    load_step(f, stage_base, ks);
+                    mma_step(f);
+                }
+            }
+            stage = (stage + 1 == STAGES) ? 0 : stage + 1;
+        }
+    };
+    if (m0 + BM <= M && n0 + BN <= N) pipeline(std::false_type{});
+    else pipeline(std::true_type{});
+
+    // ---- epilogue: C = alpha·acc + beta·C ----------------------------------------------------
+    // Two consecutive results (row, col), (row, col+1): one double2 when both are inside C and
+    // ldc allows it, else element by element up to N.
+    auto write_pair = [&](int row, int col, double v0, double v1) {
+        if (row >= M || col >= N) return;
+        double* const c = C + static_cast<size_t>(row) * ldc + col;
+        double out[V] = {alpha * v0, alpha * v1};
+        if (vec_c && col + 1 < N) {
+            if (beta != 0.0) {
+                double old[V];
+                load_vec16_global(old, c);
+                out[0] = fma(beta, old[0], out[0]);
+                out[1] = fma(beta, old[1], out[1]);
+            }
+            store_vec16(c, out);
+            return;
+        }
+        c[0] = (beta != 0.0) ? fma(beta, c[0], out[0]) : out[0];
+        if (col + 1 < N) c[1] = (beta != 0.0) ? fma(beta, c[1], out[1]) : out[1];
+    };
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            const int row = m0 + warp_m * Cfg::WM + i * 16 + g, col = n0 + warp_n * Cfg::WN + j * 8 + 2 * t;
+            write_pair(row, col, acc[i][j][0], acc[i][j][1]);      // row g: columns 2t, 2t+1
+            write_pair(row + 8, col, acc[i][j][2], acc[i][j][3]);  // row g + 8
+        }
+}
+
+// Launches one DMMA configuration: 16-byte copies when every row of A and of B starts 16-byte
+// aligned (lda, ldb even, A and B aligned), element copies otherwise.
+template <class Cfg, bool kVec>
+Status launch_dmma(const GemmProblem<double>& p, unsigned tiles, bool vec_c) {
+    auto kernel = reuse_dmma_kernel<Cfg, kVec>;
+    static const cudaError_t attribute = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM_BYTES));
+    GEMMLAB_TRY(attribute);
+    kernel<<<tiles, Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B,
+                                                              p.ldb, p.beta, p.C, p.ldc, vec_c);
+    GEMMLAB_CHECK_LAUNCH();
+    return Status::ok;
+}
+
+template <class Cfg>
+Status run_dmma(const GemmProblem<double>& p) {
+    if (p.M <= 0 || p.N <= 0) return Status::ok;
+    const long long tiles = static_cast<long long>((p.M + Cfg::BM - 1) / Cfg::BM) *
+                            ((p.N + Cfg::BN - 1) / Cfg::BN);
+    if (tiles > 0x7fffffffLL) return Status::unsupported;
+    const bool vec = p.lda % 2 == 0 && p.ldb % 2 == 0 && aligned16(p.A) && aligned16(p.B);
+    const bool vec_c = p.ldc % 2 == 0 && aligned16(p.C);
+    return vec ? launch_dmma<Cfg, true>(p, static_cast<unsigned>(tiles), vec_c)
+               : launch_dmma<Cfg, false>(p, static_cast<unsigned>(tiles), vec_c);
+}
+
+// ---- the double configurations ------------------------------------------------------------------
+// Chosen with reference/tuning/run.sh --tune on an H100 (4096³ / 8192³ in TFLOPS, cuBLAS DGEMM
+// 46.8 / 48.2 in the same run):
+//                               BM   BN  BK  WM  WN  MMA_K STAGES MIN_BLOCKS
+// Large problems: 128×64 blocks of 4 warps of 64×32 (point 1), m16n8k8, slabs of 16 k, 3 stages
+// (2 × 85.5 KB), two blocks per SM: 47.0 / 45.7. ptxas: 255 registers and 100 bytes of spill,
+// loop-invariant copy addresses that the main loop reloads from L1 once per slab. One 128×128 block per SM, the same warps: 45.7
+// / 45.5 — with two blocks, one block's barrier stalls hide behind the other's mma.
+// m16n8k8 rather than m16n8k16: k16 fragments take 96 registers per k-step and spill (35.3 /
+// 35.2), or without the early loads of point 3 do not spill but wait at every barrier (42.7 /
+// 44.0); m16n8k4: 41.5 / 44.0 on 128×128 blocks, against 45.7 / 45.5 for k8.
+using DmmaLarge = DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>;
+// Small or skinny problems: 64×64 blocks of 4 warps of 32×32, m16n8k16 (no spill at this size),
+// 4 stages, two blocks per SM: 41.6 / 41.7, but 4× more blocks than DmmaLarge to spread over
+// the SMs: 38.0 TFLOPS on 16384×64×4096, where DmmaLarge leaves half of its 264 slots empty (31.8).
+using DmmaSmall = DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>;
+
 }  // namespace
 
 template <typename T>
@@ -539,13 +897,10 @@ Status gemm_reuse(const GemmProblem<T>& p) {
         if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
         return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
-        // Relative speeds at 4096³ on an H100: 30.2 and 29.3 TFLOPS. The large tile wastes half
-        // its work when M or N is below it, and measured slower when K is short (8192×8192×256:
-        // 22.1 against 26.7 TFLOPS): its deeper pipeline has few slabs to overlap.
-        const bool large_fits = p.M >= DoubleMmaLarge::BM && p.N >= DoubleMmaLarge::BN && p.K >= 1024;
-        const double large = large_fits ? estimated_speed<DoubleMmaLarge>(p, 1.0) : 0.0;
-        const double small = estimated_speed<DoubleMmaSmall>(p, 0.97);
-        return (large >= small) ? run_config<DoubleMmaLarge>(p) : run_config<DoubleMmaSmall>(p);
+        // Part 2's kernel. Relative speeds at 4096³ on an H100: 47.0 and 41.6 TFLOPS.
+        const double large = estimated_speed<DmmaLarge>(p, 1.0);
+        const double small = estimated_speed<DmmaSmall>(p, 0.885);
+        return (large >= small) ? run_dmma<DmmaLarge>(p) : run_dmma<DmmaSmall>(p);
     }
 }
 
@@ -584,6 +939,19 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 64, 32, 8, 8, 3, 1, D>>("dmma 128x128x16 w64x32 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 64, 16, 32, 32, 8, 8, 3, 4, D>>("dmma 64x64x16 w32x32 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 64, 16, 32, 16, 8, 8, 3, 3, D>>("dmma 64x64x16 w32x16 s3"));
+    // Part 2: the m16n8kK kernel (labels: block, warp tile, mma k, stages, blocks per SM).
+    auto dmma = [&](auto cfg, const char* label) {
+        using Cfg = decltype(cfg);
+        f64.push_back({"reuse", label, &run_dmma<Cfg>});
+    };
+    //                BM   BN  BK  WM  WN  MMA_K ST MINB
+    dmma(DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>{}, "m16n8 128x64x16 w64x32 k8 s3 2/SM");
+    dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 4, 1>{}, "m16n8 128x128x16 w64x32 k8 s4");
+    dmma(DmmaConfig<128, 128, 16, 64, 32, 4, 4, 1>{}, "m16n8 128x128x16 w64x32 k4 s4");
+    dmma(DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>{}, "m16n8 64x64x16 w32x32 k16 s4 2/SM");
+    // m16n8k16 without the early fragment loads (with them, its 96 fragment registers spill).
+    dmma(DmmaConfig<128, 128, 16, 64, 32, 16, 4, 1, false>{}, "m16n8 128x128x16 w64x32 k16 s4 late");
+    dmma(DmmaConfig<128, 64, 16, 64, 32, 16, 3, 2, false>{}, "m16n8 128x64x16 w64x32 k16 s3 2/SM late");
 }
 #endif
 
