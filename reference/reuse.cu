@@ -458,7 +458,8 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 //     before the copy is issued, so the copy's instructions hide their latency;
 //   - the copies walk A and B with pointers advanced by one slab at a time.
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
+          int COPY_STEP_ = -1, int GROUP_M_ = 8>
 struct SgemmConfig {
     using Elem = float;
     static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
@@ -466,6 +467,8 @@ struct SgemmConfig {
     static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
     static constexpr int STAGES = STAGES_;              // shared-memory pipeline depth
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
+    static constexpr int COPY_STEP = COPY_STEP_;        // k-step that issues the next copy
+    static constexpr int GROUP_M = GROUP_M_;            // block-rows per swizzle group
 
     static constexpr int V = 4;  // floats per 16-byte vector
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
@@ -516,9 +519,12 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    int tile_m, tile_n;
-    swizzled_tile(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
-    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    // Block swizzle as in swizzled_tile, GROUP_M block-rows per group.
+    const int per_group = Cfg::GROUP_M * tiles_n;
+    const int first_m = (int(blockIdx.x) / per_group) * Cfg::GROUP_M;
+    const int group_m = min(tiles_m - first_m, Cfg::GROUP_M);
+    const int in_group = int(blockIdx.x) % per_group;
+    const int m0 = (first_m + in_group % group_m) * BM, n0 = (in_group / group_m) * BN;
 
     // As in reuse_kernel, the partial slab is the first one (k from k_first < 0: zeros).
     const int num_slabs = (K + BK - 1) / BK;
@@ -618,14 +624,16 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
         // Past the last slab a copy re-reads the last slab, which is a full one in interior
         // blocks (they have >= 2 slabs); edge blocks test k on every copy.
         using GuardLaterK = decltype(guard_mn);
+        constexpr bool kLate = (Cfg::COPY_STEP < 0);  // refill right after the barrier
+        constexpr int kPrologueSlabs = kLate ? STAGES : STAGES - 1;
         copy_slab(k_first, 0, guard_mn, GuardK{});
         cp_async_commit();
 #pragma unroll
-        for (int s = 1; s < STAGES; ++s) {
+        for (int s = 1; s < kPrologueSlabs; ++s) {
             copy_slab(k_first + min(s, num_slabs - 1) * BK, s, guard_mn, GuardLaterK{});
             cp_async_commit();
         }
-        cp_async_wait<STAGES - 1>();
+        cp_async_wait<kPrologueSlabs - 1>();
         __syncthreads();
         load_fragments(frag_a[0], frag_b[0], 0, 0);
 
@@ -645,9 +653,22 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
                     __syncthreads();
                     const int next = (stage + 1 == STAGES) ? 0 : stage + 1;
                     load_fragments(frag_a[nxt], frag_b[nxt], next, 0);
-                    copy_slab(k_first + min(slab + STAGES, num_slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
-                    cp_async_commit();
+                    if constexpr (kLate) {
+                        copy_slab(k_first + min(slab + STAGES, num_slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
+                        cp_async_commit();
+                    }
                     stage = next;
+                }
+                if constexpr (!kLate) {
+                    if (k == Cfg::COPY_STEP) {
+                        // The stage of the previous slab: every thread has passed the barrier
+                        // that ended it.
+                        const int prev = (stage == 0) ? STAGES - 1 : stage - 1;
+                        copy_slab(k_first + min(slab + STAGES - 1, num_slabs - 1) * BK,
+                                  k == BK - 1 ? (stage == 0 ? STAGES - 2 : (stage == 1 ? STAGES - 1 : stage - 2)) : prev,
+                                  guard_mn, GuardLaterK{});
+                        cp_async_commit();
+                    }
                 }
                 // The outer product: TM×TN independent FMAs.
 #pragma unroll
@@ -751,7 +772,7 @@ using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1>;
 using FloatLarge  = ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2>;
 // float, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread: 4× more
 // blocks to spread over the SMs.
-using FloatSmall  = ReuseConfig<float,   64,  64, 8, 32, 32,  8,  4, 3, 4>;
+using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4>;
 // double: 8×8 per thread is the most the register file holds (64 accumulators = 128 registers,
 // ~240 in all). 64×128 blocks of 4 warps (32×64 each) let two blocks share an SM, which measured
 // better than one 128×128 block of 8 warps (one block's barrier stalls hide behind the other).
@@ -831,17 +852,19 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
     f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
-    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST  MINB
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1>>("ffma 128x256x16 w64x64 t16x8 s3"));
+    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST  MINB COPY GROUP
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1>>("ffma 128x256x16 w64x64 t16x8 s4"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 5, 1>>("ffma 128x256x16 w64x64 t16x8 s5"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 8, 64, 64, 16, 8, 3, 1>>("ffma 128x256x8 w64x64 t16x8 s3"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 0>>("ffma 128x256x16 w64x64 t16x8 s4 c0"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 0>>("ffma 128x256x16 w64x64 t16x8 s3 c0"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 8, 16, 4, 1, 0>>("ffma 128x256x16 w64x64 t8x16 s4 c0"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 4>>("ffma 128x256x16 w64x64 t16x8 s4 c4"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1, 16>>("ffma 128x256x16 w64x64 t16x8 s4 g16"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, 16>>("ffma 128x256x16 w64x64 t16x8 s4 c8 g16"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 8, 16, 4, 1>>("ffma 128x256x16 w64x64 t8x16 s4"));
     f32.push_back(candidate<SgemmConfig<128, 256, 8, 64, 64, 16, 8, 4, 1>>("ffma 128x256x8 w64x64 t16x8 s4"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 32, 64, 64, 16, 8, 3, 1>>("ffma 128x256x32 w64x64 t16x8 s3"));
-    f32.push_back(candidate<SgemmConfig<128, 128, 16, 64, 64, 16, 8, 3, 2>>("ffma 128x128x16 w64x64 t16x8 s3"));
-    f32.push_back(candidate<SgemmConfig<128, 128, 16, 64, 64, 16, 8, 4, 2>>("ffma 128x128x16 w64x64 t16x8 s4"));
     f32.push_back(candidate<SgemmConfig<128, 128, 16, 32, 64, 8, 8, 4, 2>>("ffma 128x128x16 w32x64 t8x8 s4"));
-    f32.push_back(candidate<SgemmConfig<128, 128, 8, 32, 64, 8, 8, 4, 2>>("ffma 128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4>>("ffma 64x64x16 w32x32 t8x4 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
