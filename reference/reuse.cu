@@ -459,16 +459,17 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 //   - the copies walk A and B with pointers advanced by one slab at a time.
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int COPY_STEP_ = -1, int GROUP_M_ = 8>
+          int COPY_STEP_, bool SERPENTINE_ = true>
 struct SgemmConfig {
     using Elem = float;
+    using FfmaKernel = void;  // marks a configuration of reuse_ffma_kernel (kernel_for)
     static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
     static constexpr int WM = WM_, WN = WN_;            // warp tile of C
     static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
     static constexpr int STAGES = STAGES_;              // shared-memory pipeline depth
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
-    static constexpr int COPY_STEP = COPY_STEP_;        // k-step that issues the next copy
-    static constexpr int GROUP_M = GROUP_M_;            // block-rows per swizzle group
+    static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy
+    static constexpr bool SERPENTINE = SERPENTINE_;     // order of the FMAs (see the kernel)
 
     static constexpr int V = 4;  // floats per 16-byte vector
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
@@ -501,7 +502,8 @@ struct SgemmConfig {
                   "the vectors of the B slab must be shared evenly between the threads");
     static_assert((BK * BN) % THREADS == 0 && (THREADS % BN == 0 || BN % THREADS == 0),
                   "the elements of the B slab (fallback copy) too, in whole rows or row parts");
-    static_assert(STAGES >= 2 && BK % 2 == 0, "a pipeline of >= 2 stages, an even number of k-steps");
+    static_assert(STAGES >= 3 && BK % 2 == 0, "a pipeline of >= 3 stages, an even number of k-steps");
+    static_assert(COPY_STEP >= 0 && COPY_STEP < BK - 1, "the copy is issued before the last k-step");
     static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
 };
 
@@ -519,12 +521,9 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    // Block swizzle as in swizzled_tile, GROUP_M block-rows per group.
-    const int per_group = Cfg::GROUP_M * tiles_n;
-    const int first_m = (int(blockIdx.x) / per_group) * Cfg::GROUP_M;
-    const int group_m = min(tiles_m - first_m, Cfg::GROUP_M);
-    const int in_group = int(blockIdx.x) % per_group;
-    const int m0 = (first_m + in_group % group_m) * BM, n0 = (in_group / group_m) * BN;
+    int tile_m, tile_n;
+    swizzled_tile(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
 
     // As in reuse_kernel, the partial slab is the first one (k from k_first < 0: zeros).
     const int num_slabs = (K + BK - 1) / BK;
@@ -624,20 +623,21 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
         // Past the last slab a copy re-reads the last slab, which is a full one in interior
         // blocks (they have >= 2 slabs); edge blocks test k on every copy.
         using GuardLaterK = decltype(guard_mn);
-        constexpr bool kLate = (Cfg::COPY_STEP < 0);  // refill right after the barrier
-        constexpr int kPrologueSlabs = kLate ? STAGES : STAGES - 1;
         copy_slab(k_first, 0, guard_mn, GuardK{});
         cp_async_commit();
 #pragma unroll
-        for (int s = 1; s < kPrologueSlabs; ++s) {
+        for (int s = 1; s < STAGES - 1; ++s) {
             copy_slab(k_first + min(s, num_slabs - 1) * BK, s, guard_mn, GuardLaterK{});
             cp_async_commit();
         }
-        cp_async_wait<kPrologueSlabs - 1>();
+        cp_async_wait<STAGES - 2>();
         __syncthreads();
         load_fragments(frag_a[0], frag_b[0], 0, 0);
 
         // ---- main loop: one slab per iteration, one barrier per slab, no other branch --------
+        // Slab s is read from stage s % STAGES. During slab s, at k-step COPY_STEP, slab
+        // s + STAGES - 1 is copied into the stage of slab s - 1, which every thread finished
+        // reading before the barrier that ended slab s - 1. Copy group j holds slab j.
         int stage = 0;
         for (int slab = 0; slab < num_slabs; ++slab) {
 #pragma unroll
@@ -646,35 +646,32 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
                 if (k < BK - 1) {
                     load_fragments(frag_a[nxt], frag_b[nxt], stage, k + 1);
                 } else {
-                    // Every fragment of this stage is in registers. Wait for the next slab,
-                    // make it visible to all threads, read its first fragments, then refill the
-                    // stage just consumed (past the end: the last slab again, never read).
+                    // Every fragment of this stage is in registers. Wait for the next slab
+                    // (group slab + 1: STAGES - 2 newer groups may stay in flight), make it
+                    // visible to all threads, and read its first fragments.
                     cp_async_wait<STAGES - 2>();
                     __syncthreads();
-                    const int next = (stage + 1 == STAGES) ? 0 : stage + 1;
-                    load_fragments(frag_a[nxt], frag_b[nxt], next, 0);
-                    if constexpr (kLate) {
-                        copy_slab(k_first + min(slab + STAGES, num_slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
-                        cp_async_commit();
-                    }
-                    stage = next;
+                    stage = (stage + 1 == STAGES) ? 0 : stage + 1;
+                    load_fragments(frag_a[nxt], frag_b[nxt], stage, 0);
                 }
-                if constexpr (!kLate) {
-                    if (k == Cfg::COPY_STEP) {
-                        // The stage of the previous slab: every thread has passed the barrier
-                        // that ended it.
-                        const int prev = (stage == 0) ? STAGES - 1 : stage - 1;
-                        copy_slab(k_first + min(slab + STAGES - 1, num_slabs - 1) * BK,
-                                  k == BK - 1 ? (stage == 0 ? STAGES - 2 : (stage == 1 ? STAGES - 1 : stage - 2)) : prev,
-                                  guard_mn, GuardLaterK{});
-                        cp_async_commit();
-                    }
+                if (k == Cfg::COPY_STEP) {
+                    // Past the end: the last slab again, into a stage nobody reads any more.
+                    copy_slab(k_first + min(slab + STAGES - 1, num_slabs - 1) * BK,
+                              stage == 0 ? STAGES - 1 : stage - 1, guard_mn, GuardLaterK{});
+                    cp_async_commit();
                 }
-                // The outer product: TM×TN independent FMAs.
+                // The outer product: TM×TN independent FMAs. Serpentine order (row i forward,
+                // row i+1 backward): consecutive FMAs share an operand at every row change too,
+                // and ptxas then allocates the accumulators so that no FMA reads all three of
+                // its operands from the same register bank (the plain order left ~110 of the
+                // 2048 FFMAs per slab of 128x256x16 with such a conflict: a dispatch stall each).
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
 #pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = (Cfg::SERPENTINE && i % 2) ? TN - 1 - jj : jj;
+                        acc[i][j] = fmaf(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+                    }
             }
         }
         cp_async_wait<0>();  // no copy may still be writing shared memory when the block exits
@@ -728,16 +725,21 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) == 0; }
 
 // The kernel of a configuration: reuse_ffma_kernel for SgemmConfig, reuse_kernel for ReuseConfig.
-template <class Cfg, bool kVecB, int... P>
-auto kernel_for(SgemmConfig<P...>) { return reuse_ffma_kernel<Cfg, kVecB>; }
-template <class Cfg, bool kVecB, class ReuseCfg>
-auto kernel_for(ReuseCfg) { return reuse_kernel<Cfg, kVecB>; }
+template <class Cfg, class = void>
+struct UsesFfmaKernel : std::false_type {};
+template <class Cfg>
+struct UsesFfmaKernel<Cfg, std::void_t<typename Cfg::FfmaKernel>> : std::true_type {};
+template <class Cfg, bool kVecB>
+auto kernel_for() {
+    if constexpr (UsesFfmaKernel<Cfg>::value) return reuse_ffma_kernel<Cfg, kVecB>;
+    else return reuse_kernel<Cfg, kVecB>;
+}
 
 // Launches one configuration. The dynamic shared-memory limit is raised once per kernel (the
 // first call; a function-local static is initialised exactly once, thread-safely).
 template <class Cfg, bool kVecB>
 Status launch_config(const GemmProblem<typename Cfg::Elem>& p) {
-    auto kernel = kernel_for<Cfg, kVecB>(Cfg{});
+    auto kernel = kernel_for<Cfg, kVecB>();
     static const cudaError_t attribute = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM_BYTES));
     GEMMLAB_TRY(attribute);
@@ -766,13 +768,13 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
 // float, large problems: 128×256 block, 8 warps of 64×64, 16×8 per thread (128 FMAs per 6
 // LDS.128), 3 stages (37 KB), one block of 255 registers × 256 threads per SM.
-using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1>;
+using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>;
 // float, mid-sized problems or short K: 128×128 block, 8 warps of 32×64, 8×8 per thread, two
 // blocks per SM (one block's prologue and epilogue overlap the other's main loop).
 using FloatLarge  = ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2>;
 // float, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread: 4× more
 // blocks to spread over the SMs.
-using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4>;
+using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, 8>;
 // double: 8×8 per thread is the most the register file holds (64 accumulators = 128 registers,
 // ~240 in all). 64×128 blocks of 4 warps (32×64 each) let two blocks share an SM, which measured
 // better than one 128×128 block of 8 warps (one block's barrier stalls hide behind the other).
@@ -816,11 +818,11 @@ template <typename T>
 Status gemm_reuse(const GemmProblem<T>& p) {
     if (p.M <= 0 || p.N <= 0) return Status::ok;
     if constexpr (sizeof(T) == 4) {
-        // Relative speeds at 8192³ on an H100: 47.6, 45.5 and 40.5 TFLOPS. The one-block-per-SM
+        // Relative speeds at 8192³ on an H100: 49.7, 46.2 and 39.1 TFLOPS. The one-block-per-SM
         // configuration only pays when K is long enough to hide its prologue and epilogue.
         const double huge = (p.K >= 1024) ? estimated_speed<FloatHuge>(p, 1.0) : 0.0;
-        const double large = estimated_speed<FloatLarge>(p, 0.956);
-        const double small = estimated_speed<FloatSmall>(p, 0.852);
+        const double large = estimated_speed<FloatLarge>(p, 0.93);
+        const double small = estimated_speed<FloatSmall>(p, 0.79);
         if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
         return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
@@ -852,20 +854,14 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
     f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
-    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST  MINB COPY GROUP
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1>>("ffma 128x256x16 w64x64 t16x8 s4"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 0>>("ffma 128x256x16 w64x64 t16x8 s4 c0"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 0>>("ffma 128x256x16 w64x64 t16x8 s3 c0"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 8, 16, 4, 1, 0>>("ffma 128x256x16 w64x64 t8x16 s4 c0"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 4>>("ffma 128x256x16 w64x64 t16x8 s4 c4"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
+    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY SERP
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1, 16>>("ffma 128x256x16 w64x64 t16x8 s4 g16"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, 16>>("ffma 128x256x16 w64x64 t16x8 s4 c8 g16"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 8, 16, 4, 1>>("ffma 128x256x16 w64x64 t8x16 s4"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 8, 64, 64, 16, 8, 4, 1>>("ffma 128x256x8 w64x64 t16x8 s4"));
-    f32.push_back(candidate<SgemmConfig<128, 128, 16, 32, 64, 8, 8, 4, 2>>("ffma 128x128x16 w32x64 t8x8 s4"));
-    f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4>>("ffma 64x64x16 w32x32 t8x4 s3"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, false>>("ffma 128x256x16 w64x64 t16x8 s3 c8 plain"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 6>>("ffma 128x256x16 w64x64 t16x8 s3 c6"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 10>>("ffma 128x256x16 w64x64 t16x8 s3 c10"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 8, 64, 64, 16, 8, 4, 1, 4>>("ffma 128x256x8 w64x64 t16x8 s4 c4"));
+    f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, 8>>("ffma 64x64x16 w32x32 t8x4 s3 c8"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 128, 16, 8, 8, 3, 2>>("128x64x8 w128x16 t8x8 s3"));
