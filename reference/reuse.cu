@@ -27,6 +27,26 @@
 //      mma.sync.m8n8k4 instructions on 8×8 tiles (Math::dmma). With FP64 FMAs this kernel
 //      reached 51% of cuBLAS DGEMM at 4096³, with DMMA 66% (cuBLAS uses DMMA too).
 //
+//   7. SGEMM scheduled for the FMA pipe (reuse_ffma_kernel, float configurations). An SM's four
+//      schedulers each issue one warp instruction per clock and an FFMA fills a scheduler's 32
+//      FP32 lanes for exactly one clock, so every other instruction costs an FFMA's slot. The
+//      float kernel keeps 1–5 and (a) walks K in slabs of 16 (one barrier per 2048 FFMAs of a
+//      thread), (b) has no branch in its slab loop, (c) during slab s, at k-step 8, copies slab
+//      s + STAGES - 1 into the stage of slab s - 1, away from the barrier. Its slab
+//      loop is 2214 instructions for 2048 FFMAs (92.5%; cuBLAS's 88.7%, reuse_kernel's 89.4%).
+//      Measured on an H100 (one ladder run, interleaved, median of 20; cuBLAS SGEMM with
+//      CUBLAS_PEDANTIC_MATH): 2048³ 45.9 TFLOPS (95.0% of cuBLAS), 4096³ 48.6 (95.7%), 8192³
+//      49.7 (97.2%); reuse_kernel's 128×256×8 in the same run: 94.1%, 92.2%, 92.9%.
+//      What limits it (Nsight Compute, 4096³, clocks not locked; nvidia-smi during the runs:
+//      645–699 W of the 700 W cap, 1950–1980 MHz, power-cap throttling at times):
+//        issue slots busy 81.9% (cuBLAS 86.7%, reuse_kernel 77.8%); FMA pipe 75.9% of peak
+//        (cuBLAS 79.1%); warps stalled per issue: dispatch 0.33 (cuBLAS 0.10), long scoreboard
+//        0.06 (0.14 with the copy issued right after the barrier, reuse_kernel 0.12), short
+//        scoreboard 0.04, barrier 0.00. The dispatch stalls are the gap to cuBLAS. Likely part
+//        of them: 112 of the 2048 FFMAs of a slab read all three operands from one register
+//        bank (variants whose SASS had none measured 0.18–0.20); the SERPENTINE FMA order
+//        removes them from this configuration's SASS, not yet timed.
+//
 // Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
 // memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
 // values), which keeps shared memory under its limit; a 4×4 tile would need 4× the shared-memory
@@ -448,18 +468,23 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 //
 // An SM issues one warp instruction per clock per scheduler, and an FFMA keeps a scheduler's 32
 // FP32 lanes busy for exactly one clock: every other instruction (shared loads, copies, address
-// arithmetic, the barrier) costs an FFMA's slot. This kernel differs from reuse_kernel only where
-// that matters:
-//   - slabs of 16 k (the barrier, the wait and the copy bookkeeping come once per 2048 FFMAs of a
-//     thread instead of once per 1024);
+// arithmetic, the barrier) costs an FFMA's slot (header, section 7). This kernel differs from
+// reuse_kernel only where that matters:
+//   - slabs of BK = 16 k: the wait, the barrier and the loop bookkeeping come once per 2048
+//     FFMAs of a thread instead of once per 1024 (BK = 32 measured slower, 88.3% of cuBLAS at
+//     8192³ against 95.0%, with a loop body twice as long);
 //   - the loop over the slabs has no branch in it: past the last slab, a copy re-reads the last
-//     slab into a stage nobody reads again, instead of being skipped;
-//   - at the slab boundary the fragments of the next slab are read right after the barrier,
-//     before the copy is issued, so the copy's instructions hide their latency;
-//   - the copies walk A and B with pointers advanced by one slab at a time.
+//     slab into a stage nobody reads again, instead of being skipped (interior blocks need >= 2
+//     slabs for that, so that the last slab is a full one; the others test every element);
+//   - at the slab boundary the fragments of the next slab are read right after the barrier;
+//   - the copy of a slab is issued at k-step COPY_STEP of a slab, into the stage of the slab
+//     before it (every thread has passed the barrier that ended that slab), rather than right
+//     after the barrier: measured 4096³ / 8192³ at 95.3% / 96.5% of cuBLAS against 94.0% /
+//     94.7% with 4 stages, and the long-scoreboard stalls fell from 0.14 to 0.06 per issue;
+//   - the copies address A and B from one per-thread base pointer each plus constants.
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int COPY_STEP_, bool SERPENTINE_ = true>
+          int COPY_STEP_, bool SERPENTINE_ = false>
 struct SgemmConfig {
     using Elem = float;
     using FfmaKernel = void;  // marks a configuration of reuse_ffma_kernel (kernel_for)
@@ -468,7 +493,7 @@ struct SgemmConfig {
     static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
     static constexpr int STAGES = STAGES_;              // shared-memory pipeline depth
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
-    static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy
+    static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy (-1: after the barrier)
     static constexpr bool SERPENTINE = SERPENTINE_;     // order of the FMAs (see the kernel)
 
     static constexpr int V = 4;  // floats per 16-byte vector
@@ -503,7 +528,7 @@ struct SgemmConfig {
     static_assert((BK * BN) % THREADS == 0 && (THREADS % BN == 0 || BN % THREADS == 0),
                   "the elements of the B slab (fallback copy) too, in whole rows or row parts");
     static_assert(STAGES >= 3 && BK % 2 == 0, "a pipeline of >= 3 stages, an even number of k-steps");
-    static_assert(COPY_STEP >= 0 && COPY_STEP < BK - 1, "the copy is issued before the last k-step");
+    static_assert(COPY_STEP >= -1 && COPY_STEP < BK - 1, "the copy is issued before the last k-step, or right after the barrier");
     static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
 };
 
@@ -623,21 +648,26 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
         // Past the last slab a copy re-reads the last slab, which is a full one in interior
         // blocks (they have >= 2 slabs); edge blocks test k on every copy.
         using GuardLaterK = decltype(guard_mn);
+        constexpr bool kAfterBarrier = (Cfg::COPY_STEP < 0);
+        constexpr int kPrologueSlabs = kAfterBarrier ? STAGES : STAGES - 1;
         copy_slab(k_first, 0, guard_mn, GuardK{});
         cp_async_commit();
 #pragma unroll
-        for (int s = 1; s < STAGES - 1; ++s) {
+        for (int s = 1; s < kPrologueSlabs; ++s) {
             copy_slab(k_first + min(s, num_slabs - 1) * BK, s, guard_mn, GuardLaterK{});
             cp_async_commit();
         }
-        cp_async_wait<STAGES - 2>();
+        cp_async_wait<kPrologueSlabs - 1>();
         __syncthreads();
         load_fragments(frag_a[0], frag_b[0], 0, 0);
 
         // ---- main loop: one slab per iteration, one barrier per slab, no other branch --------
-        // Slab s is read from stage s % STAGES. During slab s, at k-step COPY_STEP, slab
-        // s + STAGES - 1 is copied into the stage of slab s - 1, which every thread finished
-        // reading before the barrier that ended slab s - 1. Copy group j holds slab j.
+        // Slab s is read from stage s % STAGES. COPY_STEP >= 0: during slab s, at that k-step,
+        // slab s + STAGES - 1 is copied into the stage of slab s - 1, which every thread
+        // finished reading before the barrier that ended slab s - 1 (copy group j holds slab
+        // j). COPY_STEP = -1: right after the barrier that ends slab s, slab s + STAGES is
+        // copied into the stage of slab s (group j holds slab j too, the prologue fills every
+        // stage). Past the end a copy re-reads the last slab into a stage nobody reads again.
         int stage = 0;
         for (int slab = 0; slab < num_slabs; ++slab) {
 #pragma unroll
@@ -651,20 +681,24 @@ reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A,
                     // visible to all threads, and read its first fragments.
                     cp_async_wait<STAGES - 2>();
                     __syncthreads();
-                    stage = (stage + 1 == STAGES) ? 0 : stage + 1;
-                    load_fragments(frag_a[nxt], frag_b[nxt], stage, 0);
+                    const int next = (stage + 1 == STAGES) ? 0 : stage + 1;
+                    load_fragments(frag_a[nxt], frag_b[nxt], next, 0);
+                    if constexpr (kAfterBarrier) {
+                        copy_slab(k_first + min(slab + STAGES, num_slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
+                        cp_async_commit();
+                    }
+                    stage = next;
                 }
-                if (k == Cfg::COPY_STEP) {
-                    // Past the end: the last slab again, into a stage nobody reads any more.
+                if (!kAfterBarrier && k == Cfg::COPY_STEP) {
                     copy_slab(k_first + min(slab + STAGES - 1, num_slabs - 1) * BK,
                               stage == 0 ? STAGES - 1 : stage - 1, guard_mn, GuardLaterK{});
                     cp_async_commit();
                 }
-                // The outer product: TM×TN independent FMAs. Serpentine order (row i forward,
-                // row i+1 backward): consecutive FMAs share an operand at every row change too,
-                // and ptxas then allocates the accumulators so that no FMA reads all three of
-                // its operands from the same register bank (the plain order left ~110 of the
-                // 2048 FFMAs per slab of 128x256x16 with such a conflict: a dispatch stall each).
+                // The outer product: TM×TN independent FMAs, row by row. SERPENTINE runs odd
+                // rows backwards (consecutive FMAs then share an operand at row changes too):
+                // with it ptxas allocates the accumulators so that no FFMA reads all three
+                // operands from one register bank; the plain order leaves 112 of the 2048
+                // FFMAs of a 128x256x16 slab with such a conflict (counted in the SASS).
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -766,15 +800,21 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 //
 // Chosen with reference/tuning/run.sh --tune on an H100 (docs/reference-kernels.md has the table).
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
-// float, large problems: 128×256 block, 8 warps of 64×64, 16×8 per thread (128 FMAs per 6
-// LDS.128), 3 stages (37 KB), one block of 255 registers × 256 threads per SM.
+//                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP>
+// float, large problems (reuse_ffma_kernel): 128×256 block, 8 warps of 64×64, 16×8 per thread
+// (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, one block of
+// 248 registers × 256 threads per SM. 3 and 4 stages measured alike (97.2% and 96.5% of cuBLAS
+// at 8192³); the copy at k-step 0 or 4 measured 91.9% and 94.5%.
 using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>;
-// float, mid-sized problems or short K: 128×128 block, 8 warps of 32×64, 8×8 per thread, two
-// blocks per SM (one block's prologue and epilogue overlap the other's main loop).
+// float, mid-sized problems or short K (reuse_kernel): 128×128 block, 8 warps of 32×64, 8×8 per
+// thread, two blocks per SM (one block's prologue and epilogue overlap the other's main loop).
+// 103.6% of cuBLAS at 8192×8192×256; reuse_ffma_kernel's 128×128×16 measured 100.1% there.
 using FloatLarge  = ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2>;
-// float, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread: 4× more
-// blocks to spread over the SMs.
-using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, 8>;
+// float, small or skinny problems (reuse_ffma_kernel): 64×64 block, 4 warps of 32×32, 8×4 per
+// thread, slabs of 16 k, 3 stages (25 KB), copy right after the barrier: 4× more blocks to spread
+// over the SMs. Measured 99.4% of cuBLAS at 1024³ and 87.7% at 16384×64×4096 (reuse_kernel's
+// 64×64×8: 90.8% and 75.7% in the same run).
+using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>;
 // double: 8×8 per thread is the most the register file holds (64 accumulators = 128 registers,
 // ~240 in all). 64×128 blocks of 4 warps (32×64 each) let two blocks share an SM, which measured
 // better than one 128×128 block of 8 warps (one block's barrier stalls hide behind the other).
@@ -855,13 +895,14 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
     // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY SERP
+    // (serp: serpentine FMA order, free of three-operand register-bank conflicts in the SASS;
+    // not timed yet)
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, false>>("ffma 128x256x16 w64x64 t16x8 s3 c8 plain"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 6>>("ffma 128x256x16 w64x64 t16x8 s3 c6"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 10>>("ffma 128x256x16 w64x64 t16x8 s3 c10"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 8, 64, 64, 16, 8, 4, 1, 4>>("ffma 128x256x8 w64x64 t16x8 s4 c4"));
-    f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, 8>>("ffma 64x64x16 w32x32 t8x4 s3 c8"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1>>("ffma 128x256x16 w64x64 t16x8 s4 c-1"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s4 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>>("ffma 64x64x16 w32x32 t8x4 s3 c-1"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 128, 16, 8, 8, 3, 2>>("128x64x8 w128x16 t8x8 s3"));
