@@ -27,6 +27,26 @@
 //      4096³ (FP64 FMAs: 51%). The stage's double now runs Part 2 below, a kernel built for
 //      sm_90's larger m16n8k8 shape: 105%.
 //
+//   7. SGEMM scheduled for the FMA pipe (reuse_ffma_kernel, float configurations). An SM's four
+//      schedulers each issue one warp instruction per clock and an FFMA fills a scheduler's 32
+//      FP32 lanes for exactly one clock, so every other instruction costs an FFMA's slot. The
+//      float kernel keeps 1–5 and (a) walks K in slabs of 16 (one barrier per 2048 FFMAs of a
+//      thread), (b) has no branch in its slab loop, (c) during slab s, at k-step 8, copies slab
+//      s + STAGES - 1 into the stage of slab s - 1, away from the barrier. Its slab
+//      loop is 2214 instructions for 2048 FFMAs (92.5%; cuBLAS's 88.7%, reuse_kernel's 89.4%).
+//      Measured on an H100 (one ladder run, interleaved, median of 20; cuBLAS SGEMM with
+//      CUBLAS_PEDANTIC_MATH): 2048³ 45.9 TFLOPS (95.0% of cuBLAS), 4096³ 48.6 (95.7%), 8192³
+//      49.7 (97.2%); reuse_kernel's 128×256×8 in the same run: 94.1%, 92.2%, 92.9%.
+//      What limits it (Nsight Compute, 4096³, clocks not locked; nvidia-smi during the runs:
+//      645–699 W of the 700 W cap, 1950–1980 MHz, power-cap throttling at times):
+//        issue slots busy 81.9% (cuBLAS 86.7%, reuse_kernel 77.8%); FMA pipe 75.9% of peak
+//        (cuBLAS 79.1%); warps stalled per issue: dispatch 0.33 (cuBLAS 0.10), long scoreboard
+//        0.06 (0.14 with the copy issued right after the barrier, reuse_kernel 0.12), short
+//        scoreboard 0.04, barrier 0.00. The dispatch stalls are the gap to cuBLAS. Likely part
+//        of them: 112 of the 2048 FFMAs of a slab read all three operands from one register
+//        bank (variants whose SASS had none measured 0.18–0.20); the SERPENTINE FMA order
+//        removes them from this configuration's SASS, not yet timed.
+//
 // Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
 // memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
 // values), which keeps shared memory under its limit; a 4×4 tile would need 4× the shared-memory
@@ -444,16 +464,317 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 }
 
 // ------------------------------------------------------------------------------------------------
+// The float kernel: the same design, scheduled for the FP32 FMA pipe
+// ------------------------------------------------------------------------------------------------
+//
+// An SM issues one warp instruction per clock per scheduler, and an FFMA keeps a scheduler's 32
+// FP32 lanes busy for exactly one clock: every other instruction (shared loads, copies, address
+// arithmetic, the barrier) costs an FFMA's slot (header, section 7). This kernel differs from
+// reuse_kernel only where that matters:
+//   - slabs of BK = 16 k: the wait, the barrier and the loop bookkeeping come once per 2048
+//     FFMAs of a thread instead of once per 1024 (BK = 32 measured slower, 88.3% of cuBLAS at
+//     8192³ against 95.0%, with a loop body twice as long);
+//   - the loop over the slabs has no branch in it: past the last slab, a copy re-reads the last
+//     slab into a stage nobody reads again, instead of being skipped (interior blocks need >= 2
+//     slabs for that, so that the last slab is a full one; the others test every element);
+//   - at the slab boundary the fragments of the next slab are read right after the barrier;
+//   - the copy of a slab is issued at k-step COPY_STEP of a slab, into the stage of the slab
+//     before it (every thread has passed the barrier that ended that slab), rather than right
+//     after the barrier: measured 4096³ / 8192³ at 95.3% / 96.5% of cuBLAS against 94.0% /
+//     94.7% with 4 stages, and the long-scoreboard stalls fell from 0.14 to 0.06 per issue;
+//   - the copies address A and B from one per-thread base pointer each plus constants.
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
+          int COPY_STEP_, bool SERPENTINE_ = false>
+struct SgemmConfig {
+    using Elem = float;
+    using FfmaKernel = void;  // marks a configuration of reuse_ffma_kernel (kernel_for)
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
+    static constexpr int WM = WM_, WN = WN_;            // warp tile of C
+    static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
+    static constexpr int STAGES = STAGES_;              // shared-memory pipeline depth
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
+    static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy (-1: after the barrier)
+    static constexpr bool SERPENTINE = SERPENTINE_;     // order of the FMAs (see the kernel)
+
+    static constexpr int V = 4;  // floats per 16-byte vector
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
+    static constexpr int THREADS = 32 * WARPS;
+    static constexpr int WTM = WM / TM, WTN = WN / TN;  // the 32 lanes of a warp as a WTM×WTN grid
+    static constexpr int FM = TM / V, FN = TN / V;      // 4×4 fragments per thread
+
+    // As[k][m] (transposed, rows padded to ≡ 4 mod 32 floats: conflict-free transposing copy),
+    // Bs[k][n] (read as whole vectors: no padding needed).
+    static constexpr int A_LD = BM + 4, B_LD = BN;
+    static constexpr int A_STAGE = BK * A_LD, B_STAGE = BK * B_LD, STAGE = A_STAGE + B_STAGE;
+    static constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(float);
+
+    // Copy of A: one warp instruction moves 4 rows × 8 k (lane → row lane/8, k lane%8: 32
+    // contiguous bytes of each row). A thread copies A_ROW_PASSES rows × A_K_PASSES chunks of k.
+    static constexpr int A_ROWS_PER_PASS = 4 * WARPS;
+    static constexpr int A_ROW_PASSES = BM / A_ROWS_PER_PASS, A_K_PASSES = BK / 8;
+    // Copy of B: 16-byte vectors, consecutive threads take consecutive vectors of a row.
+    static constexpr int B_VECS_PER_ROW = BN / V;
+    static constexpr int B_ROWS_PER_PASS = THREADS / B_VECS_PER_ROW;
+    static constexpr int B_PASSES = BK / B_ROWS_PER_PASS;
+    static constexpr int B_SCALAR_ITERS = BK * BN / THREADS;  // fallback: one element at a time
+
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
+    static_assert(WM % TM == 0 && WN % TN == 0 && WTM * WTN == 32, "32 thread tiles make a warp tile");
+    static_assert(TM % V == 0 && TN % V == 0, "thread tiles are made of whole 16-byte vectors");
+    static_assert(BM % 32 == 0, "A_LD ≡ 4 (mod 32) assumes BM is a multiple of 32");
+    static_assert(BM % A_ROWS_PER_PASS == 0 && BK % 8 == 0, "the A slab splits into whole passes");
+    static_assert(THREADS % B_VECS_PER_ROW == 0 && BK % B_ROWS_PER_PASS == 0,
+                  "the vectors of the B slab must be shared evenly between the threads");
+    static_assert((BK * BN) % THREADS == 0 && (THREADS % BN == 0 || BN % THREADS == 0),
+                  "the elements of the B slab (fallback copy) too, in whole rows or row parts");
+    static_assert(STAGES >= 3 && BK % 2 == 0, "a pipeline of >= 3 stages, an even number of k-steps");
+    static_assert(COPY_STEP >= -1 && COPY_STEP < BK - 1, "the copy is issued before the last k-step, or right after the barrier");
+    static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
+};
+
+template <class Cfg, bool kVecB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+             const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
+             bool vec_c) {
+    constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
+    constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
+    constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    float* const smem = reinterpret_cast<float*>(smem_raw);  // STAGES × { As[BK][A_LD], Bs[BK][B_LD] }
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tile_m, tile_n;
+    swizzled_tile(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+    // As in reuse_kernel, the partial slab is the first one (k from k_first < 0: zeros).
+    const int num_slabs = (K + BK - 1) / BK;
+    const int k_first = K - num_slabs * BK;
+
+    // ---- global→shared copy of one K slab (its first k: k0) into one stage -----------------
+    const int a_row = warp * 4 + lane / 8, a_k = lane % 8;      // + p·A_ROWS_PER_PASS, + 8q
+    const int b_row = tid / Cfg::B_VECS_PER_ROW, b_col = (tid % Cfg::B_VECS_PER_ROW) * V;  // + j·B_ROWS_PER_PASS
+    const float* const a_src = A + static_cast<size_t>(m0 + a_row) * lda + a_k;
+    const float* const b_src = B + static_cast<size_t>(b_row) * ldb + n0 + b_col;
+    const uint32_t a_dst = shared_address(smem + a_k * A_LD + a_row);
+    const uint32_t b_dst = shared_address(smem + Cfg::A_STAGE + b_row * B_LD + b_col);
+    const int bs_row = tid / BN, bs_col = tid % BN;  // element-wise copy of B (unaligned rows)
+    const uint32_t bs_dst = shared_address(smem + Cfg::A_STAGE + bs_row * B_LD + bs_col);
+
+    auto copy_slab = [&](int k0, int stage, auto guard_mn, auto guard_k) {
+        constexpr bool kGuardMN = decltype(guard_mn)::value, kGuardK = decltype(guard_k)::value;
+        const uint32_t stage_bytes = stage * Cfg::STAGE * sizeof(float);
+#pragma unroll
+        for (int p = 0; p < Cfg::A_ROW_PASSES; ++p) {
+            const int r = p * Cfg::A_ROWS_PER_PASS;  // + a_row
+            const float* const src_row = a_src + static_cast<size_t>(r) * lda + k0;
+#pragma unroll
+            for (int q = 0; q < Cfg::A_K_PASSES; ++q) {
+                const uint32_t dst = a_dst + stage_bytes + (8 * q * A_LD + r) * sizeof(float);
+                if constexpr (kGuardMN || kGuardK) {
+                    const bool ok = (!kGuardMN || m0 + a_row + r < M) && (!kGuardK || k0 + a_k + 8 * q >= 0);
+                    cp_async<4>(dst, ok ? src_row + 8 * q : A, ok ? 4 : 0);
+                } else {
+                    cp_async<4>(dst, src_row + 8 * q, 4);
+                }
+            }
+        }
+        if constexpr (kVecB) {
+#pragma unroll
+            for (int j = 0; j < Cfg::B_PASSES; ++j) {
+                const int k = j * Cfg::B_ROWS_PER_PASS;  // + b_row
+                const uint32_t dst = b_dst + stage_bytes + k * B_LD * sizeof(float);
+                const float* const src = b_src + static_cast<size_t>(k0 + k) * ldb;
+                if constexpr (kGuardMN || kGuardK) {
+                    // A partial vector at the right edge copies only its valid elements.
+                    const int cols = kGuardMN ? min(max(N - (n0 + b_col), 0), V) : V;
+                    const int valid = (!kGuardK || k0 + b_row + k >= 0) ? cols : 0;
+                    cp_async<16>(dst, valid > 0 ? src : B, valid * 4);
+                } else {
+                    cp_async<16>(dst, src, 16);
+                }
+            }
+        } else {
+            // Element e = i·THREADS + tid of the slab: row (e / BN), column (e % BN); the part
+            // that depends on tid is in bs_row, bs_col.
+            const float* const src_slab = B + static_cast<size_t>(k0 + bs_row) * ldb + n0 + bs_col;
+            const uint32_t dst_slab = bs_dst + stage_bytes;
+#pragma unroll
+            for (int i = 0; i < Cfg::B_SCALAR_ITERS; ++i) {
+                constexpr int kRowsPerIter = Cfg::THREADS >= BN ? Cfg::THREADS / BN : 0;
+                const int k = kRowsPerIter ? i * kRowsPerIter : i * Cfg::THREADS / BN;     // + bs_row
+                const int n = kRowsPerIter ? 0 : (i * Cfg::THREADS) % BN;                  // + bs_col
+                const uint32_t dst = dst_slab + (k * B_LD + n) * sizeof(float);
+                const float* const src = src_slab + static_cast<size_t>(k) * ldb + n;
+                if constexpr (kGuardMN || kGuardK) {
+                    const bool ok = (!kGuardMN || n0 + bs_col + n < N) && (!kGuardK || k0 + bs_row + k >= 0);
+                    cp_async<4>(dst, ok ? src : B, ok ? 4 : 0);
+                } else {
+                    cp_async<4>(dst, src, 4);
+                }
+            }
+        }
+    };
+
+    // ---- fragments: where this thread reads As and Bs -------------------------------------
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    const int lane_m = lane / Cfg::WTN, lane_n = lane % Cfg::WTN;
+    const int a_frag = warp_m * Cfg::WM + lane_m * V;  // + f·WTM·V
+    const int b_frag = warp_n * Cfg::WN + lane_n * V;  // + f·WTN·V
+
+    float frag_a[2][TM], frag_b[2][TN];  // double-buffered over the k-steps
+    auto load_fragments = [&](float* fa, float* fb, int stage, int k) {
+        const float* As = smem + stage * Cfg::STAGE + k * A_LD + a_frag;
+        const float* Bs = smem + stage * Cfg::STAGE + Cfg::A_STAGE + k * B_LD + b_frag;
+#pragma unroll
+        for (int f = 0; f < Cfg::FM; ++f) load_vec16(fa + f * V, As + f * Cfg::WTM * V);
+#pragma unroll
+        for (int f = 0; f < Cfg::FN; ++f) load_vec16(fb + f * V, Bs + f * Cfg::WTN * V);
+    };
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    auto pipeline = [&](auto guard_mn) {
+        using GuardK = std::true_type;
+
+        // ---- prologue: fill every stage (slab 0 is the partial one), wait for slab 0 --------
+        // Past the last slab a copy re-reads the last slab, which is a full one in interior
+        // blocks (they have >= 2 slabs); edge blocks test k on every copy.
+        using GuardLaterK = decltype(guard_mn);
+        constexpr bool kAfterBarrier = (Cfg::COPY_STEP < 0);
+        constexpr int kPrologueSlabs = kAfterBarrier ? STAGES : STAGES - 1;
+        copy_slab(k_first, 0, guard_mn, GuardK{});
+        cp_async_commit();
+#pragma unroll
+        for (int s = 1; s < kPrologueSlabs; ++s) {
+            copy_slab(k_first + min(s, num_slabs - 1) * BK, s, guard_mn, GuardLaterK{});
+            cp_async_commit();
+        }
+        cp_async_wait<kPrologueSlabs - 1>();
+        __syncthreads();
+        load_fragments(frag_a[0], frag_b[0], 0, 0);
+
+        // ---- main loop: one slab per iteration, one barrier per slab, no other branch --------
+        // Slab s is read from stage s % STAGES. COPY_STEP >= 0: during slab s, at that k-step,
+        // slab s + STAGES - 1 is copied into the stage of slab s - 1, which every thread
+        // finished reading before the barrier that ended slab s - 1 (copy group j holds slab
+        // j). COPY_STEP = -1: right after the barrier that ends slab s, slab s + STAGES is
+        // copied into the stage of slab s (group j holds slab j too, the prologue fills every
+        // stage). Past the end a copy re-reads the last slab into a stage nobody reads again.
+        int stage = 0;
+        for (int slab = 0; slab < num_slabs; ++slab) {
+#pragma unroll
+            for (int k = 0; k < BK; ++k) {
+                const int cur = k % 2, nxt = cur ^ 1;
+                if (k < BK - 1) {
+                    load_fragments(frag_a[nxt], frag_b[nxt], stage, k + 1);
+                } else {
+                    // Every fragment of this stage is in registers. Wait for the next slab
+                    // (group slab + 1: STAGES - 2 newer groups may stay in flight), make it
+                    // visible to all threads, and read its first fragments.
+                    cp_async_wait<STAGES - 2>();
+                    __syncthreads();
+                    const int next = (stage + 1 == STAGES) ? 0 : stage + 1;
+                    load_fragments(frag_a[nxt], frag_b[nxt], next, 0);
+                    if constexpr (kAfterBarrier) {
+                        copy_slab(k_first + min(slab + STAGES, num_slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
+                        cp_async_commit();
+                    }
+                    stage = next;
+                }
+                if (!kAfterBarrier && k == Cfg::COPY_STEP) {
+                    copy_slab(k_first + min(slab + STAGES - 1, num_slabs - 1) * BK,
+                              stage == 0 ? STAGES - 1 : stage - 1, guard_mn, GuardLaterK{});
+                    cp_async_commit();
+                }
+                // The outer product: TM×TN independent FMAs, row by row. SERPENTINE runs odd
+                // rows backwards (consecutive FMAs then share an operand at row changes too):
+                // with it ptxas allocates the accumulators so that no FFMA reads all three
+                // operands from one register bank; the plain order leaves 112 of the 2048
+                // FFMAs of a 128x256x16 slab with such a conflict (counted in the SASS).
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = (Cfg::SERPENTINE && i % 2) ? TN - 1 - jj : jj;
+                        acc[i][j] = fmaf(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+                    }
+            }
+        }
+        cp_async_wait<0>();  // no copy may still be writing shared memory when the block exits
+    };
+    const bool interior = (m0 + BM <= M) && (n0 + BN <= N) && num_slabs >= 2;
+    if (interior) {
+        pipeline(std::false_type{});
+    } else {
+        pipeline(std::true_type{});
+    }
+
+    // ---- epilogue: C = alpha·acc + beta·C, vectors inside, elements at the right edge ---------
+    auto write_c = [&](int row, int col, const float* values) {
+        if (row >= M) return;
+        float* const c_row = C + static_cast<size_t>(row) * ldc;
+        float out[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) out[v] = alpha * values[v];
+        if (vec_c && col + V <= N) {
+            if (beta != 0.0f) {
+                float old[V];
+                load_vec16_global(old, c_row + col);
+#pragma unroll
+                for (int v = 0; v < V; ++v) out[v] = fmaf(beta, old[v], out[v]);
+            }
+            store_vec16(c_row + col, out);
+        } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                if (col + v < N) {
+                    float* c = c_row + col + v;
+                    *c = (beta != 0.0f) ? fmaf(beta, *c, out[v]) : out[v];
+                }
+            }
+        }
+    };
+#pragma unroll
+    for (int fi = 0; fi < Cfg::FM; ++fi)
+#pragma unroll
+        for (int vi = 0; vi < V; ++vi)
+#pragma unroll
+            for (int fj = 0; fj < Cfg::FN; ++fj)
+                write_c(m0 + a_frag + fi * Cfg::WTM * V + vi, n0 + b_frag + fj * Cfg::WTN * V,
+                        &acc[fi * V + vi][fj * V]);
+}
+
+// ------------------------------------------------------------------------------------------------
 // Host side
 // ------------------------------------------------------------------------------------------------
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) == 0; }
 
+// The kernel of a configuration: reuse_ffma_kernel for SgemmConfig, reuse_kernel for ReuseConfig.
+template <class Cfg, class = void>
+struct UsesFfmaKernel : std::false_type {};
+template <class Cfg>
+struct UsesFfmaKernel<Cfg, std::void_t<typename Cfg::FfmaKernel>> : std::true_type {};
+template <class Cfg, bool kVecB>
+auto kernel_for() {
+    if constexpr (UsesFfmaKernel<Cfg>::value) return reuse_ffma_kernel<Cfg, kVecB>;
+    else return reuse_kernel<Cfg, kVecB>;
+}
+
 // Launches one configuration. The dynamic shared-memory limit is raised once per kernel (the
 // first call; a function-local static is initialised exactly once, thread-safely).
 template <class Cfg, bool kVecB>
 Status launch_config(const GemmProblem<typename Cfg::Elem>& p) {
-    auto kernel = reuse_kernel<Cfg, kVecB>;
+    auto kernel = kernel_for<Cfg, kVecB>();
     static const cudaError_t attribute = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM_BYTES));
     GEMMLAB_TRY(attribute);
@@ -480,15 +801,21 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 //
 // Chosen with reference/tuning/run.sh --tune on an H100 (docs/reference-kernels.md has the table).
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
-// float, large problems: 128×256 block, 8 warps of 64×64, 16×8 per thread (128 FMAs per 6
-// LDS.128), 3 stages (37 KB), one block of 255 registers × 256 threads per SM.
-using FloatHuge   = ReuseConfig<float,  128, 256, 8, 64, 64, 16,  8, 3, 1>;
-// float, mid-sized problems or short K: 128×128 block, 8 warps of 32×64, 8×8 per thread, two
-// blocks per SM (one block's prologue and epilogue overlap the other's main loop).
+//                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP>
+// float, large problems (reuse_ffma_kernel): 128×256 block, 8 warps of 64×64, 16×8 per thread
+// (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, one block of
+// 248 registers × 256 threads per SM. 3 and 4 stages measured alike (97.2% and 96.5% of cuBLAS
+// at 8192³); the copy at k-step 0 or 4 measured 91.9% and 94.5%.
+using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>;
+// float, mid-sized problems or short K (reuse_kernel): 128×128 block, 8 warps of 32×64, 8×8 per
+// thread, two blocks per SM (one block's prologue and epilogue overlap the other's main loop).
+// 103.6% of cuBLAS at 8192×8192×256; reuse_ffma_kernel's 128×128×16 measured 100.1% there.
 using FloatLarge  = ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2>;
-// float, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread: 4× more
-// blocks to spread over the SMs.
-using FloatSmall  = ReuseConfig<float,   64,  64, 8, 32, 32,  8,  4, 3, 4>;
+// float, small or skinny problems (reuse_ffma_kernel): 64×64 block, 4 warps of 32×32, 8×4 per
+// thread, slabs of 16 k, 3 stages (25 KB), copy right after the barrier: 4× more blocks to spread
+// over the SMs. Measured 99.4% of cuBLAS at 1024³ and 87.7% at 16384×64×4096 (reuse_kernel's
+// 64×64×8: 90.8% and 75.7% in the same run).
+using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>;
 // double: 8×8 per thread is the most the register file holds (64 accumulators = 128 registers,
 // ~240 in all). 64×128 blocks of 4 warps (32×64 each) let two blocks share an SM, which measured
 // better than one 128×128 block of 8 warps (one block's barrier stalls hide behind the other).
@@ -889,11 +1216,11 @@ template <typename T>
 Status gemm_reuse(const GemmProblem<T>& p) {
     if (p.M <= 0 || p.N <= 0) return Status::ok;
     if constexpr (sizeof(T) == 4) {
-        // Relative speeds at 8192³ on an H100: 47.6, 45.5 and 40.5 TFLOPS. The one-block-per-SM
+        // Relative speeds at 8192³ on an H100: 49.7, 46.2 and 39.1 TFLOPS. The one-block-per-SM
         // configuration only pays when K is long enough to hide its prologue and epilogue.
         const double huge = (p.K >= 1024) ? estimated_speed<FloatHuge>(p, 1.0) : 0.0;
-        const double large = estimated_speed<FloatLarge>(p, 0.956);
-        const double small = estimated_speed<FloatSmall>(p, 0.852);
+        const double large = estimated_speed<FloatLarge>(p, 0.93);
+        const double small = estimated_speed<FloatSmall>(p, 0.79);
         if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
         return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
@@ -920,10 +1247,17 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
                       std::vector<tuning::Candidate<double>>& f64) {
     //                                           BM   BN  BK  WM  WN  TM  TN  ST  MINB
     f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 2, 1>>("128x256x8 w64x64 t16x8 s2"));
     f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 64, 64, 16, 8, 4, 2>>("128x128x8 w64x64 t16x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
+    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY SERP
+    // (serp: serpentine FMA order, free of three-operand register-bank conflicts in the SASS;
+    // not timed yet)
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1>>("ffma 128x256x16 w64x64 t16x8 s4 c-1"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s4 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>>("ffma 64x64x16 w32x32 t8x4 s3 c-1"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 128, 16, 8, 8, 3, 2>>("128x64x8 w128x16 t8x8 s3"));
