@@ -415,9 +415,9 @@ struct PitchedDmmaConfig {
 
 template <class Cfg, bool kVec>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
-pitched_dmma_kernel(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
-                    const double* __restrict__ B, int ldb, double beta, double* __restrict__ C, int ldc,
-                    bool vec_c) {
+pitched_dmma_kernel(int M, int N, int K, double alpha,
+                    const double* __restrict__ A, int lda, const double* __restrict__ B, int ldb,
+                    double beta, double* __restrict__ C, int ldc, bool vec_c) {
     constexpr int V = Cfg::V, BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, MT = Cfg::MT, NT = Cfg::NT;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MMA_K = Cfg::MMA_K;
 

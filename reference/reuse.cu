@@ -535,9 +535,9 @@ struct SgemmConfig {
 
 template <class Cfg, bool kVecB>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
-reuse_ffma_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
-             const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
-             bool vec_c) {
+reuse_ffma_kernel(int M, int N, int K, float alpha,
+                  const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
+                  float beta, float* __restrict__ C, int ldc, bool vec_c) {
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
     constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
@@ -972,9 +972,9 @@ struct DmmaConfig {
 
 template <class Cfg, bool kVec>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
-reuse_dmma_kernel(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
-                  const double* __restrict__ B, int ldb, double beta, double* __restrict__ C, int ldc,
-                  bool vec_c) {
+reuse_dmma_kernel(int M, int N, int K, double alpha,
+                  const double* __restrict__ A, int lda, const double* __restrict__ B, int ldb,
+                  double beta, double* __restrict__ C, int ldc, bool vec_c) {
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MT = Cfg::MT, NT = Cfg::NT, MMA_K = Cfg::MMA_K;
 
