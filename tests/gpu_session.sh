@@ -100,7 +100,7 @@ gallery)
 extras)
     step cluster-demo bash tests/cluster_gpu_demo.sh
     # The GPU tests of test_handout.py (their names do not contain "gpu"; they skip without one).
-    step handout-gpu "$PY" -m pytest -q -rs -k "handout_grades or reference_sources" tests/py/test_handout.py
+    step handout-gpu "$PY" -m pytest -q -rs -k "handout_checks_stubs or reference_sources" tests/py/test_handout.py
     ;;
 cluster)
     nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"

@@ -64,6 +64,7 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     t.x_naive = 12.5, t.pct_cublas = 81.0, t.peak_gflops = 66908, t.sm_clock_mhz = 1980;
     t.clock_reasons = {"sw_power_cap"}, t.throttled = true, t.seconds = 0.4;
     t.pct_cublas_fp32 = 640.0, t.cublas_item = "cublas/fp16", t.error_bound = 32800;
+    t.kernels = {"sgemm_kernel", "splitk_reduce"};
     const json j = to_json(t);
     for (const char* field : {"shape", "disposition", "gflops", "time_ms", "spread_pct", "repetitions", "x_naive",
                               "pct_cublas", "sm_clock_mhz", "verified"})
@@ -83,6 +84,7 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     CHECK(u.pct_cublas_fp32 == 640.0);  // additive fields of the tensor stage (docs/results-schema.md)
     CHECK(u.cublas_item == "cublas/fp16");
     CHECK(u.error_bound == 32800);
+    CHECK(u.kernels == t.kernels);
 }
 
 TEST_CASE("a score survives its JSON") {

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import gpu_prebuild
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -52,6 +54,23 @@ def pytest_collection_modifyitems(config, items):
         name = item.path.name
         group = "gpu" if item.get_closest_marker("gpu") else SHARED_BUILDS.get(name, name)
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+# The background builds of the GPU tests this run will take (gpu_prebuild.py), found once the
+# selection (-k, -m, file arguments) is final.
+_prebuilds = set()
+
+
+def pytest_collection_finish(session):
+    if HAS_GPU:
+        _prebuilds.update(gpu_prebuild.NEEDED_BY[item.path.name] for item in session.items
+                          if item.get_closest_marker("gpu") and item.path.name in gpu_prebuild.NEEDED_BY)
+
+
+def pytest_runtest_setup(item):
+    # The first test of the `gpu` group starts the builds its later tests need, in the background.
+    if _prebuilds and (item.get_closest_marker("gpu") or SHARED_BUILDS.get(item.path.name) == "gpu"):
+        gpu_prebuild.start(_prebuilds)
 
 
 @pytest.fixture(scope="session")

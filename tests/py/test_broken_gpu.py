@@ -17,7 +17,7 @@ from conftest import gpu
 pytestmark = gpu
 
 # A stage that hangs costs this much per precision; every honest case finishes in far less.
-IDLE_TIMEOUT_S = 8
+IDLE_TIMEOUT_S = 5
 ERROR_BOUND = 32  # bound.h kErrorThreshold, in u·G
 
 

@@ -4,11 +4,11 @@ sweep, nothing is left behind, and the well-behaved control's results file is un
 `make test` sweeps the quick sample (the entries whose expected.json says "quick": the control and
 the two defences that only the GPU's own record shows), about a minute on an H100;
 GALLERY=all sweeps every entry (as `make test-gallery` does, about ten minutes), GALLERY=a,b some."""
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+import gpu_prebuild
 from conftest import gpu
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,11 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @gpu
 def test_gallery_sweep():
-    cmd = [sys.executable, str(ROOT / "tests/gallery/run_gallery.py"), "--build", "build/gallery"]
-    wanted = os.environ.get("GALLERY", "")
-    if wanted and wanted != "all":
-        cmd += ["--only", wanted]
-    elif not wanted:
-        cmd += ["--quick"]
+    gpu_prebuild.result("gallery")  # built in the background while the GPU tests before this one ran
+    cmd = [sys.executable, str(ROOT / "tests/gallery/run_gallery.py"), "--build", gpu_prebuild.GALLERY_BUILD,
+           *gpu_prebuild.gallery_selection()]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]

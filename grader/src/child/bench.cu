@@ -343,7 +343,7 @@ private:
         CUDA_CHECK(cudaEventElapsedTime(&event_ms, start_, stop_));
         const GpuWindow gpu = gpu_.collect_marked();
         if (r.item->kind == BenchItem::Kind::cublas) library_kernels_.insert(gpu.kernel_names.begin(), gpu.kernel_names.end());
-        else r.kernel_names.insert(gpu.kernel_names.begin(), gpu.kernel_names.end());
+        r.kernel_names.insert(gpu.kernel_names.begin(), gpu.kernel_names.end());
         if (const std::string forged = clocks_disagree(event_ms, wall_ms, gpu); !forged.empty()) {
             r.result.disposition = Disposition::rejected;
             r.result.problem = forged;
@@ -442,7 +442,10 @@ private:
                 t.disposition = Disposition::rejected;
                 t.problem = "the GPU ran " + foreign + " during the stage's calls, a kernel that is not in the "
                             "submission's build: a stage's work is the kernels it compiles itself";
-            } else if (const std::string lib = library_kernel_among(r.kernel_names); !lib.empty()) {
+            } else if (const std::string lib = r.item->kind == BenchItem::Kind::stage
+                                                   ? library_kernel_among(r.kernel_names)
+                                                   : std::string();
+                       !lib.empty()) {
                 t.disposition = Disposition::rejected;
                 t.problem = "the GPU ran " + lib + ", a kernel of cuBLAS (the harness ran it for the cuBLAS "
                             "item or the verification), during the stage's calls: a stage must compute the "
@@ -459,6 +462,7 @@ private:
             }
         }
         t.gpu_record = gpu_.available() ? "cupti" : "unavailable: " + gpu_.why_unavailable();
+        t.kernels.assign(r.kernel_names.begin(), r.kernel_names.end());
         if (!r.clocks.empty()) t.sm_clock_mhz = median(r.clocks);
         t.clock_reasons = clock_reason_names(r.reasons);
         t.throttled = is_throttled(r.reasons);

@@ -137,7 +137,8 @@ json to_json(const Timing& t) {
            {"sm_clock_mhz", t.sm_clock_mhz},
            {"clock_reasons", t.clock_reasons},
            {"throttled", t.throttled},
-           {"seconds", t.seconds}};
+           {"seconds", t.seconds},
+           {"kernels", t.kernels}};
     if (t.shape.lda || t.shape.ldb || t.shape.ldc) {
         j["shape"]["lda"] = t.shape.eff_lda();
         j["shape"]["ldb"] = t.shape.eff_ldb();
@@ -180,6 +181,7 @@ Timing timing_from_json(const json& j) {
     t.clock_reasons = j.value("clock_reasons", std::vector<std::string>{});
     t.throttled = j.value("throttled", false);
     t.seconds = j.value("seconds", 0.0);
+    t.kernels = j.value("kernels", std::vector<std::string>{});
     return t;
 }
 

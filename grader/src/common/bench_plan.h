@@ -95,6 +95,7 @@ struct Timing {
     std::vector<std::string> clock_reasons;  // every NVML clock-event reason seen during them
     bool throttled = false;            // a power/thermal/hardware slowdown was among them
     double seconds = 0;                // wall time spent on this item at this shape
+    std::vector<std::string> kernels;  // every kernel the GPU ran during the timed calls (its own record)
     double error_bound = 0;            // the largest error ratio that passes (bound.h), 0 for cuBLAS
     // Filled in by the parent: ratios to the baselines timed in the same process. pct_cublas is to
     // cuBLAS in the precision the variant declares (cublas_item names it), pct_cublas_fp32 to the

@@ -227,6 +227,10 @@ json baselines_json(const BenchOutcome& out) {
             row[std::string(name) + "_gflops"] = t.disposition == Disposition::passed ? t.gflops : 0.0;
             row[std::string(name) + "_spread_pct"] = t.spread_pct;
             row[std::string(name) + "_disposition"] = disposition_name(t.disposition);
+            // Every clock of the baseline and the kernels it ran: what a comparison of two runs needs.
+            json detail = to_json(t);
+            detail.erase("shape");
+            row[std::string(name) + "_timing"] = detail;
         };
         put(n, "naive");
         put(c, "cublas");

@@ -1,0 +1,113 @@
+"""The builds of the GPU tests, started in the background as soon as the GPU tests' worker begins.
+
+The `gpu` tests run one after the other in one pytest-xdist worker (conftest.py): on a GPU machine
+they are the long pole of `make test`, while the other workers finish early and leave the cores idle.
+What those tests build is CPU work that no GPU test has to wait for in turn: the gallery's sample and
+the handout's two trees start building in threads when the first test of the `gpu` group starts
+(conftest.py, pytest_runtest_setup), and each test waits for its own build; its `make` then finds
+everything up to date. Without a GPU nothing starts and each test builds for itself, as before.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GALLERY_BUILD = "build/gallery"
+HANDOUT_BASE = ROOT / "build" / "gpu-tests" / "handout"
+
+_lock = threading.Lock()
+_pool = None
+_builds: dict[str, Future] = {}
+
+
+def clean_env():
+    """No make state from a `make test` that runs us: a nested make must start afresh."""
+    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def run(cmd, cwd, timeout=3600):
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=clean_env(), text=True, timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print(f"$ {' '.join(map(str, cmd))}\n{proc.stdout[-6000:]}")
+    return proc
+
+
+def jobs():
+    return str(max(2, os.cpu_count() or 2))
+
+
+def gallery_selection():
+    """The gallery entries the GPU sweep takes (tests/py/test_gallery_gpu.py): GALLERY=a,b, =all, or
+    by default the quick sample."""
+    wanted = os.environ.get("GALLERY", "")
+    if wanted and wanted != "all":
+        return ["--only", wanted]
+    return [] if wanted else ["--quick"]
+
+
+def build_gallery():
+    """run_gallery.py's build phase for the entries the sweep will take."""
+    proc = run([sys.executable, ROOT / "tests/gallery/run_gallery.py", "--build", GALLERY_BUILD, "--phase", "build",
+                *gallery_selection()], cwd=ROOT)
+    return proc.returncode, proc.stdout[-8000:]
+
+
+def build_handout():
+    """The handout built and unpacked afresh and compiled as a student compiles it, then a copy of it
+    with the reference sources in student/ (only the stage files compile again).
+    Returns (unpacked tree, tree with the reference sources)."""
+    sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+    import handout  # noqa: E402  (grader/scripts/handout.py)
+
+    shutil.rmtree(HANDOUT_BASE, ignore_errors=True)
+    HANDOUT_BASE.mkdir(parents=True)
+    proc = run([sys.executable, ROOT / "grader" / "scripts" / "handout.py", "build", "--config", ROOT / "course.toml",
+                "--dist", HANDOUT_BASE / "dist"], cwd=ROOT)
+    assert proc.returncode == 0, "handout.py build failed:\n" + proc.stdout[-4000:]
+    tarball = next((HANDOUT_BASE / "dist").glob("*-handout.tar.gz"))
+    with tarfile.open(tarball) as tar:
+        handout.safe_extract(tar, HANDOUT_BASE / "unpacked")
+    unpacked = next((HANDOUT_BASE / "unpacked").iterdir())
+    proc = run(["make", "-j", jobs()], cwd=unpacked)
+    assert proc.returncode == 0, "make in the unpacked handout failed:\n" + proc.stdout[-4000:]
+    with_reference = HANDOUT_BASE / "with-reference"
+    shutil.copytree(unpacked, with_reference, symlinks=True, ignore=shutil.ignore_patterns("results"))
+    for src in (ROOT / "reference").glob("*.cu"):
+        shutil.copy2(src, with_reference / "student" / src.name)
+    proc = run(["make", "-j", jobs()], cwd=with_reference)
+    assert proc.returncode == 0, "make of the handout with the reference sources failed:\n" + proc.stdout[-4000:]
+    return unpacked, with_reference
+
+
+BUILDS = {"gallery": build_gallery, "handout": build_handout}
+
+
+# Which test file's GPU tests wait for which build.
+NEEDED_BY = {"test_gallery_gpu.py": "gallery", "test_handout.py": "handout"}
+
+
+def start(names):
+    """Starts the builds `names` (of BUILDS) in the background, once per process."""
+    global _pool
+    with _lock:
+        if _pool is not None or not names:
+            return
+        _pool = ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="gpu-prebuild")
+        for name in sorted(names):
+            _builds[name] = _pool.submit(BUILDS[name])
+
+
+def result(name):
+    """The result of build `name`: waits for the background build when one was started, else
+    builds now (its exceptions are the test's)."""
+    with _lock:
+        future = _builds.get(name)
+    return future.result() if future is not None else BUILDS[name]()
