@@ -73,6 +73,10 @@ def test_grade_of_the_reference_gives_full_marks_within_a_minute(grader, tmp_pat
     for prec in ("float", "double"):
         for b in res["baselines"][prec]:
             assert b["naive_gflops"] > 0 and b["cublas_gflops"] > b["naive_gflops"]
+            # cuBLAS is timed by its kernels plus one launch, never by its host-side work (docs/timing.md)
+            t = b["cublas_timing"]
+            assert t["timed_by"] == "GPU record" and t["kernels"], t
+            assert t["gpu_ms"] <= t["time_ms"] <= t["event_ms"] * 1.01, t
     assert seconds <= GRADE_SECONDS_LIMIT, f"grade took {seconds:.1f} s (budget {GRADE_SECONDS_LIMIT} s)"
     gs = json.loads((tmp_path / "gradescope.json").read_text())
     assert gs["score"] == pytest.approx(100 + extra, rel=1e-9)
@@ -90,18 +94,21 @@ def test_naive_earns_no_performance_points(grader, tmp_path):
 
 
 @gpu
-def test_repeated_bench_at_4096_agrees_within_2_percent(grader, tmp_path):
+def test_repeated_bench_agrees_within_2_percent(grader, tmp_path):
+    """Two processes, one after the other: the reference reuse stage at 4096³ and cuBLAS at 4096³
+    and 2048³ (where its host-side work once moved it by up to 10% between processes)."""
     ref = build_grader(grader, "reference")
     runs = []
     for i in range(2):
         path = tmp_path / f"bench{i}.json"
-        out = run(ref, "bench", "--stage", "reuse", "--prec", "float", "--shapes", "4096", "--json", str(path))
+        out = run(ref, "bench", "--stage", "reuse", "--prec", "float", "--shapes", "4096,2048", "--json", str(path))
         assert out.returncode == 0, out.stdout[-4000:]
         runs.append(json.loads(path.read_text()))
     a, b = (bench_entry(r, "reuse")["bench"][0]["gflops"] for r in runs)
     assert abs(a - b) / max(a, b) <= REPEAT_TOLERANCE, (a, b)
-    ca, cb = (r["baselines"]["float"][0]["cublas_gflops"] for r in runs)
-    assert abs(ca - cb) / max(ca, cb) <= REPEAT_TOLERANCE, (ca, cb)
+    for shape in range(2):
+        ca, cb = (r["baselines"]["float"][shape]["cublas_gflops"] for r in runs)
+        assert abs(ca - cb) / max(ca, cb) <= REPEAT_TOLERANCE, (shape, ca, cb)
     for r in runs:
         t = bench_entry(r, "reuse")["bench"][0]
         assert t["spread_pct"] < 2.0 and t["verified"] >= 2
