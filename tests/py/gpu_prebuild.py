@@ -2,8 +2,9 @@
 
 The `gpu` tests run one after the other in one pytest-xdist worker (conftest.py): on a GPU machine
 they are the long pole of `make test`, while the other workers finish early and leave the cores idle.
-What those tests build is CPU work that no GPU test has to wait for in turn: the gallery's sample and
-the handout's two trees start building in threads when the first test of the `gpu` group starts
+What those tests build is CPU work that no GPU test has to wait for in turn: the gallery's sample,
+the handout's two trees and the reference's grader start building in threads when the first test
+of the `gpu` group starts
 (conftest.py, pytest_runtest_setup), and each test waits for its own build; its `make` then finds
 everything up to date. Without a GPU nothing starts and each test builds for itself, as before.
 """
@@ -87,11 +88,23 @@ def build_handout():
     return unpacked, with_reference
 
 
-BUILDS = {"gallery": build_gallery, "handout": build_handout}
+def build_reference():
+    """The grader with the reference solutions as the submission, in the build directory of the
+    grader `make test` built (tests/py/test_grade_gpu.py grades it)."""
+    grader = os.environ.get("GEMMLAB_GRADER")
+    if not grader:
+        return None
+    build = Path(grader).resolve().parent.parent
+    proc = run(["make", "--no-print-directory", "-j", jobs(), f"BUILD={build}", f"SUBMISSION={ROOT / 'reference'}",
+                "grader"], cwd=ROOT)
+    return proc.returncode
+
+
+BUILDS = {"gallery": build_gallery, "handout": build_handout, "reference": build_reference}
 
 
 # Which test file's GPU tests wait for which build.
-NEEDED_BY = {"test_gallery_gpu.py": "gallery", "test_handout.py": "handout"}
+NEEDED_BY = {"test_gallery_gpu.py": "gallery", "test_handout.py": "handout", "test_grade_gpu.py": "reference"}
 
 
 def start(names):
