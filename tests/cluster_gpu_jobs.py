@@ -106,7 +106,7 @@ class Course:
         r = run([PY, FAKE, "install", self.bin], env=self.env, log=self.log)
         assert r.returncode == 0, r.stderr
         CACHE.mkdir(parents=True, exist_ok=True)
-        self.cfg_path = write_config(base, "slurm", self.due, gres="gpu:1", cpus_per_task=cpus,
+        self.cfg_path = write_config(base, "slurm", self.due, course_timing=True, gres="gpu:1", cpus_per_task=cpus,
                                      time_limit="00:20:00", sweep_concurrency=max(1, len(gpus)))
         self.cfg = config.load(self.cfg_path)
 
@@ -294,19 +294,24 @@ def phase_pair(c: Course, gpus: list[dict], real: bool, report: dict, kind: str)
         f"then two at once (GPU {g0} and GPU {g1})")
     src = _source(kind, c.base / "pair-src")
     jobs = {}
-    for role in ("lone0", "lone1", "pair0", "pair1"):
+    # First one job on each GPU at once, not compared: a GPU that has been idle (a freshly started
+    # machine) ran the first job of an earlier run up to 13% slower at 1024³ than the same job later.
+    for role in ("warm0", "warm1", "lone0", "lone1", "pair0", "pair1"):
         r = c.tool("submit", "--student-dir", src, "--no-compile-check")
         if r.returncode != 0:
             return [f"submit for {role} failed: {r.stderr.strip()}"]
         jobs[role] = (re.search(r"grading job (\d+) queued", r.stdout).group(1),
                       Path(re.search(r"stored (\S+)", r.stdout).group(1)))
-    walls = {"lone0": c.slurm_run([g0], only=[jobs["lone0"][0]]),
+    walls = {"warm": c.slurm_run([g0, g1], only=[jobs["warm0"][0], jobs["warm1"][0]]),
+             "lone0": c.slurm_run([g0], only=[jobs["lone0"][0]]),
              "lone1": c.slurm_run([g1], only=[jobs["lone1"][0]])}
     samples = c.out / "pair-gpu-samples.jsonl"
     walls["pair"] = c.slurm_run([g0, g1], only=[jobs["pair0"][0], jobs["pair1"][0]], sample=samples)
     runs = {r["job_id"]: r for r in c.runs()}
     data = {}
     for role, (job, attempt) in jobs.items():
+        if role.startswith("warm"):
+            continue
         o = json.loads((attempt / "grading" / "outcome.json").read_text())
         res_path = attempt / "grading" / "results.json"
         res = json.loads(res_path.read_text()) if res_path.exists() else {}
