@@ -385,7 +385,8 @@ def phase_pair(c: Course, gpus: list[dict], real: bool, report: dict, kind: str)
         o = d["outcome"]
         say(f"   {role}: job {d['job']} CUDA_VISIBLE_DEVICES={_gpu_of(o).get('visible_devices')} -> "
             f"{_gpu_of(o).get('model', '-')} {_gpu_of(o).get('uuid', '-')} ({o.get('status')}, "
-            f"{(o.get('score') or {}).get('total', '-')}/{(o.get('score') or {}).get('max', '-')})")
+            f"{(o.get('score') or {}).get('total', '-')}/{(o.get('score') or {}).get('max', '-')}), "
+            f"CPUs {d['run'].get('cpu_ids') or '-'}")
     for job, pc in process_check.items():
         say(f"   nvidia-smi: job {job} processes seen on {pc['seen'] or 'no GPU (none attributed)'}; given {pc['expected']}")
     say("")

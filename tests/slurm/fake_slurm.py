@@ -17,11 +17,14 @@ Commands (state in $FAKE_SLURM_STATE, a directory):
                               GPU, an array's %N limit and --dependency respected, --time enforced;
                               the script runs as Slurm runs it (its own #! interpreter, the
                               submission directory, output to --output with %j %A %a %x %N %u
-                              filled in); one JSON line per run in $FAKE_SLURM_STATE/runs.jsonl.
+                              filled in), bound to cpus-per-task cores of its own, those on its
+                              GPU's side of the machine first (as Slurm's task/affinity with
+                              gres.conf Cores= does); one JSON line per run in
+                              $FAKE_SLURM_STATE/runs.jsonl.
                               --sample-gpus: every 0.5 s, which process uses which GPU
                               (nvidia-smi --query-compute-apps), each attributed to its job.
 
-What it does not do: several nodes, CPU binding, cgroups, requeue, accounting.
+What it does not do: several nodes, cgroups, requeue, accounting.
 """
 import argparse
 import getpass
@@ -332,6 +335,59 @@ class Sampler(threading.Thread):
             self.stop.wait(self.period)
 
 
+def _parse_cpulist(text: str) -> list[int]:
+    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11]"""
+    out = []
+    for part in text.strip().split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out += range(int(a), int(b) + 1)
+        elif part:
+            out.append(int(part))
+    return out
+
+
+def _cpulist_text(cpus) -> str:
+    """[0, 1, 2, 5] -> '0-2,5' ('-' for none)"""
+    cpus, parts = sorted(cpus), []
+    for c in cpus:
+        if parts and c == parts[-1][1] + 1:
+            parts[-1][1] = c
+        else:
+            parts.append([c, c])
+    return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in parts) or "-"
+
+
+def _gpu_local_cpus(gpus: list[str]) -> dict[str, list[int]]:
+    """GPU index -> the CPUs on its side of the machine (sysfs local_cpulist of its PCI device), the
+    cores Slurm binds a job to when gres.conf names them (Cores=); {} where that cannot be read."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    local = {}
+    for line in out.splitlines():
+        index, _, bus = (x.strip() for x in line.partition(","))
+        if index not in gpus or not bus:
+            continue
+        domain, _, rest = bus.lower().partition(":")
+        try:  # nvidia-smi: 00000000:19:00.0; sysfs: 0000:19:00.0
+            text = Path(f"/sys/bus/pci/devices/{domain[-4:]}:{rest}/local_cpulist").read_text()
+        except OSError:
+            continue
+        local[index] = [c for c in _parse_cpulist(text) if c in os.sched_getaffinity(0)]
+    return local
+
+
+def _bind(gpu, want: int, local: dict[str, list[int]], used: set[int]) -> list[int]:
+    """`want` free CPUs for a job on `gpu`: its GPU's own first, then any; [] when none are free.
+    Like Slurm's task/affinity: a running job's processes stay on the cores it was given."""
+    mine = [c for c in local.get(gpu, []) if c not in used]
+    rest = [c for c in sorted(os.sched_getaffinity(0)) if c not in used and c not in mine]
+    return (mine + rest)[:want]
+
+
 def cmd_run(argv):
     ap = argparse.ArgumentParser(prog="fake_slurm.py run")
     ap.add_argument("--gpus", default="", help="GPU indices to hand out, e.g. 0,1 ('' = jobs get none)")
@@ -355,6 +411,8 @@ def cmd_run(argv):
         else:
             pending.append(Task(j, None))
     free = list(gpus)
+    local_cpus = _gpu_local_cpus(gpus)
+    bound = {}     # job id -> the CPUs its processes are bound to
     running = {}   # Popen -> (task, job id, gpu, start, log file, deadline)
     ended = {}     # job id -> list of exit codes (array: one per task)
     remaining = {j["id"]: sum(1 for t in pending if t.job["id"] == j["id"]) for j in jobs}
@@ -411,14 +469,18 @@ def cmd_run(argv):
                 out_path.parent.mkdir(parents=True, exist_ok=True)
                 log = open(out_path, "a" if task.opts.get("open-mode") == "append" else "w")
                 env = _environment(task, job_id, gpu, node, cpus, counts.get(task.job["id"], 1))
+                cpu_set = _bind(gpu, cpus, local_cpus, set().union(*bound.values()))
+                bound[job_id] = set(cpu_set)
                 p = subprocess.Popen([task.job["script"]], cwd=task.job["cwd"], env=env, stdout=log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=(lambda cs=cpu_set: os.sched_setaffinity(0, cs)) if cpu_set else None)
                 roots[p.pid] = task.label(job_id)
                 limit_s = parse_time(task.opts.get("time"))
                 running[p] = (task, job_id, gpu, time.time(), log, time.time() + limit_s if limit_s else None, cpus)
                 pending.remove(task)
                 save_running()
-                print(f"fake_slurm: started {task.label(job_id)} (job {job_id}) on GPU {gpu}", flush=True)
+                print(f"fake_slurm: started {task.label(job_id)} (job {job_id}) on GPU {gpu}, CPUs "
+                      f"{_cpulist_text(cpu_set)}", flush=True)
             for p, (task, job_id, gpu, t0, log, deadline, cpus) in list(running.items()):
                 rc = p.poll()
                 timed_out = rc is None and deadline is not None and time.time() > deadline
@@ -433,6 +495,7 @@ def cmd_run(argv):
                     continue
                 log.close()
                 del running[p]
+                cpu_ids = sorted(bound.pop(job_id, ()))
                 if gpu is not None:
                     free.append(gpu)
                     free.sort(key=gpus.index)
@@ -442,7 +505,7 @@ def cmd_run(argv):
                 append_line(state / "runs.jsonl", {
                     "job_id": job_id, "array_job_id": task.job["id"] if task.index is not None else None,
                     "task": task.index, "name": task.name, "gpu": gpu, "node": node, "cpus": cpus,
-                    "gres": task.opts.get("gres") or "", "start": t0, "end": time.time(), "rc": rc,
+                    "gres": task.opts.get("gres") or "", "cpu_ids": cpu_ids, "start": t0, "end": time.time(), "rc": rc,
                     "state": state_word, "all_done": remaining[task.job["id"]] == 0})
                 save_running()
                 print(f"fake_slurm: {task.label(job_id)} {state_word} (exit {rc}) after {time.time() - t0:.1f} s",
