@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace gemmlab {
 
@@ -45,8 +44,7 @@ const char* stop_reason_name(StopReason r) {
 StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule) {
     const int n = static_cast<int>(samples.size());
     if (n >= rule.max_repetitions) return StopReason::max_repetitions;
-    if (n >= rule.min_repetitions && summarize(samples).spread_pct <= rule.target_spread_pct &&
-        std::accumulate(samples.begin(), samples.end(), 0.0) >= rule.min_timed_ms)
+    if (n >= rule.min_repetitions && summarize(samples).spread_pct <= rule.target_spread_pct)
         return StopReason::converged;
     if (n >= std::min(kFloorRepetitions, rule.max_repetitions) && spent_seconds >= rule.budget_seconds)
         return StopReason::budget;
