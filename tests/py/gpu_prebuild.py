@@ -2,9 +2,9 @@
 
 The `gpu` tests run one after the other in one pytest-xdist worker (conftest.py): on a GPU machine
 they are the long pole of `make test`, while the other workers finish early and leave the cores idle.
-What those tests build is CPU work that no GPU test has to wait for in turn: the gallery's sample,
-the handout's two trees and the reference's grader start building in threads when the first test
-of the `gpu` group starts
+What those tests build is CPU work that no GPU test has to wait for in turn: the broken submissions
+(beside each other), the gallery's sample, the handout's two trees and the reference's grader start
+building in threads when the first test of the `gpu` group starts
 (conftest.py, pytest_runtest_setup), and each test waits for its own build; its `make` then finds
 everything up to date. Without a GPU nothing starts and each test builds for itself, as before.
 """
@@ -100,11 +100,25 @@ def build_reference():
     return proc.returncode
 
 
-BUILDS = {"gallery": build_gallery, "handout": build_handout, "reference": build_reference}
+def build_broken():
+    """Every deliberately broken submission (tests/broken/), built beside each other into the build
+    directory `make test` used (its shared objects are up to date, so the builds touch only their
+    own directories). Returns {name: grader binary}."""
+    import broken_submissions as b
+
+    names = sorted(b.EXPECTED)
+    share = max(1, int(jobs()) // len(names))
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        return dict(zip(names, pool.map(lambda n: b.build(n, jobs=share), names)))
+
+
+BUILDS = {"gallery": build_gallery, "handout": build_handout, "reference": build_reference,
+          "broken": build_broken}
 
 
 # Which test file's GPU tests wait for which build.
-NEEDED_BY = {"test_gallery_gpu.py": "gallery", "test_handout.py": "handout", "test_grade_gpu.py": "reference"}
+NEEDED_BY = {"test_gallery_gpu.py": "gallery", "test_handout.py": "handout", "test_grade_gpu.py": "reference",
+             "test_broken_gpu.py": "broken"}
 
 
 def start(names):
@@ -120,7 +134,13 @@ def start(names):
 
 def result(name):
     """The result of build `name`: waits for the background build when one was started, else
-    builds now (its exceptions are the test's)."""
+    builds now, once (its exceptions are the test's)."""
     with _lock:
         future = _builds.get(name)
-    return future.result() if future is not None else BUILDS[name]()
+        if future is None:
+            future = _builds[name] = Future()
+            try:
+                future.set_result(BUILDS[name]())
+            except Exception as e:  # noqa: BLE001 (handed to every caller)
+                future.set_exception(e)
+    return future.result()

@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+import gpu_prebuild
 from broken_submissions import EXPECTED, build, expected_disposition
 from conftest import gpu
 
@@ -28,6 +29,7 @@ def checked(tmp_path_factory):
 
     def get(name):
         if name not in cache:
+            gpu_prebuild.result("broken")  # built beside each other, in the background where a GPU is
             binary = build(name)
             out = tmp_path_factory.mktemp(name) / "check.json"
             proc = subprocess.run([str(binary), "check", "--full", "--timeout", str(IDLE_TIMEOUT_S), "--no-color",
