@@ -137,10 +137,12 @@ def result(name):
     builds now, once (its exceptions are the test's)."""
     with _lock:
         future = _builds.get(name)
-        if future is None:
+        mine = future is None
+        if mine:
             future = _builds[name] = Future()
-            try:
-                future.set_result(BUILDS[name]())
-            except Exception as e:  # noqa: BLE001 (handed to every caller)
-                future.set_exception(e)
+    if mine:
+        try:
+            future.set_result(BUILDS[name]())
+        except Exception as e:  # noqa: BLE001 (handed to every caller)
+            future.set_exception(e)
     return future.result()
