@@ -32,12 +32,12 @@ def write_config(base: Path, scheduler: str, due: dt.datetime, course_timing=Fal
              f'trusted_cache = "{CACHE}"', f'roster = "{base}/roster.txt"']
     lines += [f"{k} = {json.dumps(v)}" for k, v in cluster.items()]
     lines += ["[deadline]", f"due = {due.isoformat()}", "[late]", 'policy = "latest"', "penalty_percent_per_day = 10"]
-    # Where a GPU is, the jobs really grade: a short timing budget at one small shape keeps each grade
-    # to seconds (what these tests prove is the flow, not the speeds).
     if course_timing:
         course = (ROOT / "course.toml").read_text()
         lines.append(course[course.index("\n[bench]"):])
     else:
+        # Where a GPU is, the jobs really grade: a short timing budget at one small shape keeps each
+        # grade to seconds (what these tests prove is the flow, not the speeds).
         lines += ["[bench]", "min_repetitions = 3", "max_repetitions = 5", "max_seconds = 0.2",
                   "[scoring]", "measure_reference = false", "[[scoring.shapes]]", 'shape = "1024x1024x1024"',
                   "weight = 1"]

@@ -8,6 +8,7 @@ building in threads when the first test of the `gpu` group starts
 (conftest.py, pytest_runtest_setup), and each test waits for its own build; its `make` then finds
 everything up to date. Without a GPU nothing starts and each test builds for itself, as before.
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -61,13 +62,19 @@ def build_gallery():
     return proc.returncode, proc.stdout[-8000:]
 
 
+def load_handout_module():
+    """grader/scripts/handout.py as a module (an instructor script, not a package)."""
+    spec = importlib.util.spec_from_file_location("handout", ROOT / "grader" / "scripts" / "handout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def build_handout():
     """The handout built and unpacked afresh and compiled as a student compiles it, then a copy of it
     with the reference sources in student/ (only the stage files compile again).
     Returns (unpacked tree, tree with the reference sources)."""
-    sys.path.insert(0, str(ROOT / "grader" / "scripts"))
-    import handout  # noqa: E402  (grader/scripts/handout.py)
-
+    handout = load_handout_module()
     shutil.rmtree(HANDOUT_BASE, ignore_errors=True)
     HANDOUT_BASE.mkdir(parents=True)
     proc = run([sys.executable, ROOT / "grader" / "scripts" / "handout.py", "build", "--config", ROOT / "course.toml",

@@ -10,7 +10,6 @@
 
 These tests need the instructor repository (reference/*.cu) and never ship in a handout.
 """
-import importlib.util
 import json
 import os
 
@@ -23,13 +22,7 @@ pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),
                                 reason="needs the instructor repository (reference/*.cu)")
 
 
-def load_handout_module():
-    spec = importlib.util.spec_from_file_location("handout", ROOT / "grader" / "scripts" / "handout.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
+load_handout_module = gpu_prebuild.load_handout_module
 run = gpu_prebuild.run  # a command with no make state of a `make test` that runs us, output shown
 
 

@@ -219,7 +219,8 @@ def cmd_scontrol(argv):
     if rec.get("gres"):
         lines.append(f"   JOB_GRES={rec['gres']}")
         if "-d" in argv and rec.get("gpu") is not None:
-            lines.append(f"     Nodes={rec['node']} CPU_IDs=0-{rec['cpus'] - 1} Mem=0 GRES={rec['gres']}(IDX:{rec['gpu']})")
+            cpu_ids = _cpulist_text(rec["cpu_ids"]) if rec.get("cpu_ids") else f"0-{rec['cpus'] - 1}"
+            lines.append(f"     Nodes={rec['node']} CPU_IDs={cpu_ids} Mem=0 GRES={rec['gres']}(IDX:{rec['gpu']})")
     print("\n".join(lines))
 
 
@@ -439,7 +440,7 @@ def cmd_run(argv):
         (state / "running.json").write_text(json.dumps({str(v[1]): {
             "job_id": v[1], "name_id": v[0].label(v[1]), "array_job_id": v[0].job["id"] if v[0].index is not None else None,
             "task": v[0].index, "name": v[0].name, "gpu": v[2], "node": node, "cpus": v[6],
-            "gres": v[0].opts.get("gres") or ""} for v in running.values()}))
+            "cpu_ids": sorted(bound.get(v[1], ())), "gres": v[0].opts.get("gres") or ""} for v in running.values()}))
 
     try:
         while pending or running:
