@@ -22,6 +22,7 @@ TEST_CASE("a bench plan survives the trip to the child process") {
     p.stop.max_repetitions = 70;
     p.stop.target_spread_pct = 1.5;
     p.stop.budget_seconds = 0.25;
+    p.stop.min_timed_ms = 7.5;
     p.clear_l2 = false;
     p.verify_repetitions = 4;
     p.seed = 123456789;
@@ -47,6 +48,7 @@ TEST_CASE("a bench plan survives the trip to the child process") {
     CHECK(q.stop.max_repetitions == 70);
     CHECK(q.stop.target_spread_pct == 1.5);
     CHECK(q.stop.budget_seconds == 0.25);
+    CHECK(q.stop.min_timed_ms == 7.5);
     CHECK_FALSE(q.clear_l2);
     CHECK(q.verify_repetitions == 4);
     CHECK(q.seed == 123456789);

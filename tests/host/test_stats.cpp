@@ -53,4 +53,10 @@ TEST_CASE("the stop rule: converged, budget (never below 3 calls), max repetitio
     for (size_t i = 0; i < many.size(); ++i) many[i] = 1.0 + 0.1 * static_cast<double>(i % 3);
     CHECK(should_stop(many, 0.1, rule) == StopReason::max_repetitions);
     CHECK(std::string(stop_reason_name(StopReason::converged)) == "converged");
+    // Short calls: converged only once the timed calls add up to min_timed_ms.
+    rule.min_timed_ms = 10.0;
+    CHECK(should_stop(steady, 0.1, rule) == StopReason::keep_going);  // 5 ms so far
+    const std::vector<double> ten(10, 1.0);
+    CHECK(should_stop(ten, 0.1, rule) == StopReason::converged);
+    CHECK(should_stop(steady, 1.5, rule) == StopReason::budget);  // the budget still ends it
 }

@@ -80,6 +80,7 @@ json to_json(const BenchPlan& p) {
                 {"max_repetitions", p.stop.max_repetitions},
                 {"target_spread_pct", p.stop.target_spread_pct},
                 {"max_seconds", p.stop.budget_seconds},
+                {"min_timed_ms", p.stop.min_timed_ms},
                 {"clear_l2", p.clear_l2},
                 {"verify_repetitions", p.verify_repetitions},
                 {"seed", p.seed},
@@ -96,6 +97,7 @@ BenchPlan bench_plan_from_json(const json& j) {
     p.stop.max_repetitions = j.value("max_repetitions", p.stop.max_repetitions);
     p.stop.target_spread_pct = j.value("target_spread_pct", p.stop.target_spread_pct);
     p.stop.budget_seconds = j.value("max_seconds", p.stop.budget_seconds);
+    p.stop.min_timed_ms = j.value("min_timed_ms", p.stop.min_timed_ms);
     p.clear_l2 = j.value("clear_l2", p.clear_l2);
     p.verify_repetitions = j.value("verify_repetitions", p.verify_repetitions);
     p.seed = j.value("seed", p.seed);

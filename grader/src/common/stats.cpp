@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace gemmlab {
 
@@ -44,7 +45,8 @@ const char* stop_reason_name(StopReason r) {
 StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule) {
     const int n = static_cast<int>(samples.size());
     if (n >= rule.max_repetitions) return StopReason::max_repetitions;
-    if (n >= rule.min_repetitions && summarize(samples).spread_pct <= rule.target_spread_pct)
+    if (n >= rule.min_repetitions && summarize(samples).spread_pct <= rule.target_spread_pct &&
+        std::accumulate(samples.begin(), samples.end(), 0.0) >= rule.min_timed_ms)
         return StopReason::converged;
     if (n >= std::min(kFloorRepetitions, rule.max_repetitions) && spent_seconds >= rule.budget_seconds)
         return StopReason::budget;

@@ -28,6 +28,9 @@ struct StopRule {
     int max_repetitions = 100;
     double target_spread_pct = 2.0;
     double budget_seconds = 2.0;  // of timed calls of this item at this shape
+    // Converged also needs this many milliseconds of timed calls in all: a short call's median
+    // needs more calls to be as steady as a long one's (0: no such floor).
+    double min_timed_ms = 0;
 };
 
 // Three repetitions give a median that one outlier cannot move.

@@ -85,6 +85,7 @@ BenchPlan plan_from_config(const BenchConfig& cfg, Precision p, std::vector<Shap
     plan.stop.max_repetitions = cfg.max_repetitions;
     plan.stop.target_spread_pct = cfg.target_spread_pct;
     plan.stop.budget_seconds = cfg.max_seconds;
+    plan.stop.min_timed_ms = cfg.min_timed_ms;
     plan.clear_l2 = cfg.clear_l2;
     plan.verify_repetitions = cfg.verify_repetitions;
     plan.seed = seed;

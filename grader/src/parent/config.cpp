@@ -217,7 +217,7 @@ constexpr double kMaxPoints = 1000;
 constexpr double kMaxWeight = 1000;
 
 void read_bench(const Section& s, BenchConfig& b) {
-    s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "clear_l2",
+    s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "min_timed_ms", "clear_l2",
                  "verify_repetitions", "call_timeout_seconds", "shapes"});
     if (auto v = s.whole("warmup", 0, kMaxRepetitionsLimit)) b.warmup = *v;
     if (auto v = s.whole("min_repetitions", 1, kMaxRepetitionsLimit)) b.min_repetitions = *v;
@@ -227,6 +227,7 @@ void read_bench(const Section& s, BenchConfig& b) {
                s.get("max_repetitions"));
     if (auto v = s.number("target_spread_pct", 0, 100)) b.target_spread_pct = *v;
     if (auto v = s.number("max_seconds", 0, kMaxSecondsLimit)) b.max_seconds = *v;
+    if (auto v = s.number("min_timed_ms", 0, kMaxSecondsLimit * 1e3)) b.min_timed_ms = *v;
     if (auto v = s.boolean("clear_l2")) b.clear_l2 = *v;
     if (auto v = s.whole("verify_repetitions", 1, kMaxRepetitionsLimit)) b.verify_repetitions = *v;
     if (auto v = s.number("call_timeout_seconds", 1, kMaxSecondsLimit)) b.call_timeout_seconds = *v;
