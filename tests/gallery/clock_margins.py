@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How far the three clocks of the benchmark lie apart in an honest run (docs/timing.md, "Three
-clocks"): per timed item of a results or bench JSON, the median event, wall and GPU-record times and
+clocks"): per timed item of a results or bench JSON, the event, wall and GPU-record times (interquartile means) and
 their ratios, and the smallest margin to the rejection rules. Used on a GPU to measure the margins
 the tolerances in grader/src/child/bench.cu must leave.
 

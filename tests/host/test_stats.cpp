@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "common/stats.h"
 
@@ -17,6 +18,29 @@ TEST_CASE("median and quartiles interpolate between order statistics") {
     CHECK(quantile({1, 2, 3, 4}, 0.0) == 1.0);
     CHECK(quantile({1, 2, 3, 4}, 1.0) == 4.0);
     CHECK(std::isnan(median({})));
+}
+
+TEST_CASE("the interquartile mean: the median up to 6 calls, then the mean of the middle half") {
+    CHECK(interquartile_mean({3.0}) == 3.0);
+    CHECK(interquartile_mean({1.0, 3.0}) == 2.0);
+    CHECK(interquartile_mean({50.0, 1.0, 3.0}) == 3.0);        // one outlier of three: the median
+    CHECK(interquartile_mean({1, 2, 3, 100, 5, 6}) == 4.0);     // (3 + 5) / 2, as the median
+    CHECK(interquartile_mean({1, 2, 3, 4, 5, 6, 7, 8}) == 4.5);  // 3..6
+    CHECK(interquartile_mean({9, 1, 2, 3, 4, 5, 6, 7, 8}) == 5.0);  // drops 3 from each end: 4, 5, 6
+    CHECK(std::isnan(interquartile_mean({})));
+    // Two groups of calls of about equal size (a kernel that takes 0.60 or 0.62 ms): 51 fast calls
+    // of 100 or 49 move the median from one group to the other, the interquartile mean by 0.0008.
+    const auto calls = [](int fast) {
+        std::vector<double> v(100, 0.62);
+        for (int i = 0; i < fast; ++i) v[static_cast<size_t>(i) * 97 % 100] = 0.60;  // spread over the run
+        return v;
+    };
+    CHECK(median(calls(51)) == doctest::Approx(0.60));
+    CHECK(median(calls(49)) == doctest::Approx(0.62));
+    CHECK(interquartile_mean(calls(51)) == doctest::Approx(0.6096));  // 26 fast of the middle 50
+    CHECK(interquartile_mean(calls(49)) == doctest::Approx(0.6104));
+    const Summary s = summarize({1, 2, 3, 4, 5, 6, 7, 80});
+    CHECK(s.iqm == doctest::Approx(4.5));
 }
 
 TEST_CASE("spread is IQR over median, in percent, and shrugs off one outlier") {

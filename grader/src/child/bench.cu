@@ -447,13 +447,13 @@ private:
         if (t.disposition == Disposition::skipped) {  // it ran to the end of its repetitions
             const Summary sum = summarize(r.times);
             t.repetitions = sum.count;
-            t.time_ms = sum.median;
+            t.time_ms = sum.iqm;
             t.spread_pct = sum.spread_pct;
             t.min_ms = sum.min;
             t.max_ms = sum.max;
-            t.event_ms = median(r.events);
-            t.wall_ms = median(r.walls);
-            t.gpu_ms = median(r.gpus);
+            t.event_ms = interquartile_mean(r.events);
+            t.wall_ms = interquartile_mean(r.walls);
+            t.gpu_ms = interquartile_mean(r.gpus);
             t.gflops = gflops_of(shape_, t.time_ms);
             t.timed_by = r.all_by_gpu_record ? "GPU record"
                          : t.wall_ms - overhead_ms_ > std::max(kEscapeFactor * t.event_ms, t.event_ms + kEscapeMinMs)

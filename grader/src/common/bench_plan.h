@@ -21,7 +21,7 @@
 //   - randomly chosen timed calls (chosen at run time, at least verify_repetitions per shape) are
 //     checked against the FP64 cuBLAS reference; a wrong one fails the stage;
 //   - repetitions stop when IQR/median < target_spread_pct, or the item's time budget is spent;
-//     the median is reported with its spread;
+//     the interquartile mean (the mean of the middle half) is reported with its spread;
 //   - a result faster than the GPU's peak (peak.h) is `rejected`.
 #pragma once
 
@@ -79,9 +79,9 @@ struct Timing {
     Shape shape;
     Disposition disposition = Disposition::skipped;
     std::string problem;               // "" when passed
-    double time_ms = 0;                // median of max(event, wall − overhead)
-    double event_ms = 0, wall_ms = 0;  // medians of each clock, to show what was hidden
-    double gpu_ms = 0;                 // median busy span of the GPU's own record (child/gpu_record.h)
+    double time_ms = 0;                // interquartile mean of max(event, wall − overhead, GPU record)
+    double event_ms = 0, wall_ms = 0;  // interquartile means of each clock, to show what was hidden
+    double gpu_ms = 0;                 // ... of the GPU's own record's busy span (child/gpu_record.h)
     std::string gpu_record;            // "cupti", or "unavailable: <why>"
     double spread_pct = 0, min_ms = 0, max_ms = 0;
     int repetitions = 0;

@@ -19,11 +19,22 @@ double quantile(std::vector<double> samples, double q) {
 
 double median(const std::vector<double>& samples) { return quantile(samples, 0.5); }
 
+double interquartile_mean(std::vector<double> samples) {
+    const size_t n = samples.size();
+    if (n == 0) return NAN;
+    std::sort(samples.begin(), samples.end());
+    const size_t drop = std::min((n + 3) / 4, (n - 1) / 2);  // from each end
+    const auto first = samples.begin() + static_cast<std::ptrdiff_t>(drop);
+    const auto last = samples.end() - static_cast<std::ptrdiff_t>(drop);
+    return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
+}
+
 Summary summarize(const std::vector<double>& samples) {
     Summary s;
     s.count = static_cast<int>(samples.size());
     if (samples.empty()) return s;
     s.median = median(samples);
+    s.iqm = interquartile_mean(samples);
     s.q1 = quantile(samples, 0.25);
     s.q3 = quantile(samples, 0.75);
     s.min = *std::min_element(samples.begin(), samples.end());

@@ -1,4 +1,5 @@
-// stats.h — the statistics of repeated timings: median, quartiles, relative spread, and the rule
+// stats.h — the statistics of repeated timings: median, quartiles, the mean of the middle half,
+// relative spread, and the rule
 // that decides when to stop repeating. Host-only, so it is tested in CI (tests/host/test_stats.cpp).
 // docs/timing.md explains the choices for students.
 #pragma once
@@ -12,9 +13,18 @@ namespace gemmlab {
 double quantile(std::vector<double> samples, double q);
 double median(const std::vector<double>& samples);
 
+// The mean of the middle half of the samples (the interquartile mean): the ceil(n/4) smallest and
+// the ceil(n/4) largest are dropped, keeping at least the middle one or two, so it is the median
+// up to 6 samples. Like the median it ignores the odd slow call; unlike the median it does not
+// jump from one mode to the other when a kernel's times fall into two groups of about equal size
+// (a 2048³ call that takes either 0.60 or 0.62 ms): it moves smoothly with their proportion.
+// NaN for no samples.
+double interquartile_mean(std::vector<double> samples);
+
 struct Summary {
     int count = 0;
     double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;
+    double iqm = 0;  // interquartile_mean: the time a result reports
     // Interquartile range over median, in percent: robust to the odd slow repetition (an OS
     // hiccup, a clock change) that would dominate a standard deviation. 0 for one sample.
     double spread_pct = 0;
