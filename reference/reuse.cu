@@ -34,9 +34,9 @@
 //      thread), (b) has no branch in its slab loop, (c) during slab s, at k-step 8, copies slab
 //      s + STAGES - 1 into the stage of slab s - 1, away from the barrier. Its slab
 //      loop is 2214 instructions for 2048 FFMAs (92.5%; cuBLAS's 88.7%, reuse_kernel's 89.4%).
-//      Measured on an H100 (one ladder run, interleaved, median of 20; cuBLAS SGEMM with
-//      CUBLAS_PEDANTIC_MATH): 2048³ 45.9 TFLOPS (95.0% of cuBLAS), 4096³ 48.6 (95.7%), 8192³
-//      49.7 (97.2%); reuse_kernel's 128×256×8 in the same run: 94.1%, 92.2%, 92.9%.
+//      Measured on an H100 (one ladder run, kernels queued back to back, median of 10; cuBLAS
+//      SGEMM with CUBLAS_PEDANTIC_MATH): 2048³ 46.3 TFLOPS (94.1% of cuBLAS), 4096³ 48.6
+//      (95.4%), 8192³ 50.2 (97.7%); reuse_kernel's 128×256×8 in the same run: 92.1%, 91.7%, 92.5%.
 //      What limits it (Nsight Compute, 4096³, clocks not locked; nvidia-smi during the runs:
 //      645–699 W of the 700 W cap, 1950–1980 MHz, power-cap throttling at times):
 //        issue slots busy 81.9% (cuBLAS 86.7%, reuse_kernel 77.8%); FMA pipe 75.9% of peak
@@ -45,7 +45,11 @@
 //        scoreboard 0.04, barrier 0.00. The dispatch stalls are the gap to cuBLAS. Likely part
 //        of them: 112 of the 2048 FFMAs of a slab read all three operands from one register
 //        bank (variants whose SASS had none measured 0.18–0.20); the SERPENTINE FMA order
-//        removes them from this configuration's SASS, not yet timed.
+//        removes them from this configuration's SASS and gained 0–0.9%.
+//      Not the limit: wave quantization. 512 tiles on 132 SMs leave the fourth wave 12% empty,
+//      but sharing that wave out by K slabs (stream-K, StreamK) gained only 0.2% at 4096³ and
+//      0.1% at 8192³. A likely reason, not measured here: under the 700 W cap (645–699 W drawn)
+//      fewer busy SMs hold a higher clock, so the idle ones cost less than their share.
 //
 // Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
 // memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
@@ -485,7 +489,7 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 //   - the copies address A and B from one per-thread base pointer each plus constants.
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int COPY_STEP_, bool SERPENTINE_ = false>
+          int COPY_STEP_, bool SERPENTINE_ = false, bool STREAM_K_ = false>
 struct SgemmConfig {
     using Elem = float;
     using FfmaKernel = void;  // marks a configuration of reuse_ffma_kernel (kernel_for)
@@ -496,6 +500,7 @@ struct SgemmConfig {
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
     static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy (-1: after the barrier)
     static constexpr bool SERPENTINE = SERPENTINE_;     // order of the FMAs (see the kernel)
+    static constexpr bool STREAM_K = STREAM_K_;         // the last partial wave shared out by slabs (StreamK)
 
     static constexpr int V = 4;  // floats per 16-byte vector
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
@@ -533,11 +538,29 @@ struct SgemmConfig {
     static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
 };
 
+// Stream-K schedule of the last, partial wave (STREAM_K configurations). 512 tiles of 128×256 on
+// the 132 block slots of an H100 are 3.88 waves: the fourth wave leaves 16 SMs idle for a whole
+// tile's time. Instead, the first dp_tiles tiles (whole waves) are computed one per block, and
+// the tiles of the last wave are cut into their K slabs and shared out evenly: block
+// dp_tiles + j takes slabs [j·per_block, (j+1)·per_block) of those tiles, in order, so it works on
+// one to three tiles, on part of their K each. A block that computed part of a tile writes its
+// partial sums to `partials` and counts itself in `arrivals`; the last of a tile's blocks to
+// arrive adds every part in the order of K (the sum does not depend on who came last), writes C
+// and resets the count for the next call. Nobody waits for anybody, so no block can wait for
+// one that has not started.
+struct StreamK {
+    int dp_tiles = 0;            // blocks [0, dp_tiles): one whole tile each
+    int per_block = 0;           // slabs per block of the last wave's tiles (0: no stream-K)
+    int max_parts = 0;           // most blocks sharing one tile: slots per tile in partials
+    float* partials = nullptr;   // [tile of the last wave][part][BM·BN]
+    int* arrivals = nullptr;     // [tile of the last wave]
+};
+
 template <class Cfg, bool kVecB>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 reuse_ffma_kernel(int M, int N, int K, float alpha,
                   const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
-                  float beta, float* __restrict__ C, int ldc, bool vec_c) {
+                  float beta, float* __restrict__ C, int ldc, bool vec_c, StreamK sk) {
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
     constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
@@ -547,9 +570,6 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    int tile_m, tile_n;
-    swizzled_tile(blockIdx.x, tiles_m, tiles_n, tile_m, tile_n);
-    const int m0 = tile_m * BM, n0 = tile_n * BN;
 
     // As in reuse_kernel, the partial slab is the first one (k from k_first < 0: zeros).
     const int num_slabs = (K + BK - 1) / BK;
@@ -558,8 +578,16 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
     // ---- global→shared copy of one K slab (its first k: k0) into one stage -----------------
     const int a_row = warp * 4 + lane / 8, a_k = lane % 8;      // + p·A_ROWS_PER_PASS, + 8q
     const int b_row = tid / Cfg::B_VECS_PER_ROW, b_col = (tid % Cfg::B_VECS_PER_ROW) * V;  // + j·B_ROWS_PER_PASS
-    const float* const a_src = A + static_cast<size_t>(m0 + a_row) * lda + a_k;
-    const float* const b_src = B + static_cast<size_t>(b_row) * ldb + n0 + b_col;
+    int m0 = 0, n0 = 0;  // the tile of C being computed (set_tile)
+    const float* a_src = A;
+    const float* b_src = B;
+    auto set_tile = [&](int tile) {
+        int tile_m, tile_n;
+        swizzled_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+        m0 = tile_m * BM, n0 = tile_n * BN;
+        a_src = A + static_cast<size_t>(m0 + a_row) * lda + a_k;
+        b_src = B + static_cast<size_t>(b_row) * ldb + n0 + b_col;
+    };
     const uint32_t a_dst = shared_address(smem + a_k * A_LD + a_row);
     const uint32_t b_dst = shared_address(smem + Cfg::A_STAGE + b_row * B_LD + b_col);
     const int bs_row = tid / BN, bs_col = tid % BN;  // element-wise copy of B (unaligned rows)
@@ -637,13 +665,15 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
     };
 
     float acc[TM][TN];
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-    auto pipeline = [&](auto guard_mn) {
+    // Slabs [first_slab, first_slab + slabs) of the current tile into acc (from zero).
+    auto pipeline = [&](auto guard_mn, int first_slab, int slabs) {
         using GuardK = std::true_type;
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        const int k_base = k_first + first_slab * BK;
 
         // ---- prologue: fill every stage (slab 0 is the partial one), wait for slab 0 --------
         // Past the last slab a copy re-reads the last slab, which is a full one in interior
@@ -651,11 +681,11 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
         using GuardLaterK = decltype(guard_mn);
         constexpr bool kAfterBarrier = (Cfg::COPY_STEP < 0);
         constexpr int kPrologueSlabs = kAfterBarrier ? STAGES : STAGES - 1;
-        copy_slab(k_first, 0, guard_mn, GuardK{});
+        copy_slab(k_base, 0, guard_mn, GuardK{});
         cp_async_commit();
 #pragma unroll
         for (int s = 1; s < kPrologueSlabs; ++s) {
-            copy_slab(k_first + min(s, num_slabs - 1) * BK, s, guard_mn, GuardLaterK{});
+            copy_slab(k_base + min(s, slabs - 1) * BK, s, guard_mn, GuardLaterK{});
             cp_async_commit();
         }
         cp_async_wait<kPrologueSlabs - 1>();
@@ -670,7 +700,7 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
         // copied into the stage of slab s (group j holds slab j too, the prologue fills every
         // stage). Past the end a copy re-reads the last slab into a stage nobody reads again.
         int stage = 0;
-        for (int slab = 0; slab < num_slabs; ++slab) {
+        for (int slab = 0; slab < slabs; ++slab) {
 #pragma unroll
             for (int k = 0; k < BK; ++k) {
                 const int cur = k % 2, nxt = cur ^ 1;
@@ -685,13 +715,13 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
                     const int next = (stage + 1 == STAGES) ? 0 : stage + 1;
                     load_fragments(frag_a[nxt], frag_b[nxt], next, 0);
                     if constexpr (kAfterBarrier) {
-                        copy_slab(k_first + min(slab + STAGES, num_slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
+                        copy_slab(k_base + min(slab + STAGES, slabs - 1) * BK, stage, guard_mn, GuardLaterK{});
                         cp_async_commit();
                     }
                     stage = next;
                 }
                 if (!kAfterBarrier && k == Cfg::COPY_STEP) {
-                    copy_slab(k_first + min(slab + STAGES - 1, num_slabs - 1) * BK,
+                    copy_slab(k_base + min(slab + STAGES - 1, slabs - 1) * BK,
                               stage == 0 ? STAGES - 1 : stage - 1, guard_mn, GuardLaterK{});
                     cp_async_commit();
                 }
@@ -711,12 +741,16 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
         }
         cp_async_wait<0>();  // no copy may still be writing shared memory when the block exits
     };
-    const bool interior = (m0 + BM <= M) && (n0 + BN <= N) && num_slabs >= 2;
-    if (interior) {
-        pipeline(std::false_type{});
-    } else {
-        pipeline(std::true_type{});
-    }
+    // Interior: no edge in M or N, and the last slab of the range is a full one (the copies past
+    // the end re-read it unguarded).
+    auto compute = [&](int first_slab, int slabs) {
+        const bool interior = (m0 + BM <= M) && (n0 + BN <= N) && first_slab + slabs >= 2;
+        if (interior) {
+            pipeline(std::false_type{}, first_slab, slabs);
+        } else {
+            pipeline(std::true_type{}, first_slab, slabs);
+        }
+    };
 
     // ---- epilogue: C = alpha·acc + beta·C, vectors inside, elements at the right edge ---------
     auto write_c = [&](int row, int col, const float* values) {
@@ -743,15 +777,79 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
             }
         }
     };
+    auto epilogue = [&] {
 #pragma unroll
-    for (int fi = 0; fi < Cfg::FM; ++fi)
+        for (int fi = 0; fi < Cfg::FM; ++fi)
 #pragma unroll
-        for (int vi = 0; vi < V; ++vi)
+            for (int vi = 0; vi < V; ++vi)
 #pragma unroll
-            for (int fj = 0; fj < Cfg::FN; ++fj)
-                write_c(m0 + a_frag + fi * Cfg::WTM * V + vi, n0 + b_frag + fj * Cfg::WTN * V,
-                        &acc[fi * V + vi][fj * V]);
+                for (int fj = 0; fj < Cfg::FN; ++fj)
+                    write_c(m0 + a_frag + fi * Cfg::WTM * V + vi, n0 + b_frag + fj * Cfg::WTN * V,
+                            &acc[fi * V + vi][fj * V]);
+    };
+
+    const int block = static_cast<int>(blockIdx.x);
+    if (!Cfg::STREAM_K || sk.per_block == 0 || block < sk.dp_tiles) {  // one whole tile
+        set_tile(block);
+        compute(0, num_slabs);
+        epilogue();
+        return;
+    }
+    if constexpr (Cfg::STREAM_K) {
+        // ---- stream-K: slabs [lo, hi) of the last wave's tiles, counted tile after tile ------
+        __shared__ int last_to_arrive;
+        const long long total = static_cast<long long>(tiles_m) * tiles_n - sk.dp_tiles;  // tiles of the last wave
+        const long long lo = static_cast<long long>(block - sk.dp_tiles) * sk.per_block;
+        const long long hi = min(lo + sk.per_block, total * num_slabs);
+        constexpr int kVecs = TM * TN / V;         // float4s of partial sums per thread
+        constexpr int kTileVecs = BM * BN / V;     // float4s of one part
+        for (long long at = lo; at < hi;) {
+            const int t = static_cast<int>(at / num_slabs);  // tile of the last wave
+            const int first = static_cast<int>(at % num_slabs);
+            const int slabs = static_cast<int>(min(hi - at, static_cast<long long>(num_slabs - first)));
+            if (at != lo) __syncthreads();  // shared memory is reused: everyone is past the last tile
+            at += slabs;
+            set_tile(sk.dp_tiles + t);
+            compute(first, slabs);
+            if (slabs == num_slabs) {  // the whole tile
+                epilogue();
+                continue;
+            }
+            // The tile's parts: the blocks whose ranges meet [t·num_slabs, (t+1)·num_slabs).
+            const long long tile_lo = static_cast<long long>(t) * num_slabs;
+            const int first_block = static_cast<int>(tile_lo / sk.per_block);
+            const int parts = static_cast<int>((tile_lo + num_slabs - 1) / sk.per_block) - first_block + 1;
+            const int part = static_cast<int>((at - slabs) / sk.per_block) - first_block;
+            float4* const slots = reinterpret_cast<float4*>(sk.partials) + static_cast<size_t>(t) * sk.max_parts * kTileVecs;
+            float4* const mine = slots + static_cast<size_t>(part) * kTileVecs;
+#pragma unroll
+            for (int e = 0; e < kVecs; ++e) {
+                const float* a = &acc[0][0] + e * V;
+                __stcg(mine + e * Cfg::THREADS + tid, make_float4(a[0], a[1], a[2], a[3]));
+            }
+            __threadfence();
+            __syncthreads();
+            if (tid == 0) last_to_arrive = (atomicAdd(&sk.arrivals[t], 1) == parts - 1);
+            __syncthreads();
+            if (!last_to_arrive) continue;
+            __threadfence();
+            // Every part is written: add them in the order of K.
+#pragma unroll
+            for (int e = 0; e < kVecs; ++e) {
+                float4 sum = __ldcg(slots + e * Cfg::THREADS + tid);
+                for (int r = 1; r < parts; ++r) {
+                    const float4 v = __ldcg(slots + static_cast<size_t>(r) * kTileVecs + e * Cfg::THREADS + tid);
+                    sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+                }
+                float* a = &acc[0][0] + e * V;
+                a[0] = sum.x, a[1] = sum.y, a[2] = sum.z, a[3] = sum.w;
+            }
+            if (tid == 0) sk.arrivals[t] = 0;  // ready for the next call
+            epilogue();
+        }
+    }
 }
+
 
 // ------------------------------------------------------------------------------------------------
 // Host side
@@ -770,6 +868,75 @@ auto kernel_for() {
     else return reuse_kernel<Cfg, kVecB>;
 }
 
+inline int sm_count() {
+    static const int count = [] {
+        int device = 0, sms = 0;
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+            return 132;
+        return sms;
+    }();
+    return count;
+}
+
+// The stream-K configurations' workspace (StreamK): partial sums and arrival counts, grown when a
+// problem needs more and kept for later calls (every call leaves the counts at zero). One call at
+// a time: two calls in flight at once on two streams would share it.
+struct StreamKWorkspace {
+    float* partials = nullptr;
+    size_t partial_floats = 0;
+    int* arrivals = nullptr;
+    size_t arrival_count = 0;
+
+    bool reserve(size_t floats, size_t counts) {
+        if (floats > partial_floats) {
+            if (partials) cudaFree(partials);
+            partials = nullptr, partial_floats = 0;
+            if (cudaMalloc(&partials, floats * sizeof(float)) != cudaSuccess) return false;
+            partial_floats = floats;
+        }
+        if (counts > arrival_count) {
+            if (arrivals) cudaFree(arrivals);
+            arrivals = nullptr, arrival_count = 0;
+            if (cudaMalloc(&arrivals, counts * sizeof(int)) != cudaSuccess ||
+                cudaMemset(arrivals, 0, counts * sizeof(int)) != cudaSuccess)
+                return false;
+            arrival_count = counts;
+        }
+        return true;
+    }
+};
+
+// The stream-K schedule of a problem (StreamK); returns how many blocks to launch. Only where the
+// last wave is partial enough to pay (at most 90% full) and its blocks each get enough slabs to
+// amortize the prologue; otherwise one block per tile.
+template <class Cfg, class Kernel>
+long long stream_k_schedule(const GemmProblem<float>& p, long long tiles, Kernel kernel, StreamK& sk) {
+    static const int blocks_per_sm = [&] {
+        int b = 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, Cfg::THREADS, Cfg::SMEM_BYTES) == cudaSuccess
+                   ? b : 0;
+    }();
+    static StreamKWorkspace workspace;
+    const long long slots = static_cast<long long>(sm_count()) * blocks_per_sm;
+    if (slots <= 0 || tiles < slots) return tiles;
+    const long long last = tiles % slots;  // tiles of the last, partial wave
+    if (last == 0 || 10 * last > 9 * slots) return tiles;
+    const long long num_slabs = (p.K + Cfg::BK - 1) / Cfg::BK;
+    const long long work = last * num_slabs;
+    const long long per_block = (work + slots - 1) / slots;
+    if (per_block < 4 * Cfg::STAGES) return tiles;
+    const long long max_parts = num_slabs / per_block + 2;
+    if (!workspace.reserve(static_cast<size_t>(last * max_parts) * Cfg::BM * Cfg::BN, static_cast<size_t>(last)))
+        return tiles;  // no memory for it: one block per tile
+    sk.dp_tiles = static_cast<int>(tiles - last);
+    sk.per_block = static_cast<int>(per_block);
+    sk.max_parts = static_cast<int>(max_parts);
+    sk.partials = workspace.partials;
+    sk.arrivals = workspace.arrivals;
+    return sk.dp_tiles + (work + per_block - 1) / per_block;
+}
+
 // Launches one configuration. The dynamic shared-memory limit is raised once per kernel (the
 // first call; a function-local static is initialised exactly once, thread-safely).
 template <class Cfg, bool kVecB>
@@ -782,8 +949,16 @@ Status launch_config(const GemmProblem<typename Cfg::Elem>& p) {
                             ((p.N + Cfg::BN - 1) / Cfg::BN);
     if (tiles > 0x7fffffffLL) return Status::unsupported;
     const bool vec_c = (p.ldc % Cfg::V == 0) && aligned16(p.C);
-    kernel<<<static_cast<unsigned>(tiles), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
-        p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c);
+    if constexpr (UsesFfmaKernel<Cfg>::value) {
+        StreamK sk;
+        long long blocks = tiles;
+        if constexpr (Cfg::STREAM_K) blocks = stream_k_schedule<Cfg>(p, tiles, kernel, sk);
+        kernel<<<static_cast<unsigned>(blocks), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
+            p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c, sk);
+    } else {
+        kernel<<<static_cast<unsigned>(tiles), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
+            p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c);
+    }
     GEMMLAB_CHECK_LAUNCH();
     return Status::ok;
 }
@@ -803,10 +978,13 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
 //                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP>
 // float, large problems (reuse_ffma_kernel): 128×256 block, 8 warps of 64×64, 16×8 per thread
-// (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, one block of
-// 248 registers × 256 threads per SM. 3 and 4 stages measured alike (97.2% and 96.5% of cuBLAS
-// at 8192³); the copy at k-step 0 or 4 measured 91.9% and 94.5%.
-using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>;
+// (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, serpentine FMA
+// order, one block of 255 registers × 256 threads per SM. 3 and 4 stages measured alike (97.2%
+// and 96.5% of cuBLAS at 8192³); the copy at k-step 0 or 4 measured 91.9% and 94.5%. The
+// serpentine order: 94.1 / 95.4 / 97.7% at 2048³ / 4096³ / 8192³ against 93.6 / 95.4 / 96.8%
+// (two ladder runs on an H100 agreed within 0.1%). The stream-K schedule of the last wave
+// (StreamK) measured 91.0 / 95.6 / 97.8%: not used (docs/reference-kernels.md).
+using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true>;
 // float, mid-sized problems or short K (reuse_kernel): 128×128 block, 8 warps of 32×64, 8×8 per
 // thread, two blocks per SM (one block's prologue and epilogue overlap the other's main loop).
 // 103.6% of cuBLAS at 8192×8192×256; reuse_ffma_kernel's 128×128×16 measured 100.1% there.
@@ -828,17 +1006,6 @@ using DoubleSmall = ReuseConfig<double,  64,  64, 8, 32, 32,  8,  4, 3, 3>;
 using DoubleMmaLarge = ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2, Math::dmma>;
 // ... and 64×64 blocks of 4 warps of 32×32, slabs of 16 k, for small, skinny or short-K problems.
 using DoubleMmaSmall = ReuseConfig<double, 64,  64, 16, 32, 32, 8, 8, 3, 4, Math::dmma>;
-
-inline int sm_count() {
-    static const int count = [] {
-        int device = 0, sms = 0;
-        if (cudaGetDevice(&device) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-            return 132;
-        return sms;
-    }();
-    return count;
-}
 
 // Estimated throughput of a configuration on a problem: its speed on large problems (relative,
 // measured), times the share of its tiles' area that lies inside C, times the share of the
@@ -1249,14 +1416,16 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
     f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
-    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY SERP
+    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY SERP STREAM-K
     // (serp: serpentine FMA order, free of three-operand register-bank conflicts in the SASS;
-    // not timed yet)
+    // stream-K: the last partial wave shared out by slabs, StreamK)
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1>>("ffma 128x256x16 w64x64 t16x8 s4 c-1"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s4 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp stream-K"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, false, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 stream-K"));
     f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>>("ffma 64x64x16 w32x32 t8x4 s3 c-1"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));

@@ -195,6 +195,9 @@ const std::vector<CheckShape> kCheckShapes = {
     {129, 127, 257}, {128, 128, 128}, {256, 128, 64},  {4097, 129, 65},  {1000, 8, 2000},
     {8, 3000, 16},  {17, 1, 300},    {1, 300, 17},    {300, 300, 1},    {513, 1027, 259},
     {1537, 1665, 333}, {2048, 2048, 2048},
+    // Big enough for the stream-K schedule of the last wave (reuse.cu, StreamK) on 132 SMs: 289
+    // tiles of 128×256 with edges and a partial slab, and 4096³ (512 tiles).
+    {2100, 4100, 1000}, {4096, 4096, 4096},
 };
 const std::vector<CheckParams> kCheckParams = {
     {1.0, 0.0, 0, 0, 0},     // beta = 0 (C holds NaN), tight leading dimensions
