@@ -60,7 +60,7 @@ struct BenchConfig {
     int max_repetitions = 100;
     double target_spread_pct = 2.0;    // stop once IQR/median is below this...
     double max_seconds = 2.0;          // ...or this many seconds of calls were spent (per stage, per shape)
-    double min_timed_ms = 20.0;        // converged needs this many ms of timed calls too (short calls: more of them)
+    double min_timed_ms = 5.0;         // converged needs this many ms of timed calls too (short calls: more of them)
     bool clear_l2 = true;              // flush L2 before each timed call when the operands could sit in it
     int verify_repetitions = 2;        // at least this many timed calls per stage and shape are verified
     double call_timeout_seconds = 30;  // a stage silent for this long is killed (timed_out)
