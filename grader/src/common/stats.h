@@ -35,7 +35,7 @@ Summary summarize(const std::vector<double>& samples);
 // budget runs out first — and even then at least kFloorRepetitions, so a median exists.
 struct StopRule {
     int min_repetitions = 5;
-    int max_repetitions = 100;
+    int max_repetitions = 50;
     double target_spread_pct = 2.0;
     double budget_seconds = 2.0;  // of timed calls of this item at this shape
     // Converged also needs this many milliseconds of timed calls in all: a short call's median

@@ -57,7 +57,7 @@ struct ScoringConfig {
 struct BenchConfig {
     int warmup = 1;                    // untimed calls per stage and shape (clocks up, caches, lazy loading)
     int min_repetitions = 5;
-    int max_repetitions = 100;
+    int max_repetitions = 50;
     double target_spread_pct = 2.0;    // stop once IQR/median is below this...
     double max_seconds = 2.0;          // ...or this many seconds of calls were spent (per stage, per shape)
     double min_timed_ms = 5.0;         // converged needs this many ms of timed calls too (short calls: more of them)
