@@ -882,8 +882,10 @@ inline int sm_count() {
 // The stream-K configurations' workspace (StreamK): partial sums and arrival counts, grown when a
 // problem needs more and kept for later calls (every call leaves the counts at zero). One call at
 // a time: two calls in flight at once on two streams would share it.
+// (A template only so that a build without stream-K configurations compiles none of it.)
+template <typename Acc>
 struct StreamKWorkspace {
-    float* partials = nullptr;
+    Acc* partials = nullptr;
     size_t partial_floats = 0;
     int* arrivals = nullptr;
     size_t arrival_count = 0;
@@ -892,7 +894,7 @@ struct StreamKWorkspace {
         if (floats > partial_floats) {
             if (partials) cudaFree(partials);
             partials = nullptr, partial_floats = 0;
-            if (cudaMalloc(&partials, floats * sizeof(float)) != cudaSuccess) return false;
+            if (cudaMalloc(&partials, floats * sizeof(Acc)) != cudaSuccess) return false;
             partial_floats = floats;
         }
         if (counts > arrival_count) {
@@ -917,7 +919,7 @@ long long stream_k_schedule(const GemmProblem<float>& p, long long tiles, Kernel
         return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, Cfg::THREADS, Cfg::SMEM_BYTES) == cudaSuccess
                    ? b : 0;
     }();
-    static StreamKWorkspace workspace;
+    static StreamKWorkspace<float> workspace;
     const long long slots = static_cast<long long>(sm_count()) * blocks_per_sm;
     if (slots <= 0 || tiles < slots) return tiles;
     const long long last = tiles % slots;  // tiles of the last, partial wave

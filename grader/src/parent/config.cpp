@@ -31,26 +31,33 @@ namespace {
 //
 // Points: 50 per precision, 100 in all. naive is given complete in the handout, so it earns
 // nothing; every other stage earns 5 for correctness and performance points that grow with what
-// the stage teaches. Targets are 80% of what the reference solutions reach (docs/scoring.md):
-// tiled 15/12% of cuBLAS (float/double), unrolled 40/35, pitched 50/45, reuse 90/60. The tensor
-// stage is extra credit (10 points on top of the 100): its float variants are compared with cuBLAS
-// in their own input precision, the best variant counting; the reference's best is 3xtf32 at 106%
-// of FP32 cuBLAS, its DMMA double at 64% of cuBLAS DGEMM (H100, 4096³, docs/PERFORMANCE.md).
+// the stage teaches. Targets are 80% of what the reference solutions reach (docs/scoring.md), the
+// slower of the two graded shapes, measured by `make SUBMISSION=reference grade` on an H100
+// (2026-11-23, docs/PERFORMANCE.md). The tensor stage is extra credit (10 points on top of the
+// 100): its float variants are compared with cuBLAS in their own input precision, the best
+// variant counting (the reference's best is 3xtf32, against true-FP32 SGEMM); its double is the
+// reference's DMMA kernel against cuBLAS DGEMM.
 constexpr double kCalibrationMargin = 0.8;  // targets sit 20% below the reference's own speed
 
 struct DefaultRubric {
     const char* key;
     double correctness, performance;
-    double reference_pct_f32, reference_pct_f64;  // what the reference solution reaches
+    double reference_pct_f32, reference_pct_f64;  // % of cuBLAS the reference solution reaches
     bool extra_credit = false;
+    // A target never below this: where 80% of the reference would not be faster than naive itself
+    // (naive's own speed would then earn every point).
+    double min_target_pct_f64 = 0;
 };
 constexpr DefaultRubric kDefaultRubrics[] = {
     {"naive", 0, 0, 0, 0},
-    {"tiled", 5, 5, 15, 12},
-    {"unrolled", 5, 7, 40, 35},
-    {"pitched", 5, 8, 50, 45},
-    {"reuse", 5, 10, 90, 60},
-    {"tensor", 2.5, 2.5, 106, 64, true},
+    // tiled double: one element of C per thread from shared memory tops out near 11% of cuBLAS
+    // DGEMM (docs/reference-kernels.md) while naive runs at 8.5%: 80% of the reference (8.3%) would
+    // be slower than naive, so the target stays at 9%.
+    {"tiled", 5, 5, 19.3, 10.4, false, 9},
+    {"unrolled", 5, 7, 62.1, 36.6},
+    {"pitched", 5, 8, 65.9, 79.5},
+    {"reuse", 5, 10, 94.3, 103.9},
+    {"tensor", 2.5, 2.5, 99.7, 61.6, true},
 };
 // A stage added to the registry without a default here: correctness points only, and a note.
 constexpr double kUnknownStageCorrectness = 5;
@@ -313,7 +320,7 @@ CourseConfig default_config(const std::vector<std::string>& rubric_keys) {
             r.correctness_points = {d->correctness, d->correctness};
             r.performance_points = {d->performance, d->performance};
             r.target_pct_cublas = {target_from_reference(d->reference_pct_f32),
-                                   target_from_reference(d->reference_pct_f64)};
+                                   std::max(target_from_reference(d->reference_pct_f64), d->min_target_pct_f64)};
             r.extra_credit = d->extra_credit;
         } else {
             r.correctness_points = {kUnknownStageCorrectness, kUnknownStageCorrectness};
