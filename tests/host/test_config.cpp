@@ -152,4 +152,13 @@ TEST_CASE("the course.toml of the repository parses and keeps the calibrated def
         CHECK(file.scoring.stages.at(key).target_pct_cublas.f32 == rubric.target_pct_cublas.f32);
         CHECK(file.scoring.stages.at(key).target_pct_cublas.f64 == rubric.target_pct_cublas.f64);
     }
+    // ... and the timing settings the defaults have (docs/timing.md describes both at once).
+    CHECK(file.bench.warmup == defaults.bench.warmup);
+    CHECK(file.bench.min_repetitions == defaults.bench.min_repetitions);
+    CHECK(file.bench.max_repetitions == defaults.bench.max_repetitions);
+    CHECK(file.bench.target_spread_pct == defaults.bench.target_spread_pct);
+    CHECK(file.bench.max_seconds == defaults.bench.max_seconds);
+    CHECK(file.bench.min_timed_ms == defaults.bench.min_timed_ms);
+    CHECK(file.bench.clear_l2 == defaults.bench.clear_l2);
+    CHECK(file.bench.verify_repetitions == defaults.bench.verify_repetitions);
 }
