@@ -547,7 +547,9 @@ struct SgemmConfig {
 // partial sums to `partials` and counts itself in `arrivals`; the last of a tile's blocks to
 // arrive adds every part in the order of K (the sum does not depend on who came last), writes C
 // and resets the count for the next call. Nobody waits for anybody, so no block can wait for
-// one that has not started.
+// one that has not started. A tuning candidate only: besides its measured speed (see FloatHuge),
+// it allocates its workspace in its first call, which a stage may not do in a timed call
+// (docs/student-guide.md); shipped, the workspace would have to be a fixed device array.
 struct StreamK {
     int dp_tiles = 0;            // blocks [0, dp_tiles): one whole tile each
     int per_block = 0;           // slabs per block of the last wave's tiles (0: no stream-K)
