@@ -1,6 +1,5 @@
 // stats.h — the statistics of repeated timings: median, quartiles, the mean of the middle half,
-// relative spread, and the rule
-// that decides when to stop repeating. Host-only, so it is tested in CI (tests/host/test_stats.cpp).
+// relative spread, and the rule that decides when to stop repeating. Host-only, so it is tested in CI (tests/host/test_stats.cpp).
 // docs/timing.md explains the choices for students.
 #pragma once
 
@@ -38,7 +37,7 @@ struct StopRule {
     int max_repetitions = 50;
     double target_spread_pct = 2.0;
     double budget_seconds = 2.0;  // of timed calls of this item at this shape
-    // Converged also needs this many milliseconds of timed calls in all: a short call's median
+    // Converged also needs this many milliseconds of timed calls in all: a short call's time
     // needs more calls to be as steady as a long one's (0: no such floor).
     double min_timed_ms = 0;
 };
