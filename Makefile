@@ -10,6 +10,7 @@
 # else sm_90), CONFIG=<course.toml>.
 
 SHELL := /bin/bash
+comma := ,
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 # Build on every core unless told otherwise (a -j on the command line wins).
@@ -37,6 +38,10 @@ CUPTI_LDLIBS := -L$(CUPTI_HOME)/lib64 -lcupti -Xlinker -rpath,$(CUPTI_HOME)/lib6
 # The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
 ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
+# The nvcc target of ARCH. Hopper builds for sm_90a, its architecture-specific target: the same
+# machine code as sm_90 for every kernel that runs on both (checked on the reference), plus the
+# instructions only Hopper has (wgmma, setmaxnreg), which the tensor stage's reference uses.
+ARCH_FLAGS := $(if $(filter sm_90 sm_90a,$(ARCH)),-gencode arch=compute_90a$(comma)code=sm_90a,-arch=$(ARCH))
 # Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
 PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
 
@@ -66,7 +71,7 @@ WARN := -Wall -Wextra
 NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
 CXX_WERROR := $(if $(WERROR),-Werror)
 CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include $(CUPTI_INCLUDE) -MMD -MP
-NVCC_BASE := -std=c++17 -O3 -lineinfo -arch=$(ARCH) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
+NVCC_BASE := -std=c++17 -O3 -lineinfo $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
 NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES) $(CUPTI_INCLUDE)
 # Stage files become a shared library (position-independent code) of the submission.
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
@@ -165,7 +170,7 @@ $(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_sym
 	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --protected $(PROTECTED) \
 	    --registry $(SUB_EXPORTS) --out $@ $(SUB_STAGE_OBJ)
 $(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/child/submission_library.map
-	$(NVCC) -shared -arch=$(ARCH) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/child/submission_library.map \
+	$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/child/submission_library.map \
 	    -o $@ $(SUB_EXPORTS) \
 	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
 
@@ -176,9 +181,9 @@ PARENT_MAIN_OBJ := $(GRADER_BUILD)/parent/main.o $(GRADER_BUILD)/parent/parent_r
 # Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
 GRADER_TRUSTED := $(GRADER_LIBS) $(CHILD_MAIN_OBJ) $(PARENT_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED)
 $(STAGE_RUNNER): $(CHILD_MAIN_OBJ) $(CHILD_LIB) $(COMMON_LIB) $(REF_LIB) | $(SUB_LIBRARY)
-	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 $(GRADER): $(PARENT_MAIN_OBJ) $(PARENT_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER)
-	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER),$^) $(LDLIBS)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER),$^) $(LDLIBS)
 	@echo "built $@ and $(notdir $(STAGE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
 .PHONY: all grader
@@ -271,12 +276,12 @@ $(BUILD)/tests/host/%.o: tests/host/%.cpp
 # The host tests see the parent's registry (names only, as `gemmlab` does); the GPU tests load the
 # submission's library like gemmlab-stages.
 $(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/parent/parent_registry.o $(GRADER_LIBS) $(REF_LIB)
-	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
 	@mkdir -p $(@D)
 	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/child/submission_library.o $(GRADER_LIBS) $(REF_LIB) | $(SUB_LIBRARY)
-	$(NVCC) -arch=$(ARCH) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
 
 .PHONY: test-build test
 test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)

@@ -17,6 +17,8 @@
 #   bash tests/gpu_session.sh tune      the reference ladder with every tuning candidate (TUNE_ARGS=...)
 #   bash tests/gpu_session.sh sandbox   which files CUDA touches under the child sandbox (fs_trace.so)
 #   bash tests/gpu_session.sh tensor    the tensor stage: tests/gpu_tensor.sh (its own logs and summary)
+#   bash tests/gpu_session.sh host-noise  one GPU, a loaded host: the reference graded alone and beside
+#                                       copy loops on the other cores (tests/gpu_host_noise.py)
 #   bash tests/gpu_session.sh suite     `make test` itself, timed: from an empty build, then again
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -133,8 +135,15 @@ sandbox)
 tensor)
     OUT="$OUT" bash tests/gpu_tensor.sh || status=1
     ;;
+host-noise)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference grader
+    step host-noise "$PY" tests/gpu_host_noise.py --grader "$(ls -d build/sm_*/sub-reference-*/gemmlab | head -n1)" \
+        --out "$OUT/host-noise"
+    sed -n '/^| against/,$p' "$OUT/host-noise.log"
+    ;;
 *)
-    echo "usage: $0 boundary|core|report|gallery|extras|cluster|grading|tune|sandbox|tensor" >&2
+    echo "usage: $0 boundary|core|report|gallery|extras|cluster|grading|tune|sandbox|tensor|host-noise|suite" >&2
     exit 2
     ;;
 esac

@@ -232,6 +232,10 @@ def gencode_flags(archs, ptx):
     flags = []
     for a in archs:
         suffix = a[len("sm_"):]
+        # Hopper's machine code is built for sm_90a, as the Makefile does: it runs on the same GPUs
+        # as sm_90 and holds the tensor stage's wgmma kernel (the PTX below stays portable).
+        if suffix == "90":
+            suffix = "90a"
         flags += ["-gencode", f"arch=compute_{suffix},code=sm_{suffix}"]
     if ptx:
         top = max(arch_number(a) for a in archs)

@@ -539,6 +539,7 @@ struct Options {
     int warmups = 3, reps = 10;
     double max_call_ms = 3000;  // entries slower than this per call are not timed at that shape
     std::vector<std::string> stages;  // empty: all
+    std::vector<std::string> only;  // keep entries whose name contains one of these
     std::vector<TimeShape> shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                                      {4093, 4093, 4093}, {8192, 8192, 8192}, {8192, 8192, 256},
                                      {16384, 64, 4096}};
@@ -547,11 +548,12 @@ struct Options {
 
 void usage() {
     std::printf(
-        "usage: ladder [--no-check] [--no-time] [--tune] [--time-failed] [--prec f32|f64] [--stages a,b,...]\n"
+        "usage: ladder [--no-check] [--no-time] [--tune] [--time-failed] [--prec f32|f64] [--stages a,b,...] [--only w,...]\n"
         "              [--shapes MxNxK,...] [--reps N] [--warmups N] [--max-call-ms X] [--seed S]\n"
         "  --tune        also check and time the tuning candidates (needs -DGEMMLAB_TUNE)\n"
         "  --time-failed time entries even when their check failed (their numbers are marked)\n"
-        "  --stages      registry names to run (e.g. reuse,pitched); default: all\n");
+        "  --stages      registry names to run (e.g. reuse,pitched); default: all\n"
+        "  --only        entries whose name contains one of these words (e.g. wgmma,3xtf32)\n");
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -580,6 +582,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--time-failed") o.time_failed = true;
         else if (a == "--prec") { const std::string p = next(); o.f32 = (p == "f32"); o.f64 = (p == "f64"); }
         else if (a == "--stages") o.stages = split(next(), ',');
+        else if (a == "--only") o.only = split(next(), ',');
         else if (a == "--shapes") {
             o.shapes.clear();
             for (const auto& t : split(next(), ',')) {
@@ -607,6 +610,10 @@ std::vector<Entry<T>> selected_entries(const Options& o) {
     std::vector<Entry<T>> all = collect_entries<T>(o.tune), out;
     for (auto& e : all) {
         if (!o.stages.empty() && std::find(o.stages.begin(), o.stages.end(), e.stage) == o.stages.end()) continue;
+        if (!o.only.empty() && std::none_of(o.only.begin(), o.only.end(), [&](const std::string& w) {
+                return e.name().find(w) != std::string::npos;
+            }))
+            continue;
         out.push_back(e);
     }
     return out;

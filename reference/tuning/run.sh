@@ -23,7 +23,9 @@ bin=${LADDER_BIN:-$OUT_DIR/ladder$suffix}
 if [[ -z "${LADDER_BIN:-}" ]]; then
     mkdir -p "$OUT_DIR/obj$suffix"
     # grader/src for common/bound.h: the ladder judges every variant by the grader's own bound.
-    flags=(-std=c++17 -O3 -arch="$ARCH" -Igrader/include -Igrader/src -Xcompiler -Wall,-Wextra -Xptxas -v)
+    # Hopper builds for sm_90a, as the Makefile does (the tensor stage's wgmma kernel needs it).
+    case "$ARCH" in sm_90 | sm_90a) arch_flags=(-gencode arch=compute_90a,code=sm_90a) ;; *) arch_flags=(-arch="$ARCH") ;; esac
+    flags=(-std=c++17 -O3 "${arch_flags[@]}" -Igrader/include -Igrader/src -Xcompiler -Wall,-Wextra -Xptxas -v)
     [[ $tune == 1 ]] && flags+=(-DGEMMLAB_TUNE)
     # One nvcc per file, in parallel: the template instantiations make the reuse stage slow to build.
     pids=()
@@ -47,7 +49,7 @@ if [[ -z "${LADDER_BIN:-}" ]]; then
     if grep -E "warning|[1-9][0-9]* bytes spill" "$OUT_DIR/resources$suffix.txt" >&2; then
         echo "note: warnings or spills above (full report: $OUT_DIR/resources$suffix.txt)" >&2
     fi
-    "$NVCC" -arch="$ARCH" "${objs[@]}" -lcublas -o "$bin"
+    "$NVCC" "${arch_flags[@]}" "${objs[@]}" -lcublas -o "$bin"
     echo "built $bin (resource report: $OUT_DIR/resources$suffix.txt)" >&2
 fi
 [[ -n "${BUILD_ONLY:-}" ]] && exit 0

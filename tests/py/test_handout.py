@@ -52,7 +52,7 @@ def test_config_errors_name_the_key(tmp_path):
 def test_gencode_has_sass_per_arch_and_ptx_for_the_highest():
     handout = load_handout_module()
     flags = handout.gencode_flags(["sm_80", "sm_90"], ptx=True)
-    assert flags == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
+    assert flags == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90a,code=sm_90a",
                      "-gencode", "arch=compute_90,code=compute_90"]
 
 

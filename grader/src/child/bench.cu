@@ -12,6 +12,7 @@
 
 #include "child/checker.h"
 #include "common/bound.h"
+#include "common/call_time.h"
 #include "common/cuda_check.h"
 #include "child/device_buffer.h"
 #include "child/device_ops.h"
@@ -30,9 +31,10 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// What one launch costs: the host time of event + empty kernel + event + device synchronize, and
-// the event time of the same (the GPU's wait for the launch to arrive, plus an empty kernel);
-// medians of this many tries, after one untimed try that loads the kernel.
+// What one launch costs: the host time of event + empty kernel + event + device synchronize (the
+// median of this many tries, after one untimed try that loads the kernel), and the event time of the
+// same (the GPU's wait for the launch to arrive, plus an empty kernel): the fastest try, which a
+// busy host moves least (call_time.h).
 constexpr int kOverheadSamples = 64;
 // Timed calls are verified with this probability each (then topped up to verify_repetitions):
 // which ones is decided at run time from the OS's entropy, so no stage can know in advance.
@@ -42,10 +44,6 @@ constexpr double kVerifyProbability = 0.3;
 constexpr double kL2ResidentFactor = 2.0;
 // Flushing writes a buffer of this many L2 sizes, which evicts every line of the previous data.
 constexpr double kL2FlushFactor = 2.0;
-// A call whose wall time exceeds its event time by this factor (and kEscapeMinMs) ran work
-// outside its stream: it is reported as timed by the wall clock.
-constexpr double kEscapeFactor = 1.2;
-constexpr double kEscapeMinMs = 0.05;
 // How far the three clocks of one call may disagree before the call is called forged. The wall
 // clock brackets the events and the GPU's activity from outside, so in an honest call it is never
 // shorter than either; the tolerances cover the clocks' granularity and the conversion of GPU
@@ -88,7 +86,7 @@ Device describe_device() {
 }
 
 struct LaunchCost {
-    double wall_ms = 0, event_ms = 0;
+    double wall_ms = 0, event_ms = 0, fastest_event_ms = 0;
 };
 
 LaunchCost measure_launch_cost(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop) {
@@ -107,7 +105,7 @@ LaunchCost measure_launch_cost(cudaStream_t stream, cudaEvent_t start, cudaEvent
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         events.push_back(ms);
     }
-    return {median(walls), median(events)};
+    return {median(walls), median(events), *std::min_element(events.begin(), events.end())};
 }
 
 json clocks_json(const ClockReading& r) {
@@ -147,7 +145,7 @@ struct ItemRun {
     uint64_t reasons = 0;
     double spent = 0;           // seconds of set-up, calls and verification at this shape
     bool verify_all = false;    // set when the stop rule fired before enough were verified
-    bool all_by_gpu_record = true;  // every timed call timed by the GPU's record (cuBLAS items)
+    int timed_by[3] = {0, 0, 0};  // timed calls per clock that set their time (TimedBy)
     ErrorBound bound;           // the variant's (bound.h), for verified calls
     Timing result;
 };
@@ -171,14 +169,14 @@ public:
                 CUBLAS_CHECK(cublasSetMathMode(fast_, CUBLAS_DEFAULT_MATH));
             }
         const LaunchCost launch = measure_launch_cost(ctx_.stream, start_, stop_);
-        overhead_ms_ = launch.wall_ms;
-        launch_event_ms_ = launch.event_ms;
+        launch_ = {launch.wall_ms, launch.fastest_event_ms};
         if (plan.clear_l2 && device_.l2_bytes)
             flush_ = DeviceBuffer<unsigned char>(static_cast<size_t>(kL2FlushFactor * device_.l2_bytes));
         report_.send({{"event", "device"},
                       {"peak_gflops", peak_},
-                      {"launch_overhead_us", overhead_ms_ * 1e3},
-                      {"launch_event_us", launch_event_ms_ * 1e3},
+                      {"launch_overhead_us", launch_.wall_overhead_ms * 1e3},
+                      {"launch_event_us", launch_.launch_event_ms * 1e3},
+                      {"launch_event_median_us", launch.event_ms * 1e3},
                       {"l2_bytes", device_.l2_bytes},
                       {"max_sm_clock_mhz", device_.shape.max_sm_clock_mhz},
                       {"nvml", nvml_.available() ? "available" : nvml_.why_unavailable()},
@@ -388,15 +386,17 @@ private:
         r.events.push_back(event_ms);
         r.walls.push_back(wall_ms);
         r.gpus.push_back(gpu.busy_span_ms);
-        // cuBLAS, the harness's own call, is timed by the GPU's record of its kernels plus what one
-        // launch costs a stage: its host-side work before the kernel starts (20 to 120 µs, and up
-        // to 10% of a 2048³ call apart between two processes on one GPU) is not the library's
-        // speed, and would move every % of cuBLAS with it (docs/timing.md). A stage is timed by
-        // every clock, the slowest counting.
-        const bool by_gpu_record = r.item->kind == BenchItem::Kind::cublas && gpu_.available() && gpu.kernels > 0;
-        if (!by_gpu_record) r.all_by_gpu_record = false;
-        r.times.push_back(by_gpu_record ? gpu.busy_span_ms + launch_event_ms_
-                                        : std::max({double(event_ms), wall_ms - overhead_ms_, gpu.busy_span_ms}));
+        // The call's time from its clocks (call_time.h, docs/timing.md): a stage by the GPU's record
+        // of its work plus one launch, raised by its events or wall clock where they exceed that by
+        // more than the host's jitter; cuBLAS, the harness's own call, by its kernels plus one
+        // launch — its host-side work before the kernel (20 to 120 µs, and up to 10% of a 2048³
+        // call apart between two processes) is not the library's speed.
+        const CallClocks clocks{event_ms, wall_ms, gpu.busy_span_ms,
+                                gpu_.available() && gpu.kernels + gpu.copies > 0};
+        const CallTime timed = r.item->kind == BenchItem::Kind::cublas ? library_call_time(clocks, launch_)
+                                                                       : stage_call_time(clocks, launch_);
+        ++r.timed_by[static_cast<int>(timed.by)];
+        r.times.push_back(timed.ms);
         if (clock.valid) {
             r.clocks.push_back(clock.sm_clock_mhz);
             r.reasons |= clock.reasons;
@@ -455,10 +455,10 @@ private:
             t.wall_ms = interquartile_mean(r.walls);
             t.gpu_ms = interquartile_mean(r.gpus);
             t.gflops = gflops_of(shape_, t.time_ms);
-            t.timed_by = r.all_by_gpu_record ? "GPU record"
-                         : t.wall_ms - overhead_ms_ > std::max(kEscapeFactor * t.event_ms, t.event_ms + kEscapeMinMs)
-                             ? "wall clock"
-                             : "events";
+            // The clock that set the time of most calls.
+            const int* n = r.timed_by;
+            const int most = static_cast<int>(std::max_element(n, n + 3) - n);
+            t.timed_by = timed_by_name(static_cast<TimedBy>(most));
             t.disposition = Disposition::passed;
             if (const std::string foreign = foreign_kernel_among(r); !foreign.empty()) {
                 t.disposition = Disposition::rejected;
@@ -544,8 +544,8 @@ private:
     std::set<std::string> library_kernels_;  // kernels the harness's own cuBLAS calls ran
     std::mt19937_64 pick_;
     cudaEvent_t start_ = nullptr, stop_ = nullptr;
-    double peak_ = 0, overhead_ms_ = 0;
-    double launch_event_ms_ = 0;  // event time of one empty launch: what a one-kernel stage pays beyond its kernel
+    double peak_ = 0;
+    LaunchCosts launch_;  // what one launch costs: wall overhead, and what a one-kernel call pays beyond its kernel
     DeviceBuffer<unsigned char> flush_;
     bool flush_now_ = false;
     int flush_value_ = 0;

@@ -11,9 +11,10 @@
 //     when the operands could sit in it, then a device-wide synchronize;
 //   - the call is bracketed by CUDA events on the stage's stream AND by the host clock around
 //     call + cudaDeviceSynchronize() AND by the GPU's own record of every kernel and copy that ran
-//     in that window, on any stream (CUPTI, child/gpu_record.h); time = max(event time, wall time −
-//     empty-launch overhead, GPU busy span), so work launched on another stream, or left running,
-//     is still counted;
+//     in that window, on any stream (CUPTI, child/gpu_record.h); its time is the GPU's busy span
+//     plus one launch, raised by the events or the wall clock where they exceed that by more than
+//     the host's jitter (common/call_time.h), so work launched on another stream, left running, or
+//     done on the host is still counted, and a busy host does not move an honest call's time;
 //   - the three must agree: a wall time below the event time, or a GPU busy span longer than the
 //     wall time, cannot happen in an honest call (a clock was replaced or the grader's memory
 //     altered) and makes the item `rejected`; so does a cuBLAS kernel (one the harness itself ran
@@ -79,14 +80,14 @@ struct Timing {
     Shape shape;
     Disposition disposition = Disposition::skipped;
     std::string problem;               // "" when passed
-    double time_ms = 0;                // interquartile mean of max(event, wall − overhead, GPU record)
+    double time_ms = 0;                // interquartile mean of the calls' times (common/call_time.h)
     double event_ms = 0, wall_ms = 0;  // interquartile means of each clock, to show what was hidden
     double gpu_ms = 0;                 // ... of the GPU's own record's busy span (child/gpu_record.h)
     std::string gpu_record;            // "cupti", or "unavailable: <why>"
     double spread_pct = 0, min_ms = 0, max_ms = 0;
     int repetitions = 0;
     std::string stop_reason;           // converged / max_repetitions / budget
-    std::string timed_by;              // "events", or "wall clock" when work escaped the stream
+    std::string timed_by;              // the clock that set most calls' times: "GPU record", "events", "wall clock"
     int verified = 0;                  // timed calls checked against the FP64 reference
     double max_error_ratio = 0;        // worst |C − C_ref| / (u·G) over the verified calls
     double gflops = 0;

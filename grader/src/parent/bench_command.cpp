@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/call_time.h"
 #include "common/check_result.h"
 #include "parent/environment.h"
 #include "parent/results_io.h"
@@ -309,7 +310,8 @@ void print_table(const BenchOutcome& out, const MessageStyle& style) {
                 std::cout << lpad(fixed(t.pct_cublas_fp32, 1) + "%", 15)
                           << lpad(is_stage ? fixed(t.max_error_ratio, 2) + " / " + fixed(t.error_bound, 0) : "-", 24)
                           << "  " << (is_stage ? t.cublas_item : "-");
-            if (t.timed_by == "wall clock") std::cout << "  (work outside its stream: timed by the wall clock)";
+            if (is_stage && escaped_stream(t.time_ms, t.event_ms))
+                std::cout << "  (work outside its stream: timed by the " << t.timed_by << ")";
             if (t.throttled) std::cout << "  (clocks throttled)";
             std::cout << "\n";
         }
