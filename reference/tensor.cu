@@ -1,5 +1,10 @@
-// reference/tensor.cu — stage "tensor", instructor solution: GEMM on the tensor cores, one kernel
-// for every input precision (gemmlab/stages.h, InputPrecision; docs/reference-kernels.md).
+// reference/tensor.cu — stage "tensor", instructor solution: GEMM on the tensor cores, by input
+// precision (gemmlab/stages.h, InputPrecision; docs/reference-kernels.md). Two kernels:
+//
+//   - `tensor_kernel` (below): `mma.sync`, every scheme, any GPU from sm_80 on;
+//   - `hopper::wgmma_kernel` (further below): `wgmma` on operands packed once per call, the float
+//     schemes on an H100/H200 in an sm_90a build — what the FP32-accurate 3xTF32 needs to run at
+//     more than twice SGEMM. gemm_tensor (at the end) picks it where it can run.
 //
 // The tensor cores multiply small matrices held by a whole warp: one `mma.sync` instruction computes
 // D = A·B + C for a 16×8 tile of C and a slice of K, with each of the 32 lanes holding a few
@@ -32,9 +37,10 @@
 //   4. Epilogue: C = alpha·acc + beta·C with vector stores where ldc allows (C is not read when
 //      beta == 0), element stores at the right edge; nothing between N and ldc is written.
 //
-// Every size is a compile-time parameter of TensorConfig, with static_asserts for what the code
-// assumes. Run it:    make check STAGE=tensor FULL=1        make bench STAGE=tensor
-// Tune it:            reference/tuning/run.sh --tune --stages tensor --prec f32 --shapes 4096x4096x4096
+// Every size is a compile-time parameter of TensorConfig (WgmmaConfig for the Hopper kernel), with
+// static_asserts for what the code assumes.
+// Run it:    make check STAGE=tensor FULL=1        make bench STAGE=tensor
+// Tune it:   reference/tuning/run.sh --tune --stages tensor --prec f32 --shapes 4096x4096x4096
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -569,12 +575,22 @@ __device__ int wgmma_built =
     0;
 #endif
 
-template <int BK_, int STAGES_>
+// S: what A and B become — split_tf32 (hi and lo tiles, three products), tf32 or fp16 (one tile, one
+// product). ROW_BYTES: the bytes of K per stage, one row of a tile (128: 128-byte swizzle; 64: 64-byte).
+template <Scheme S_, int ROW_BYTES_, int STAGES_>
 struct WgmmaConfig {
+    static constexpr Scheme S = S_;
     static constexpr int BM = 128, BN = 128;  // block tile of C: two warpgroups of 64 rows
-    static constexpr int BK = BK_;            // slab of K: one row of a tile, one per-slab sum
+    static constexpr int ROW_BYTES = ROW_BYTES_;
+    static constexpr int ELEM_BYTES = S == Scheme::fp16 ? 2 : 4;
+    static constexpr int BK = ROW_BYTES / ELEM_BYTES;  // k per stage: a slab
+    static constexpr int PARTS = S == Scheme::split_tf32 ? 2 : 1;  // tiles per operand: hi (and lo)
+    // The FP32-accurate scheme sums each slab into a fresh accumulator (below); the 11-bit schemes
+    // accumulate straight into the result, their bound being that of their inputs.
+    static constexpr bool SLAB_SUM = S == Scheme::split_tf32;
     static constexpr int STAGES = STAGES_;    // slabs in flight
-    static constexpr int WN = 128;            // wgmma.m64n128k8: each consumer warpgroup's 64×128
+    static constexpr int WN = 128;            // wgmma.m64n128: each consumer warpgroup's 64×128
+    static constexpr int STEPS = ROW_BYTES / 32;  // wgmmas per product and slab: k8 (TF32) or k16 (FP16), 32 bytes
     // Warpgroup 0 produces, 1 and 2 consume. The register file is split among the SM's four
     // quarters, three warps each: 168 registers a thread at launch, then `setmaxnreg` moves them to
     // where they are needed — 40 for a producer thread, 232 for a consumer.
@@ -583,36 +599,37 @@ struct WgmmaConfig {
 
     // The swizzle: 128-byte rows use wgmma's 128-byte swizzle (layout type 1), 64-byte rows its
     // 64-byte swizzle (type 2); an atom is 8 rows, the stride from one 8-row group to the next (SBO).
-    static constexpr int ROW_BYTES = BK * 4;
-    static constexpr int LAYOUT_TYPE = BK == 32 ? 1 : 2;
-    static constexpr uint32_t SWIZZLE_MASK = BK == 32 ? 7 : 3;
+    static constexpr int LAYOUT_TYPE = ROW_BYTES == 128 ? 1 : 2;
+    static constexpr uint32_t SWIZZLE_MASK = ROW_BYTES == 128 ? 7 : 3;
     static constexpr int ATOM_BYTES = 8 * ROW_BYTES;
-    static constexpr int A_TILE = BM * ROW_BYTES, B_TILE = BN * ROW_BYTES;  // one of hi / lo
-    static constexpr int A_PAIR = 2 * A_TILE, B_PAIR = 2 * B_TILE;          // hi then lo: one copy each
-    static constexpr int STAGE_BYTES = A_PAIR + B_PAIR;
+    static constexpr int A_TILE = BM * ROW_BYTES, B_TILE = BN * ROW_BYTES;  // one image (hi, lo, or the only one)
+    static constexpr int A_PANEL = PARTS * A_TILE, B_PANEL = PARTS * B_TILE;  // a slab of one operand: one copy
+    static constexpr int STAGE_BYTES = A_PANEL + B_PANEL;
     // Stages start 1024-byte aligned (the swizzle is a function of the address bits); the barriers
     // follow them. +1024 for aligning the dynamic shared memory by hand.
     static constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t) + 1024;
 
-    static_assert(BK == 32 || BK == 16, "rows of 128 or 64 bytes: the swizzles this kernel describes");
+    static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "rows of 128 or 64 bytes: the swizzles this kernel describes");
+    static_assert(S != Scheme::fp64, "FP64 runs the mma.sync kernel");
     static_assert(STAGE_BYTES % 1024 == 0, "every stage keeps the 1024-byte alignment of the swizzle");
     static_assert(STAGES >= 2 && SMEM_BYTES <= 227 * 1024, "a pipeline of 2+ stages that fits one SM");
     static_assert(STAGE_BYTES < (1 << 20), "an mbarrier counts at most 2^20 - 1 bytes per phase");
     static_assert(4 * (CONSUMER_REGS * 2 + PRODUCER_REGS) * 32 <= 65536, "a quarter holds 2 consumer + 1 producer warps");
 };
 
-// Byte offset of element (row, k) in a BROWS×BK tile image: row-major rows of BK·4 bytes, the
-// 16-byte chunk index XORed with bits 7.. of the offset (the 128-byte line), as wgmma reads it.
+// Byte offset of element (row, k) in a tile image: row-major rows of ROW_BYTES, the 16-byte chunk
+// index XORed with bits 7.. of the offset (the 128-byte line), as wgmma reads it.
 template <class Cfg>
 __host__ __device__ constexpr uint32_t swizzled(int row, int k) {
-    const uint32_t linear = uint32_t(row) * Cfg::ROW_BYTES + uint32_t(k) * 4;
+    const uint32_t linear = uint32_t(row) * Cfg::ROW_BYTES + uint32_t(k) * Cfg::ELEM_BYTES;
     return linear ^ (((linear >> 7) & Cfg::SWIZZLE_MASK) << 4);
 }
 
-// ---- the pack kernel: A and B to TF32 hi/lo tile images -----------------------------------------
+// ---- the pack kernel: A and B to tile images of the scheme's inputs -------------------------------
 // One block per tile (128 rows of A or of Bᵀ by BK k): it reads the tile coalesced into shared
-// memory — A along its rows (k), B along its rows (n), which transposes it — then writes the hi and
-// the lo image, 16 bytes (4 k of one row) per thread, a warp's stores filling 512 contiguous bytes.
+// memory — A along its rows (k), B along its rows (n), which transposes it — then writes its images
+// (TF32 hi and lo; TF32; or FP16, each rounded to nearest), 16 bytes of one row per thread, a warp's
+// stores filling 512 contiguous bytes.
 // Outside M, N or K the tile holds zeros, which makes the padding add nothing to C. (A first
 // version with one thread per 16 bytes straight from global memory wrote B's chunks 64 bytes apart
 // and took 266 µs at 4096³, 1.8 TB/s: a fifth of the call.)
@@ -639,22 +656,30 @@ __global__ void __launch_bounds__(256) pack_kernel(int M, int N, int K, const fl
         }
     }
     __syncthreads();
-    unsigned char* hi_image = (is_a ? Ap : Bp) + static_cast<size_t>(id) * (2 * ROWS * Cfg::ROW_BYTES);
-    unsigned char* lo_image = hi_image + ROWS * Cfg::ROW_BYTES;
-    for (int chunk = threadIdx.x; chunk < ROWS * BK / 4; chunk += blockDim.x) {
-        const int r = chunk / (BK / 4), c = chunk % (BK / 4);  // row r, k = 4c .. 4c+3
-        const uint32_t at = swizzled<Cfg>(r, 4 * c);  // a warp's 32 chunks fill 512 contiguous bytes
-        float4 hi, lo;
-        float* h = &hi.x;
-        float* l = &lo.x;
+    unsigned char* image = (is_a ? Ap : Bp) + static_cast<size_t>(id) * (Cfg::PARTS * ROWS * Cfg::ROW_BYTES);
+    constexpr int PER_CHUNK = 16 / Cfg::ELEM_BYTES;  // elements in 16 bytes: 4 floats or 8 halves
+    for (int chunk = threadIdx.x; chunk < ROWS * BK / PER_CHUNK; chunk += blockDim.x) {
+        const int r = chunk / (BK / PER_CHUNK), k = chunk % (BK / PER_CHUNK) * PER_CHUNK;  // row r, k .. k+PER_CHUNK-1
+        const uint32_t at = swizzled<Cfg>(r, k);  // a warp's 32 chunks fill 512 contiguous bytes
+        const float* x = &tile[r * LD + k];
+        if constexpr (Cfg::S == Scheme::fp16) {
+            uint4 h;
+            uint32_t* w = &h.x;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const float x = tile[r * LD + 4 * c + e];
-            h[e] = __uint_as_float(to_tf32(x));
-            l[e] = __uint_as_float(to_tf32(x - h[e]));
+            for (int e = 0; e < 4; ++e) w[e] = to_half2(x[2 * e], x[2 * e + 1]);
+            *reinterpret_cast<uint4*>(image + at) = h;
+        } else {
+            float4 hi, lo;
+            float* h = &hi.x;
+            float* l = &lo.x;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                h[e] = __uint_as_float(to_tf32(x[e]));
+                l[e] = __uint_as_float(to_tf32(x[e] - h[e]));
+            }
+            *reinterpret_cast<float4*>(image + at) = hi;
+            if constexpr (Cfg::PARTS == 2) *reinterpret_cast<float4*>(image + ROWS * Cfg::ROW_BYTES + at) = lo;
         }
-        *reinterpret_cast<float4*>(hi_image + at) = hi;
-        *reinterpret_cast<float4*>(lo_image + at) = lo;
     }
 }
 
@@ -739,6 +764,40 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[64], uint64_t a, uint64_t 
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "l"(a), "l"(b), "r"(accumulate));
 }
+
+// D(64×128) = A(64×16)·B(16×128) + (accumulate ? D : 0), FP16 from shared memory (both K-major: no
+// transposes), FP32 accumulators.
+__device__ __forceinline__ void wgmma_f16(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
+    asm volatile(
+        "{\n"
+        ".reg .pred acc;\n"
+        "setp.ne.b32 acc, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, acc, 1, 1, 0, 0;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// One 32-byte step of K of the scheme's product: 8 k of TF32 or 16 k of FP16.
+template <class Cfg>
+__device__ __forceinline__ void product(float (&d)[64], uint32_t a, uint32_t b, int accumulate) {
+    if constexpr (Cfg::S == Scheme::fp16)
+        wgmma_f16(d, matrix_descriptor<Cfg>(a), matrix_descriptor<Cfg>(b), accumulate);
+    else
+        wgmma_tf32(d, matrix_descriptor<Cfg>(a), matrix_descriptor<Cfg>(b), accumulate);
+}
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // ---- the main kernel ------------------------------------------------------------------------------
@@ -747,9 +806,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 wgmma_kernel(int M, int N, int tiles_k, float alpha, const unsigned char* __restrict__ Ap,
              const unsigned char* __restrict__ Bp, float beta, float* __restrict__ C, int ldc, bool vec_c) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int STAGES = Cfg::STAGES, BK = Cfg::BK;
+    constexpr int STAGES = Cfg::STAGES;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
-    // Stage s: A hi, A lo, B hi, B lo tile images; then full[STAGES], empty[STAGES].
+    // Stage s: A's images (hi, lo), B's images; then full[STAGES], empty[STAGES].
     const uint32_t smem = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t full0 = smem + STAGES * Cfg::STAGE_BYTES, empty0 = full0 + STAGES * 8;
     auto stage_at = [&](int s) { return smem + s * Cfg::STAGE_BYTES; };
@@ -772,14 +831,14 @@ wgmma_kernel(int M, int N, int tiles_k, float alpha, const unsigned char* __rest
         // ---- the producer: one thread keeps STAGES slabs in flight ------------------------------
         registers_down<Cfg::PRODUCER_REGS>();
         if (tid == 0) {
-            const unsigned char* a_panel = Ap + static_cast<size_t>(tile_m) * tiles_k * Cfg::A_PAIR;
-            const unsigned char* b_panel = Bp + static_cast<size_t>(tile_n) * tiles_k * Cfg::B_PAIR;
+            const unsigned char* a_panel = Ap + static_cast<size_t>(tile_m) * tiles_k * Cfg::A_PANEL;
+            const unsigned char* b_panel = Bp + static_cast<size_t>(tile_n) * tiles_k * Cfg::B_PANEL;
             for (int kt = 0; kt < tiles_k; ++kt) {
                 const int s = kt % STAGES;
                 if (kt >= STAGES) barrier_wait(empty0 + 8 * s, ((kt / STAGES) - 1) & 1);
                 barrier_expect_bytes(full0 + 8 * s, Cfg::STAGE_BYTES);
-                bulk_copy(stage_at(s), a_panel + static_cast<size_t>(kt) * Cfg::A_PAIR, Cfg::A_PAIR, full0 + 8 * s);
-                bulk_copy(stage_at(s) + Cfg::A_PAIR, b_panel + static_cast<size_t>(kt) * Cfg::B_PAIR, Cfg::B_PAIR,
+                bulk_copy(stage_at(s), a_panel + static_cast<size_t>(kt) * Cfg::A_PANEL, Cfg::A_PANEL, full0 + 8 * s);
+                bulk_copy(stage_at(s) + Cfg::A_PANEL, b_panel + static_cast<size_t>(kt) * Cfg::B_PANEL, Cfg::B_PANEL,
                           full0 + 8 * s);
             }
         }
@@ -789,38 +848,58 @@ wgmma_kernel(int M, int N, int tiles_k, float alpha, const unsigned char* __rest
     // ---- the consumers: warpgroup wg computes rows 64·wg .. 64·wg+63 of the tile ----------------
     registers_up<Cfg::CONSUMER_REGS>();
     const int wg = warp / 4 - 1;
-    float R[64], P[64];
+    float R[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) R[i] = 0.f;
-    // One slab's products into P: 3 per 8 k, small ones first; the first overwrites P.
-    auto issue = [&](int kt) {
-        const int s = kt % STAGES;
-        barrier_wait(full0 + 8 * s, (kt / STAGES) & 1);
-        const uint32_t a_hi = stage_at(s) + wg * 64 * Cfg::ROW_BYTES, a_lo = a_hi + Cfg::A_TILE;
-        const uint32_t b_hi = stage_at(s) + Cfg::A_PAIR, b_lo = b_hi + Cfg::B_TILE;
-        wgmma_fence();  // P was last read by the FP32 adds of the slab before
-#pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) {
-            const uint32_t step = kk * 32;  // 8 TF32 = 32 bytes further along every row
-            wgmma_tf32(P, matrix_descriptor<Cfg>(a_lo + step), matrix_descriptor<Cfg>(b_hi + step), kk > 0);
-            wgmma_tf32(P, matrix_descriptor<Cfg>(a_hi + step), matrix_descriptor<Cfg>(b_lo + step), 1);
-            wgmma_tf32(P, matrix_descriptor<Cfg>(a_hi + step), matrix_descriptor<Cfg>(b_hi + step), 1);
-        }
-        wgmma_commit();
-    };
     auto release = [&](int kt) {
         if (lane == 0) barrier_arrive(empty0 + 8 * (kt % STAGES));
     };
-    for (int kt = 0; kt < tiles_k; ++kt) {
-        // A slab: its products into P, then wait for them (the other warpgroup's products keep the
-        // tensor cores busy meanwhile), free its stage, and add its sum to the result with a
-        // round-to-nearest FP32 add.
-        issue(kt);
-        wgmma_wait<0>();
-        release(kt);
-        hold(P);
+    // The tiles of slab kt: this warpgroup's 64 rows of A, all of Bᵀ; each 32 bytes further along
+    // their rows is the next step of K.
+    struct Tiles { uint32_t a, b; };
+    auto tiles_of = [&](int kt) -> Tiles {
+        const uint32_t at = stage_at(kt % STAGES);
+        return {at + wg * 64 * Cfg::ROW_BYTES, at + Cfg::A_PANEL};
+    };
+    if constexpr (Cfg::SLAB_SUM) {
+        float P[64];
+        for (int kt = 0; kt < tiles_k; ++kt) {
+            // A slab: its products into P — per step lo·hi, hi·lo, hi·hi, small ones first, the first
+            // overwriting P — then wait for them (the other warpgroup's products keep the tensor cores
+            // busy meanwhile), free the stage, and add the slab's sum to R with round-to-nearest adds.
+            barrier_wait(full0 + 8 * (kt % STAGES), (kt / STAGES) & 1);
+            const Tiles hi = tiles_of(kt);
+            const Tiles lo = {hi.a + Cfg::A_TILE, hi.b + Cfg::B_TILE};
+            wgmma_fence();  // P was last read by the adds of the slab before
 #pragma unroll
-        for (int i = 0; i < 64; ++i) R[i] += P[i];
+            for (int step = 0; step < Cfg::STEPS; ++step) {
+                const uint32_t o = step * 32;
+                product<Cfg>(P, lo.a + o, hi.b + o, step > 0);
+                product<Cfg>(P, hi.a + o, lo.b + o, 1);
+                product<Cfg>(P, hi.a + o, hi.b + o, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            release(kt);
+            hold(P);
+#pragma unroll
+            for (int i = 0; i < 64; ++i) R[i] += P[i];
+        }
+    } else {
+        for (int kt = 0; kt < tiles_k; ++kt) {
+            // One product per step straight into R; a slab's stage is freed once the products of the
+            // next slab are issued and its own are done (one group left in flight).
+            barrier_wait(full0 + 8 * (kt % STAGES), (kt / STAGES) & 1);
+            const Tiles t = tiles_of(kt);
+            wgmma_fence();
+#pragma unroll
+            for (int step = 0; step < Cfg::STEPS; ++step) product<Cfg>(R, t.a + step * 32, t.b + step * 32, 1);
+            wgmma_commit();
+            wgmma_wait<1>();
+            if (kt > 0) release(kt - 1);
+        }
+        wgmma_wait<0>();
+        hold(R);
     }
 
     // ---- epilogue: C = alpha·R + beta·C ------------------------------------------------------
@@ -849,8 +928,12 @@ wgmma_kernel(int M, int N, int tiles_k, float alpha, const unsigned char* __rest
         write_pair(row0 + 8, col0 + 8 * j, R[4 * j + 2], R[4 * j + 3]);
     }
 #else
+    // Never launched: select_wgmma() is false unless this image was built for sm_90a. (The check
+    // below names the parameters only the sm_90a build uses, so that no build finds them unused.)
+    static_assert(Cfg::STEPS > 0 && Cfg::WN > 0 && Cfg::ATOM_BYTES > 0 && Cfg::LAYOUT_TYPE > 0 &&
+                  (Cfg::SLAB_SUM == (Cfg::PARTS == 2)));
     (void)M, (void)N, (void)tiles_k, (void)alpha, (void)Ap, (void)Bp, (void)beta, (void)C, (void)ldc, (void)vec_c;
-    __trap();  // never launched: select_wgmma() is false unless this image was built for sm_90a
+    __trap();
 #endif
 }
 
@@ -898,8 +981,8 @@ Status run_wgmma(const GemmProblem<float>& p) {
     const long long tiles_m = (p.M + Cfg::BM - 1) / Cfg::BM, tiles_n = (p.N + Cfg::BN - 1) / Cfg::BN;
     const long long tiles_k = std::max(1, (p.K + Cfg::BK - 1) / Cfg::BK);  // K = 0: one slab of zeros
     if (tiles_m * tiles_n > 0x7fffffffLL || tiles_k > 0x7fffffffLL / Cfg::BK) return Status::unsupported;
-    const size_t a_bytes = static_cast<size_t>(tiles_m * tiles_k) * Cfg::A_PAIR;
-    const size_t b_bytes = static_cast<size_t>(tiles_n * tiles_k) * Cfg::B_PAIR;
+    const size_t a_bytes = static_cast<size_t>(tiles_m * tiles_k) * Cfg::A_PANEL;
+    const size_t b_bytes = static_cast<size_t>(tiles_n * tiles_k) * Cfg::B_PANEL;
     GEMMLAB_TRY(workspace.reserve(a_bytes + b_bytes, p.stream));
 
     const long long pack_blocks = (tiles_m + tiles_n) * tiles_k;  // one per tile of A and of Bᵀ
@@ -937,11 +1020,25 @@ using SplitConfig = TensorConfig<Scheme::split_tf32, 128, 128, 32, 64, 32, 4, 1>
 // double: 64×128 blocks of 4 warps of 32×64 (4×8 DMMA tiles of 8×8), slabs of 16 k, as the reuse
 // stage's DMMA configuration.
 using Fp64Config  = TensorConfig<Scheme::fp64,        64, 128, 16, 32, 64, 3, 2>;
-// 3xtf32 on Hopper (sm_90a builds on a compute capability 9.0 GPU): wgmma on packed operands, 128×128
-// blocks, slabs of 16 k (64-byte swizzled rows), 6 stages of 32 KB — deeper than slabs of 32 k in 3
-// stages of 64 KB, and faster: 102.6 against 93.4 TFLOPS at 4096³ on an H100 (the tuning ladder,
-// docs/reference-kernels.md).
-using WgmmaSplitConfig = hopper::WgmmaConfig<16, 6>;
+// Hopper (sm_90a builds on a compute capability 9.0 GPU): wgmma on packed operands, 128×128 blocks.
+// 3xtf32: slabs of 16 k (64-byte swizzled rows), 6 stages of 32 KB — deeper than slabs of 32 k in 3
+// stages of 64 KB, and faster: 102.6 against 93.4 TFLOPS at 4096³ on an H100 with the first pack
+// kernel (the tuning ladder, docs/reference-kernels.md). tf32 and fp16: one image per operand; the
+// best of the ladder's candidates on an H100 (4096³ / 8192³, against 6 stages of 128-byte rows):
+// tf32 with slabs of 32 k (128-byte rows) in 4 stages, 213 / 255 against 197 / 224 TFLOPS; fp16 with
+// slabs of 32 k (64-byte rows) in 8 stages, 326 / 410 against 295 / 395 TFLOPS.
+using WgmmaSplitConfig = hopper::WgmmaConfig<Scheme::split_tf32, 64, 6>;
+using WgmmaTf32Config  = hopper::WgmmaConfig<Scheme::tf32, 128, 4>;
+using WgmmaFp16Config  = hopper::WgmmaConfig<Scheme::fp16, 64, 8>;
+
+// A float scheme on wgmma where this build and GPU allow it, else on the mma.sync kernel.
+template <class Cfg>
+Status wgmma_or_mma(const GemmProblem<float>& p) {
+    if (hopper::select_wgmma()) return hopper::run_wgmma<Cfg>(p);
+    if constexpr (Cfg::S == Scheme::fp16) return run_config<Fp16Config>(p);
+    else if constexpr (Cfg::S == Scheme::tf32) return run_config<Tf32Config>(p);
+    else return run_config<SplitConfig>(p);
+}
 
 }  // namespace
 
@@ -950,13 +1047,11 @@ Status gemm_tensor(const GemmProblem<T>& p) {
     if constexpr (std::is_same_v<T, double>) {
         return run_config<Fp64Config>(p);  // every variant: FP64 on the FP64 tensor cores
     } else if constexpr (IN == InputPrecision::fp16) {
-        return run_config<Fp16Config>(p);
+        return wgmma_or_mma<WgmmaFp16Config>(p);
     } else if constexpr (IN == InputPrecision::tf32) {
-        return run_config<Tf32Config>(p);
-    } else if (hopper::select_wgmma()) {
-        return hopper::run_wgmma<WgmmaSplitConfig>(p);  // FP32-accurate: 3xTF32 on wgmma
+        return wgmma_or_mma<WgmmaTf32Config>(p);
     } else {
-        return run_config<SplitConfig>(p);  // FP32-accurate: 3xTF32 on mma.sync
+        return wgmma_or_mma<WgmmaSplitConfig>(p);  // FP32-accurate: 3xTF32
     }
 }
 
@@ -972,19 +1067,20 @@ template <class Cfg>
 tuning::Candidate<typename Cfg::Elem> candidate(const char* label, InputPrecision inputs) {
     return {"tensor", label, &run_config<Cfg>, inputs};
 }
-template <class Cfg>
-Status wgmma_or_mma(const GemmProblem<float>& p) {
-    return hopper::select_wgmma() ? hopper::run_wgmma<Cfg>(p) : run_config<SplitConfig>(p);
-}
+
 }  // namespace
 
 void tensor_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<tuning::Candidate<double>>& f64) {
     constexpr InputPrecision H = InputPrecision::fp16, T32 = InputPrecision::tf32, F = InputPrecision::full;
     constexpr Scheme X = Scheme::split_tf32;
     // wgmma (sm_90a on an H100/H200 only; elsewhere they run the mma.sync kernel).
-    f32.push_back({"tensor", "3xtf32 wgmma 128x128x32 s3", &wgmma_or_mma<hopper::WgmmaConfig<32, 3>>, F});
-    f32.push_back({"tensor", "3xtf32 wgmma 128x128x16 s6", &wgmma_or_mma<hopper::WgmmaConfig<16, 6>>, F});
-    f32.push_back({"tensor", "3xtf32 wgmma 128x128x16 s4", &wgmma_or_mma<hopper::WgmmaConfig<16, 4>>, F});
+    using hopper::WgmmaConfig;
+    f32.push_back({"tensor", "3xtf32 wgmma 128x128x32 s3", &wgmma_or_mma<WgmmaConfig<X, 128, 3>>, F});
+    f32.push_back({"tensor", "3xtf32 wgmma 128x128x16 s4", &wgmma_or_mma<WgmmaConfig<X, 64, 4>>, F});
+    f32.push_back({"tensor", "tf32 wgmma 128x128x16 s8", &wgmma_or_mma<WgmmaConfig<Scheme::tf32, 64, 8>>, T32});
+    f32.push_back({"tensor", "tf32 wgmma 128x128x32 s6", &wgmma_or_mma<WgmmaConfig<Scheme::tf32, 128, 6>>, T32});
+    f32.push_back({"tensor", "fp16 wgmma 128x128x64 s6", &wgmma_or_mma<WgmmaConfig<Scheme::fp16, 128, 6>>, H});
+    f32.push_back({"tensor", "fp16 wgmma 128x128x64 s4", &wgmma_or_mma<WgmmaConfig<Scheme::fp16, 128, 4>>, H});
     //                                                BM   BN  BK  WM  WN  ST  MINB
     f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 64, 32, 3, 1>>("3xtf32 128x128x32 w64x32 s3", F));
     f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 64, 32, 4, 1>>("3xtf32 128x128x32 w64x32 s4", F));
