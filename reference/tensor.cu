@@ -957,7 +957,9 @@ inline bool select_wgmma() {
 }
 
 // The packed panels, grown to the largest call so far (never inside a timed call: the first call
-// of a shape is the benchmark's untimed warm-up). One for every configuration.
+// of a shape is the benchmark's untimed warm-up). One for every configuration and call of the
+// process, so two calls must not overlap: the grader and the tuning ladder make one call at a time,
+// on one stream (a caller with several streams would give each its own workspace).
 struct Workspace {
     unsigned char* data = nullptr;
     size_t bytes = 0;
