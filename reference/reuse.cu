@@ -489,7 +489,7 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 //   - the copies address A and B from one per-thread base pointer each plus constants.
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int COPY_STEP_, bool SERPENTINE_ = false, bool STREAM_K_ = false>
+          int COPY_STEP_, int ORDER_ = 0, bool STREAM_K_ = false, int EPI_BATCH_ = 0>
 struct SgemmConfig {
     using Elem = float;
     using FfmaKernel = void;  // marks a configuration of reuse_ffma_kernel (kernel_for)
@@ -499,7 +499,8 @@ struct SgemmConfig {
     static constexpr int STAGES = STAGES_;              // shared-memory pipeline depth
     static constexpr int MIN_BLOCKS = MIN_BLOCKS_;      // blocks per SM promised to the compiler
     static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy (-1: after the barrier)
-    static constexpr bool SERPENTINE = SERPENTINE_;     // order of the FMAs (see the kernel)
+    static constexpr int ORDER = ORDER_;                // order of the FMAs of a k-step (FmaOrder)
+    static constexpr int EPI_BATCH = EPI_BATCH_;        // row fragments of C read per batch (0: vector by vector)
     static constexpr bool STREAM_K = STREAM_K_;         // the last partial wave shared out by slabs (StreamK)
 
     static constexpr int V = 4;  // floats per 16-byte vector
@@ -536,6 +537,59 @@ struct SgemmConfig {
     static_assert(STAGES >= 3 && BK % 2 == 0, "a pipeline of >= 3 stages, an even number of k-steps");
     static_assert(COPY_STEP >= -1 && COPY_STEP < BK - 1, "the copy is issued before the last k-step, or right after the barrier");
     static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
+};
+
+// The order in which a thread issues the TM×TN FMAs of one k-step (FmaOrder<ORDER, TM, TN>).
+// ptxas keeps much of the source order, and the order decides where it places the shared-memory
+// loads of the next k-step and which registers it gives the accumulators, so it decides speed:
+// with the same instructions, the orders below measured from 92.9% to 100.6% of cuBLAS at 4096³
+// (docs/reference-kernels.md). What separated fast from slow in the SASS (reference/tuning/
+// sass_loop.py): how many loaded fragments are used less than 40 instructions after their LDS.
+//   kRowByRow    row i of the thread tile after row i − 1, columns in order;
+//   kSerpentine  the same with odd rows backwards (consecutive FMAs share an operand);
+//   100 + code   strips: 2×2 blocks of FMAs (a_r·b_c, a_r·b_c+1, a_r+1·b_c+1, a_r+1·b_c), which
+//                read two values of A and two of B for four FMAs, grouped in strips of STRIP rows;
+//                a strip walks its column pairs and, for each, its row pairs. code = 16·log2(STRIP/4)
+//                + 4·inner + 2·snake_columns + snake_rows: snake_columns walks the column pairs
+//                of odd strips backwards, snake_rows the row pairs of odd column pairs; inner
+//                orders a block's four FMAs as above (0), row-major (1), column-major (2) or
+//                the first one backwards (3).
+[[maybe_unused]] constexpr int kRowByRow = 0, kSerpentine = 1;
+constexpr int strip_order(int strip_rows, int inner, bool snake_columns, bool snake_rows) {
+    return 100 + 16 * (strip_rows == 4 ? 0 : strip_rows == 8 ? 1 : 2) + 4 * inner + 2 * snake_columns + snake_rows;
+}
+
+template <int ORDER, int TM, int TN>
+struct FmaOrder {
+    int i[TM * TN] = {}, j[TM * TN] = {};  // the n-th FMA updates acc[i[n]][j[n]]
+    int n = 0;
+    __host__ __device__ constexpr void put(int r, int c) { i[n] = r, j[n] = c, ++n; }
+    __host__ __device__ constexpr bool complete() const {  // every (i, j) exactly once
+        if (n != TM * TN) return false;
+        for (int a = 0; a < n; ++a)
+            for (int b = a + 1; b < n; ++b)
+                if (i[a] == i[b] && j[a] == j[b]) return false;
+        return true;
+    }
+    __host__ __device__ constexpr FmaOrder() {
+        if (ORDER < 100) {
+            for (int r = 0; r < TM; ++r)
+                for (int c = 0; c < TN; ++c) put(r, (ORDER == kSerpentine && r % 2) ? TN - 1 - c : c);
+            return;
+        }
+        const int code = ORDER - 100, strip = 4 << (code >= 0 ? code / 16 : 0), inner = (code / 4) % 4;
+        const bool snake_c = (code / 2) % 2, snake_r = code % 2;
+        for (int g = 0; g < TM / strip; ++g)
+            for (int jb = 0; jb < TN / 2; ++jb)
+                for (int ib = 0; ib < strip / 2; ++ib) {
+                    const int c = 2 * ((snake_c && g % 2) ? TN / 2 - 1 - jb : jb);
+                    const int r = strip * g + 2 * ((snake_r && jb % 2) ? strip / 2 - 1 - ib : ib);
+                    if (inner == 0) put(r, c), put(r, c + 1), put(r + 1, c + 1), put(r + 1, c);
+                    else if (inner == 1) put(r, c), put(r, c + 1), put(r + 1, c), put(r + 1, c + 1);
+                    else if (inner == 2) put(r, c), put(r + 1, c), put(r, c + 1), put(r + 1, c + 1);
+                    else put(r + 1, c), put(r + 1, c + 1), put(r, c + 1), put(r, c);
+                }
+    }
 };
 
 // Stream-K schedule of the last, partial wave (STREAM_K configurations). 512 tiles of 128×256 on
@@ -727,18 +781,15 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
                               stage == 0 ? STAGES - 1 : stage - 1, guard_mn, GuardLaterK{});
                     cp_async_commit();
                 }
-                // The outer product: TM×TN independent FMAs, row by row. SERPENTINE runs odd
-                // rows backwards (consecutive FMAs then share an operand at row changes too):
-                // with it ptxas allocates the accumulators so that no FFMA reads all three
-                // operands from one register bank; the plain order leaves 112 of the 2048
-                // FFMAs of a 128x256x16 slab with such a conflict (counted in the SASS).
+                // The outer product: TM×TN independent FMAs, in the configuration's order
+                // (FmaOrder: the order decides how ptxas schedules the whole loop).
+                constexpr FmaOrder<Cfg::ORDER, TM, TN> order{};
+                static_assert(order.complete(), "an FMA order must issue every FMA of the thread tile once");
 #pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < TN; ++jj) {
-                        const int j = (Cfg::SERPENTINE && i % 2) ? TN - 1 - jj : jj;
-                        acc[i][j] = fmaf(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
-                    }
+                for (int n = 0; n < TM * TN; ++n) {
+                    const int i = order.i[n], j = order.j[n];
+                    acc[i][j] = fmaf(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
+                }
             }
         }
         cp_async_wait<0>();  // no copy may still be writing shared memory when the block exits
@@ -779,7 +830,44 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
             }
         }
     };
+    // A tile that lies inside C with 16-byte rows reads its old values in batches of
+    // EPI_BATCH row fragments (V·FN vectors each) before it writes any: their load latencies
+    // overlap instead of adding up, one per vector, as they do behind write_c's per-vector tests.
     auto epilogue = [&] {
+        if (Cfg::EPI_BATCH > 0 && vec_c && m0 + BM <= M && n0 + BN <= N) {
+            constexpr int B = Cfg::EPI_BATCH > 0 ? Cfg::EPI_BATCH : 1;
+#pragma unroll
+            for (int f0 = 0; f0 < Cfg::FM; f0 += B) {
+                float old[B][V][Cfg::FN][V];
+                if (beta != 0.0f) {
+#pragma unroll
+                    for (int b = 0; b < B; ++b)
+#pragma unroll
+                        for (int vi = 0; vi < V; ++vi)
+#pragma unroll
+                            for (int fj = 0; fj < Cfg::FN; ++fj)
+                                load_vec16_global(old[b][vi][fj],
+                                                  C + static_cast<size_t>(m0 + a_frag + (f0 + b) * Cfg::WTM * V + vi) * ldc +
+                                                      n0 + b_frag + fj * Cfg::WTN * V);
+                }
+#pragma unroll
+                for (int b = 0; b < B; ++b)
+#pragma unroll
+                    for (int vi = 0; vi < V; ++vi)
+#pragma unroll
+                        for (int fj = 0; fj < Cfg::FN; ++fj) {
+                            const float* a = &acc[(f0 + b) * V + vi][fj * V];
+                            float out[V];
+#pragma unroll
+                            for (int v = 0; v < V; ++v)
+                                out[v] = beta != 0.0f ? fmaf(beta, old[b][vi][fj][v], alpha * a[v]) : alpha * a[v];
+                            store_vec16(C + static_cast<size_t>(m0 + a_frag + (f0 + b) * Cfg::WTM * V + vi) * ldc +
+                                            n0 + b_frag + fj * Cfg::WTN * V,
+                                        out);
+                        }
+            }
+            return;
+        }
 #pragma unroll
         for (int fi = 0; fi < Cfg::FM; ++fi)
 #pragma unroll
@@ -982,13 +1070,15 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
 //                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP>
 // float, large problems (reuse_ffma_kernel): 128×256 block, 8 warps of 64×64, 16×8 per thread
-// (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, serpentine FMA
-// order, one block of 255 registers × 256 threads per SM. 3 and 4 stages measured alike (97.2%
-// and 96.5% of cuBLAS at 8192³); the copy at k-step 0 or 4 measured 91.9% and 94.5%. The
-// serpentine order: 94.1 / 95.4 / 97.7% at 2048³ / 4096³ / 8192³ against 93.6 / 95.4 / 96.8%
-// (two ladder runs on an H100 agreed within 0.1%). The stream-K schedule of the last wave
-// (StreamK) measured 91.0 / 95.6 / 97.8%: not used (docs/reference-kernels.md).
-using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true>;
+// (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, one block of 255
+// registers × 256 threads per SM; FMAs in strips of 4 rows of 2×2 blocks, the column pairs of odd
+// strips backwards; C read in batches of 2 row fragments (16 vectors) in the epilogue. One ladder
+// run on an H100: 100.1 / 100.6 / 101.4% of cuBLAS at 2048³ / 4096³ / 8192³; the serpentine
+// order with the vector-by-vector epilogue (shipped before): 94.1 / 95.2 / 97.5%; the batched
+// epilogue alone: 98.5 / 98.7 / 99.4%. 3 and 4 stages measured alike; the copy at k-step 0 or 4
+// measured 91.9% and 94.5% at 8192³; the stream-K schedule of the last wave (StreamK) +0.1%
+// (docs/reference-kernels.md).
+using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), false, 2>;
 // float, mid-sized problems or short K (reuse_kernel): 128×128 block, 8 warps of 32×64, 8×8 per
 // thread, two blocks per SM (one block's prologue and epilogue overlap the other's main loop).
 // 103.6% of cuBLAS at 8192×8192×256; reuse_ffma_kernel's 128×128×16 measured 100.1% there.
@@ -1420,16 +1510,22 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
     f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
     f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
-    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY SERP STREAM-K
-    // (serp: serpentine FMA order, free of three-operand register-bank conflicts in the SASS;
-    // stream-K: the last partial wave shared out by slabs, StreamK)
+    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY ORDER STREAM-K EPI
+    // (serp: serpentine FMA order; stream-K: the last partial wave shared out by slabs, StreamK)
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
     f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1>>("ffma 128x256x16 w64x64 t16x8 s4 c-1"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, true>>("ffma 128x256x16 w64x64 t16x8 s4 c8 serp"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, true, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp stream-K"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, false, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 stream-K"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kSerpentine>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, kSerpentine>>("ffma 128x256x16 w64x64 t16x8 s4 c8 serp"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kSerpentine, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp stream-K"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kRowByRow, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 stream-K"));
+    // ... with C read in batches of 2 row fragments (epi2), and FMAs in strips of 2×2 blocks (FmaOrder)
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kSerpentine, false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp epi2"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips4 snake-columns epi2"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, false, true), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips4 snake-rows epi2"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(8, 0, true, true), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips8 snake epi2"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(16, 0, false, false), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips16 epi2"));
+    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), true, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips4 snake-columns epi2 stream-K"));
     f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>>("ffma 64x64x16 w32x32 t8x4 s3 c-1"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
