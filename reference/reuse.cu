@@ -34,22 +34,22 @@
 //      thread), (b) has no branch in its slab loop, (c) during slab s, at k-step 8, copies slab
 //      s + STAGES - 1 into the stage of slab s - 1, away from the barrier. Its slab
 //      loop is 2214 instructions for 2048 FFMAs (92.5%; cuBLAS's 88.7%, reuse_kernel's 89.4%).
-//      Measured on an H100 (one ladder run, kernels queued back to back, median of 10; cuBLAS
-//      SGEMM with CUBLAS_PEDANTIC_MATH): 2048³ 46.3 TFLOPS (94.1% of cuBLAS), 4096³ 48.6
-//      (95.4%), 8192³ 50.2 (97.7%); reuse_kernel's 128×256×8 in the same run: 92.1%, 91.7%, 92.5%.
-//      What limits it (Nsight Compute, 4096³, clocks not locked; nvidia-smi during the runs:
-//      645–699 W of the 700 W cap, 1950–1980 MHz, power-cap throttling at times):
-//        issue slots busy 81.9% (cuBLAS 86.7%, reuse_kernel 77.8%); FMA pipe 75.9% of peak
-//        (cuBLAS 79.1%); warps stalled per issue: dispatch 0.33 (cuBLAS 0.10), long scoreboard
-//        0.06 (0.14 with the copy issued right after the barrier, reuse_kernel 0.12), short
-//        scoreboard 0.04, barrier 0.00. The dispatch stalls are the gap to cuBLAS. Likely part
-//        of them: 112 of the 2048 FFMAs of a slab read all three operands from one register
-//        bank (variants whose SASS had none measured 0.18–0.20); the SERPENTINE FMA order
-//        removes them from this configuration's SASS and gained 0–0.9%.
+//      Two things took it past cuBLAS (docs/reference-kernels.md, "The float reuse kernel past
+//      cuBLAS"): (d) its FMAs run in strips of 2×2 blocks (FmaOrder), an order that leads
+//      ptxas to a schedule whose shared-memory loads wait less; (e) a tile inside C reads its old
+//      values in batches of 16 vectors instead of one vector at a time. One ladder run on an
+//      H100 (kernels queued back to back, median of 10; cuBLAS SGEMM with CUBLAS_PEDANTIC_MATH):
+//      2048³ 49.2 TFLOPS (100.1% of cuBLAS), 4096³ 51.4 (100.7%), 8192³ 52.1 (101.4%); before
+//      (d) and (e): 94.1%, 95.4%, 97.7%.
+//      What still separates its loop from cuBLAS's (Nsight Compute warp-state samples at 4096³,
+//      measured on a 2×2-block order before (e)): issuing 41.9% of samples (cuBLAS 45.1%),
+//      dispatch stalls 8.0% (4.7%), no instruction 2.4% (0.8%: this loop is twice as long).
+//      ptxas reuses one operand of consecutive FFMAs, cuBLAS's loop both: 2.1 register reads
+//      per FFMA in the shipped SASS against 1.6 (reference/tuning/sass_loop.py).
 //      Not the limit: wave quantization. 512 tiles on 132 SMs leave the fourth wave 12% empty,
-//      but sharing that wave out by K slabs (stream-K, StreamK) gained only 0.2% at 4096³ and
-//      0.1% at 8192³. A likely reason, not measured here: under the 700 W cap (645–699 W drawn)
-//      fewer busy SMs hold a higher clock, so the idle ones cost less than their share.
+//      but sharing that wave out by K slabs (stream-K, StreamK) gained only 0.1–0.2%. A likely
+//      reason, not measured here: under the 700 W cap (645–699 W drawn) fewer busy SMs hold a
+//      higher clock, so the idle ones cost less than their share.
 //
 // Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
 // memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24

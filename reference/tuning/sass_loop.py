@@ -20,6 +20,7 @@ a kernel with edge and interior paths has one of each) and prints for each:
 """
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -119,8 +120,13 @@ def main(argv=None):
     ap.add_argument("binary", help="object file or cubin, or - for a cuobjdump -sass listing on stdin")
     ap.add_argument("kernel", help="regular expression matched against the mangled kernel names")
     args = ap.parse_args(argv)
-    listing = sys.stdin.read() if args.binary == "-" else subprocess.run(
-        ["cuobjdump", "-sass", args.binary], check=True, capture_output=True, text=True).stdout
+    if args.binary == "-":
+        listing = sys.stdin.read()
+    elif shutil.which("cuobjdump") is None:
+        sys.exit("sass_loop.py: cuobjdump not found (it comes with the CUDA toolkit); "
+                 "or pipe a listing in: cuobjdump -sass FILE | sass_loop.py - REGEX")
+    else:
+        listing = subprocess.run(["cuobjdump", "-sass", args.binary], check=True, capture_output=True, text=True).stdout
     found = [n for n in kernels(listing) if re.search(args.kernel, n)]
     if not found:
         sys.exit(f"sass_loop.py: no kernel matches {args.kernel!r}")

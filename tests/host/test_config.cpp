@@ -32,7 +32,7 @@ TEST_CASE("defaults: every rubric key scored, 100 points, targets 80% of the ref
     CHECK(c.scoring.stages.at("naive").performance_points.f32 == 0);
     CHECK(c.scoring.stages.at("tiled").target_pct_cublas.f32 == 15);   // floor(0.8 x 19.3)
     CHECK(c.scoring.stages.at("tiled").target_pct_cublas.f64 == 9);    // not floor(0.8 x 10.4) = 8: above naive
-    CHECK(c.scoring.stages.at("reuse").target_pct_cublas.f32 == 75);   // floor(0.8 x 94.3)
+    CHECK(c.scoring.stages.at("reuse").target_pct_cublas.f32 == 79);   // floor(0.8 x 98.9)
     CHECK(c.scoring.stages.at("reuse").target_pct_cublas.f64 == 83);   // floor(0.8 x 103.9)
     CHECK(c.bench.shapes.size() == 1);
     CHECK(c.notes.empty());

@@ -163,7 +163,7 @@ TEST_CASE("calibration: the reference speeds earn full marks with the defaults, 
     // tensor: the share of cuBLAS in the variant's own precision (config.cpp); its float target is
     // met by the 3xtf32 variant, which runs faster than the true-FP32 cuBLAS it is compared with.
     const std::map<std::string, std::pair<double, double>> reference_pct = {
-        {"tiled", {19.3, 10.4}}, {"unrolled", {62.1, 36.6}}, {"pitched", {65.9, 79.5}}, {"reuse", {94.3, 103.9}},
+        {"tiled", {19.3, 10.4}}, {"unrolled", {62.1, 36.6}}, {"pitched", {65.9, 79.5}}, {"reuse", {98.9, 103.9}},
         {"tensor", {99.7, 61.6}}};
     std::vector<StageScore> rows, naive_rows;
     for (const auto& [key, pct] : reference_pct)
