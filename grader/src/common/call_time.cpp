@@ -20,8 +20,9 @@ CallTime stage_call_time(const CallClocks& c, const LaunchCosts& launch) {
         return {c.event_ms, TimedBy::events};
     }
     CallTime t{c.gpu_busy_ms + launch.launch_event_ms, TimedBy::gpu_record};
-    if (c.event_ms - kHostJitterMs > t.ms) t = {c.event_ms - kHostJitterMs, TimedBy::events};
-    if (wall - kHostJitterMs > t.ms) t = {wall - kHostJitterMs, TimedBy::wall_clock};
+    const double allowance = host_allowance_ms(c.gpu_busy_ms);
+    if (c.event_ms - allowance > t.ms) t = {c.event_ms - allowance, TimedBy::events};
+    if (wall - allowance > t.ms) t = {wall - allowance, TimedBy::wall_clock};
     return t;
 }
 

@@ -24,6 +24,13 @@ struct LaunchCosts {
 // it: the scheduling noise of a busy host (another grading job on the same machine moved the host
 // part of a 0.14 ms call by up to 9 µs) — too short for any host-side work to replace a GEMM.
 constexpr double kHostJitterMs = 0.02;
+// ... plus this share of the GPU's busy span: on long calls the events and the host clock run apart
+// from the GPU's record in proportion to the call (measured on an H100: 0.05–0.07% of a 25–39 ms
+// call, 18–26 µs of events above the busy span where one launch is 9 µs), which a fixed allowance
+// alone would take for host-side work.
+constexpr double kClockRateTolerance = 0.002;
+// Both together: how far the events or the wall clock may exceed a call's GPU record plus one launch.
+inline double host_allowance_ms(double gpu_busy_ms) { return kHostJitterMs + kClockRateTolerance * gpu_busy_ms; }
 
 // A call's time exceeds its own events by this much (factor, and at least kEscapeMinMs) when its
 // work ran outside the stage's stream.
@@ -40,7 +47,7 @@ struct CallTime {
 
 // A stage's call. With the GPU's record of it: the GPU's busy span plus one launch — what no load on
 // the host can move — raised by the events or the wall clock (less its launch overhead) where they
-// exceed it by more than kHostJitterMs, so host-side work still counts. Without the record: the
+// exceed it by more than host_allowance_ms, so host-side work still counts. Without the record: the
 // larger of the events and the wall clock less its launch overhead.
 CallTime stage_call_time(const CallClocks& c, const LaunchCosts& launch);
 
