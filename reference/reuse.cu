@@ -537,14 +537,17 @@ struct SgemmConfig {
     static_assert(STAGES >= 3 && BK % 2 == 0, "a pipeline of >= 3 stages, an even number of k-steps");
     static_assert(COPY_STEP >= -1 && COPY_STEP < BK - 1, "the copy is issued before the last k-step, or right after the barrier");
     static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
+    static_assert(EPI_BATCH >= 0 && (EPI_BATCH == 0 || FM % EPI_BATCH == 0),
+                  "the epilogue reads C in whole batches of row fragments");
 };
 
 // The order in which a thread issues the TM×TN FMAs of one k-step (FmaOrder<ORDER, TM, TN>).
 // ptxas keeps much of the source order, and the order decides where it places the shared-memory
 // loads of the next k-step and which registers it gives the accumulators, so it decides speed:
 // with the same instructions, the orders below measured from 92.9% to 100.6% of cuBLAS at 4096³
-// (docs/reference-kernels.md). What separated fast from slow in the SASS (reference/tuning/
-// sass_loop.py): how many loaded fragments are used less than 40 instructions after their LDS.
+// (docs/reference-kernels.md). In the SASS (reference/tuning/sass_loop.py), loops that use many
+// loaded fragments less than 40 instructions after their LDS were all slow; few such uses did not
+// make a loop fast: only timing tells.
 //   kRowByRow    row i of the thread tile after row i − 1, columns in order;
 //   kSerpentine  the same with odd rows backwards (consecutive FMAs share an operand);
 //   100 + code   strips: 2×2 blocks of FMAs (a_r·b_c, a_r·b_c+1, a_r+1·b_c+1, a_r+1·b_c), which
@@ -1068,7 +1071,7 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 //
 // Chosen with reference/tuning/run.sh --tune on an H100 (docs/reference-kernels.md has the table).
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
-//                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP>
+//                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP  ORDER  STREAM_K  EPI_BATCH>
 // float, large problems (reuse_ffma_kernel): 128×256 block, 8 warps of 64×64, 16×8 per thread
 // (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, one block of 255
 // registers × 256 threads per SM; FMAs in strips of 4 rows of 2×2 blocks, the column pairs of odd
