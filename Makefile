@@ -30,11 +30,6 @@ SHAPES ?=
 CUDA_HOME ?= $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda)
 NVCC := $(CUDA_HOME)/bin/nvcc
 CUDA_LIB ?= $(CUDA_HOME)/lib64
-# CUPTI (the GPU's own record of what ran during a timed call, docs/timing.md): the toolkit keeps it
-# in lib64/ or in extras/CUPTI/, depending on how it was installed.
-CUPTI_HOME := $(firstword $(patsubst %/lib64/libcupti.so,%,$(wildcard $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)) $(CUDA_HOME))
-CUPTI_INCLUDE := $(if $(wildcard $(CUPTI_HOME)/include/cupti.h),-isystem $(CUPTI_HOME)/include)
-CUPTI_LDLIBS := -L$(CUPTI_HOME)/lib64 -lcupti -Xlinker -rpath,$(CUPTI_HOME)/lib64
 # The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
 ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
@@ -70,34 +65,37 @@ STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
 NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
 CXX_WERROR := $(if $(WERROR),-Werror)
-CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include $(CUPTI_INCLUDE) -MMD -MP
+CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
 NVCC_BASE := -std=c++17 -O3 -lineinfo $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
-NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES) $(CUPTI_INCLUDE)
+NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES)
 # Stage files become a shared library (position-independent code) of the submission.
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
 # One CUDA runtime for the grader and the submission's library: the shared one.
 CUDART := -cudart shared -Xlinker -rpath,$(CUDA_LIB)
 LDLIBS := -L$(CUDA_LIB) -lcublas -lcurand -ldl -lpthread
 
-# ---- the grader: three folders, three libraries (docs/ARCHITECTURE.md, "The trust boundary") -------
-#   grader/src/parent  the trusted parent, `gemmlab`: plans, starts children, scores, writes results;
-#                      never linked with submission code
-#   grader/src/child   what runs beside the submission in `gemmlab-stages`: check, time, report
-#   grader/src/common  what both share: the model, shapes, statistics, the results' JSON, the report line
-PARENT_MAINS := grader/src/parent/main.cpp grader/src/parent/parent_registry.cpp
-CHILD_MAINS := grader/src/child/main.cpp grader/src/child/registry.cpp grader/src/child/submission_exports.cpp \
-               grader/src/child/submission_library.cpp
+# ---- the grader: three folders, three libraries (docs/ARCHITECTURE.md, "The parts") --------------
+#   grader/src/judge   `gemmlab`, the judge: plans, owns every operand, answer and clock in a CUDA
+#                      context of its own, starts runners, scores, writes results; never loads
+#                      submission code
+#   grader/src/runner  what runs beside the code it calls: gemmlab-stages (the submission's stages) and
+#                      gemmlab-baselines (the reference, cuBLAS): map the judge's buffers, call, report
+#   grader/src/common  what both share: the model, shapes, statistics, the messages between them
+JUDGE_MAINS := grader/src/judge/main.cpp grader/src/judge/registry_names.cpp
+RUNNER_MAINS := grader/src/runner/submission_main.cpp grader/src/runner/baselines_main.cu \
+                grader/src/runner/registry.cpp grader/src/runner/submission_exports.cpp \
+                grader/src/runner/submission_library.cpp
 define side_objects
 $(patsubst grader/src/%.cpp,$(GRADER_BUILD)/%.o,$(filter-out $(2),$(wildcard grader/src/$(1)/*.cpp))) \
-$(patsubst grader/src/%.cu,$(GRADER_BUILD)/%.cu.o,$(wildcard grader/src/$(1)/*.cu))
+$(patsubst grader/src/%.cu,$(GRADER_BUILD)/%.cu.o,$(filter-out $(2),$(wildcard grader/src/$(1)/*.cu)))
 endef
 # Where the grader's objects go: one per architecture, shared by every submission (the cluster
 # points it at a trusted prebuilt copy).
 GRADER_BUILD ?= $(BUILD)/grader
 COMMON_LIB := $(GRADER_BUILD)/libgemmlab_common.a
-PARENT_LIB := $(GRADER_BUILD)/libgemmlab_parent.a
-CHILD_LIB := $(GRADER_BUILD)/libgemmlab_child.a
-GRADER_LIBS := $(PARENT_LIB) $(CHILD_LIB) $(COMMON_LIB)
+JUDGE_LIB := $(GRADER_BUILD)/libgemmlab_judge.a
+RUNNER_LIB := $(GRADER_BUILD)/libgemmlab_runner.a
+GRADER_LIBS := $(JUDGE_LIB) $(RUNNER_LIB) $(COMMON_LIB)
 
 $(GRADER_BUILD)/%.o: grader/src/%.cpp
 	@mkdir -p $(@D)
@@ -106,8 +104,8 @@ $(GRADER_BUILD)/%.cu.o: grader/src/%.cu
 	@mkdir -p $(@D)
 	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(COMMON_LIB): $(call side_objects,common,)
-$(PARENT_LIB): $(call side_objects,parent,$(PARENT_MAINS))
-$(CHILD_LIB): $(call side_objects,child,$(CHILD_MAINS))
+$(JUDGE_LIB): $(call side_objects,judge,$(JUDGE_MAINS))
+$(RUNNER_LIB): $(call side_objects,runner,$(RUNNER_MAINS))
 $(GRADER_LIBS):
 	@rm -f $@
 	ar rcs $@ $^
@@ -120,7 +118,7 @@ REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/referen
 $(BUILD)/reference/%.o: reference/%.cu
 	@mkdir -p $(@D)
 	$(CCACHE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
-$(BUILD)/reference/registry.o: grader/src/child/registry.cpp
+$(BUILD)/reference/registry.o: grader/src/runner/registry.cpp
 	@mkdir -p $(@D)
 	$(CCACHE) $(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(REF_LIB): $(REF_OBJ)
@@ -150,7 +148,7 @@ $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
 	@mkdir -p $(@D)
 	$(CACHED_COMPILE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
 SUB_EXPORTS := $(GRADER_BUILD)/submission_exports.o
-$(SUB_EXPORTS): grader/src/child/submission_exports.cpp
+$(SUB_EXPORTS): grader/src/runner/submission_exports.cpp
 	@mkdir -p $(@D)
 	$(CCACHE) $(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
 
@@ -160,7 +158,7 @@ $(SUB_EXPORTS): grader/src/child/submission_exports.cpp
 # `rejected` with the symbol named while every other stage still builds and runs. The library is
 # linked --no-undefined against the CUDA runtime and the C/C++ runtime only: a reference to anything
 # else (the grader, cuBLAS, ...) could not link even if the check missed it. gemmlab-stages opens it
-# with RTLD_LOCAL in its sandboxed children (grader/src/child/submission_library.h).
+# with RTLD_LOCAL in its sandboxed runner processes (grader/src/runner/submission_library.h).
 SYMBOLS := $(SUB_BUILD)/symbols.json
 PROTECTED := $(GRADER_BUILD)/protected-symbols.json
 $(PROTECTED): grader/scripts/scan_symbols.py
@@ -169,22 +167,27 @@ $(PROTECTED): grader/scripts/scan_symbols.py
 $(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py
 	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --protected $(PROTECTED) \
 	    --registry $(SUB_EXPORTS) --out $@ $(SUB_STAGE_OBJ)
-$(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/child/submission_library.map
-	$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/child/submission_library.map \
+$(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map
+	$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/runner/submission_library.map \
 	    -o $@ $(SUB_EXPORTS) \
 	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
 
-# Two binaries: gemmlab-stages (child/) holds the submission's library and runs its stages in
-# sandboxed children; gemmlab (parent/), which starts them and scores, holds no submission code.
-CHILD_MAIN_OBJ := $(GRADER_BUILD)/child/main.o $(GRADER_BUILD)/child/submission_library.o
-PARENT_MAIN_OBJ := $(GRADER_BUILD)/parent/main.o $(GRADER_BUILD)/parent/parent_registry.o
+# Three binaries: gemmlab (judge/), the judge, which holds no submission code; gemmlab-stages, the
+# runner of the submission's library, which links no GEMM library and no reference code; and
+# gemmlab-baselines, the runner of the grader's own calls (the reference, cuBLAS).
+BASELINE_RUNNER := $(SUB_BUILD)/gemmlab-baselines
+RUNNER_MAIN_OBJ := $(GRADER_BUILD)/runner/submission_main.o $(GRADER_BUILD)/runner/submission_library.o
+BASELINE_MAIN_OBJ := $(GRADER_BUILD)/runner/baselines_main.cu.o
+JUDGE_MAIN_OBJ := $(GRADER_BUILD)/judge/main.o $(GRADER_BUILD)/judge/registry_names.o
 # Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
-GRADER_TRUSTED := $(GRADER_LIBS) $(CHILD_MAIN_OBJ) $(PARENT_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED)
-$(STAGE_RUNNER): $(CHILD_MAIN_OBJ) $(CHILD_LIB) $(COMMON_LIB) $(REF_LIB) | $(SUB_LIBRARY)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
-$(GRADER): $(PARENT_MAIN_OBJ) $(PARENT_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER),$^) $(LDLIBS)
-	@echo "built $@ and $(notdir $(STAGE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
+GRADER_TRUSTED := $(GRADER_LIBS) $(RUNNER_MAIN_OBJ) $(BASELINE_MAIN_OBJ) $(JUDGE_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED)
+$(STAGE_RUNNER): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) | $(SUB_LIBRARY)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ -ldl -lpthread
+$(BASELINE_RUNNER): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
+$(GRADER): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER) $(BASELINE_RUNNER)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER) $(BASELINE_RUNNER),$^) $(LDLIBS)
+	@echo "built $@, $(notdir $(STAGE_RUNNER)) and $(notdir $(BASELINE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
 .PHONY: all grader
 all grader: $(GRADER)
@@ -273,15 +276,15 @@ GPU_TESTS := $(SUB_BUILD)/gpu_tests
 $(BUILD)/tests/host/%.o: tests/host/%.cpp
 	@mkdir -p $(@D)
 	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
-# The host tests see the parent's registry (names only, as `gemmlab` does); the GPU tests load the
-# submission's library like gemmlab-stages.
-$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/parent/parent_registry.o $(GRADER_LIBS) $(REF_LIB)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
+# The host tests see the judge's registry (names only, as `gemmlab` does); the GPU tests drive the
+# judge's engines, which start the runners built beside the grader.
+$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
 	@mkdir -p $(@D)
 	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/child/submission_library.o $(GRADER_LIBS) $(REF_LIB) | $(SUB_LIBRARY)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS) $(CUPTI_LDLIBS)
+$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 
 .PHONY: test-build test
 test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)

@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "child/gpu_context.h"
+#include "judge/gpu_context.h"
 #include "common/gpu_probe.h"
 
 namespace gemmlab::testing {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "parent/config.h"
+#include "judge/config.h"
 
 using namespace gemmlab;
 

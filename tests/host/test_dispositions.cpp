@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "parent/check_command.h"
+#include "judge/check_command.h"
 #include "common/check_result.h"
 
 using namespace gemmlab;

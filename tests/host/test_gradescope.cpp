@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "parent/gradescope.h"
+#include "judge/gradescope.h"
 
 using namespace gemmlab;
 using nlohmann::json;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "child/guard.h"
+#include "judge/guard.h"
 
 using namespace gemmlab;
 

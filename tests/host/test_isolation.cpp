@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "parent/isolation.h"
+#include "judge/isolation.h"
 
 using namespace gemmlab;
 

@@ -2,21 +2,23 @@
 // the process boundary, timings, and scores come back as they went out.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
-#include "child/bench.h"
-#include "parent/score.h"
+#include "common/bench_plan.h"
+#include "common/protocol.h"
+#include "judge/score.h"
 
 using namespace gemmlab;
 using nlohmann::json;
 
-TEST_CASE("a bench plan survives the trip to the child process") {
+TEST_CASE("a bench plan survives its JSON") {
     BenchPlan p;
     p.precision = Precision::f64;
     p.shapes = {*parse_shape("4096"), *parse_shape("1000x2000x300:320,2000,2000")};
     p.items = {BenchItem::of_stage(Side::reference, "naive", ""), BenchItem::cublas(),
                BenchItem::of_stage(Side::submission, "tiled", "16"), BenchItem::cublas(InputPrecision::tf32),
-               BenchItem::cublas(InputPrecision::fp16)};
+               BenchItem::cublas(InputPrecision::fp16), BenchItem::launch()};
     p.warmup = 2;
     p.stop.min_repetitions = 7;
     p.stop.max_repetitions = 70;
@@ -24,14 +26,15 @@ TEST_CASE("a bench plan survives the trip to the child process") {
     p.stop.budget_seconds = 0.25;
     p.stop.min_timed_ms = 7.5;
     p.clear_l2 = false;
-    p.verify_repetitions = 4;
     p.seed = 123456789;
     const BenchPlan q = bench_plan_from_json(json::parse(to_json(p).dump()));
     CHECK(q.precision == Precision::f64);
     REQUIRE(q.shapes.size() == 2);
     CHECK(q.shapes[1].eff_lda() == 320);
     CHECK(q.shapes[1].eff_ldb() == 2000);
-    REQUIRE(q.items.size() == 5);
+    REQUIRE(q.items.size() == 6);
+    CHECK(q.items[5] == BenchItem::launch());
+    CHECK(q.items[5].label() == "launch");
     CHECK(q.items[0] == p.items[0]);
     CHECK(q.items[1] == BenchItem::cublas());
     CHECK(q.items[2] == p.items[2]);
@@ -50,7 +53,6 @@ TEST_CASE("a bench plan survives the trip to the child process") {
     CHECK(q.stop.budget_seconds == 0.25);
     CHECK(q.stop.min_timed_ms == 7.5);
     CHECK_FALSE(q.clear_l2);
-    CHECK(q.verify_repetitions == 4);
     CHECK(q.seed == 123456789);
 }
 
@@ -59,14 +61,14 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     t.shape = *parse_shape("4096");
     t.disposition = Disposition::failed;
     t.problem = "timed call 3 gave wrong values";
-    t.time_ms = 2.5, t.event_ms = 2.4, t.wall_ms = 2.6, t.spread_pct = 0.7, t.min_ms = 2.4, t.max_ms = 2.7;
-    t.repetitions = 9, t.stop_reason = "converged", t.timed_by = "events", t.verified = 3;
+    t.time_ms = 2.5, t.judge_ms = 2.9, t.overhead_ms = 0.4, t.event_ms = 2.4, t.spread_pct = 0.7, t.min_ms = 2.4,
+    t.max_ms = 2.7;
+    t.repetitions = 9, t.stop_reason = "converged", t.timed_by = "judge", t.verified = 9;
     t.max_error_ratio = NAN;
     t.gflops = gflops_of(t.shape, t.time_ms);
     t.x_naive = 12.5, t.pct_cublas = 81.0, t.peak_gflops = 66908, t.sm_clock_mhz = 1980;
     t.clock_reasons = {"sw_power_cap"}, t.throttled = true, t.seconds = 0.4;
     t.pct_cublas_fp32 = 640.0, t.cublas_item = "cublas/fp16", t.error_bound = 32800;
-    t.kernels = {"sgemm_kernel", "splitk_reduce"};
     const json j = to_json(t);
     for (const char* field : {"shape", "disposition", "gflops", "time_ms", "spread_pct", "repetitions", "x_naive",
                               "pct_cublas", "sm_clock_mhz", "verified"})
@@ -78,7 +80,11 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     CHECK(u.problem == t.problem);
     CHECK(u.gflops == doctest::Approx(54975.581388));
     CHECK(u.repetitions == 9);
-    CHECK(u.verified == 3);
+    CHECK(u.verified == 9);
+    CHECK(u.judge_ms == 2.9);
+    CHECK(u.overhead_ms == 0.4);
+    CHECK(u.event_ms == 2.4);
+    CHECK(u.timed_by == "judge");
     CHECK(std::isnan(u.max_error_ratio));
     CHECK(u.clock_reasons == t.clock_reasons);
     CHECK(u.throttled);
@@ -86,7 +92,6 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     CHECK(u.pct_cublas_fp32 == 640.0);  // additive fields of the tensor stage (docs/results-schema.md)
     CHECK(u.cublas_item == "cublas/fp16");
     CHECK(u.error_bound == 32800);
-    CHECK(u.kernels == t.kernels);
 }
 
 TEST_CASE("a score survives its JSON") {
@@ -119,4 +124,47 @@ TEST_CASE("extra credit counts in the total and not in the maximum, and survives
     REQUIRE(back.stages.size() == 2);
     CHECK_FALSE(back.stages[0].extra_credit);
     CHECK(back.stages[1].extra_credit);
+}
+
+TEST_CASE("the judge's requests to a runner survive their JSON, handles included") {
+    protocol::Problem p;
+    p.precision = Precision::f64;
+    p.M = 129, p.N = 127, p.K = 131, p.alpha = 1.5, p.beta = -0.75;
+    p.a = {"A", 0}, p.b = {"B", 4096}, p.c = {"C", 2 * 4096 + 256};
+    p.lda = 136, p.ldb = 130, p.ldc = 133;
+    p.pitched_flow = true;
+    const protocol::Problem q = protocol::problem_from_json(json::parse(protocol::to_json(p).dump()));
+    CHECK(q.precision == Precision::f64);
+    CHECK(q.M == 129);
+    CHECK(q.K == 131);
+    CHECK(q.alpha == 1.5);
+    CHECK(q.beta == -0.75);
+    CHECK(q.b.buffer == "B");
+    CHECK(q.c.offset == 2 * 4096 + 256);
+    CHECK(q.ldc == 133);
+    CHECK(q.pitched_flow);
+
+    unsigned char handle[64], back[64];
+    for (int i = 0; i < 64; ++i) handle[i] = static_cast<unsigned char>(i * 37 + 5);
+    const std::string hex = protocol::to_hex(handle, sizeof handle);
+    CHECK(hex.size() == 128);
+    REQUIRE(protocol::from_hex(hex, back, sizeof back));
+    CHECK(std::equal(handle, handle + 64, back));
+    CHECK_FALSE(protocol::from_hex(hex.substr(2), back, sizeof back));  // too short
+    CHECK_FALSE(protocol::from_hex(std::string(128, 'x'), back, sizeof back));
+
+    protocol::CallResult r;
+    r.status = "ok";
+    r.problem = "pitched_upload did not copy A exactly";
+    r.disposition = "failed";
+    const protocol::CallResult s = protocol::call_result_from_json(json::parse(protocol::to_json(r).dump()));
+    CHECK(s.status == "ok");
+    CHECK(s.problem == r.problem);
+    CHECK(s.disposition == "failed");
+}
+
+TEST_CASE("exported buffers are whole blocks of 2 MiB") {
+    CHECK(protocol::export_size(1) == protocol::kExportGranularity);
+    CHECK(protocol::export_size(protocol::kExportGranularity) == protocol::kExportGranularity);
+    CHECK(protocol::export_size(protocol::kExportGranularity + 1) == 2 * protocol::kExportGranularity);
 }

@@ -2,8 +2,8 @@
 // variant, and the calibration of the defaults (reference speed = full marks, naive = none).
 #include <doctest/doctest.h>
 
-#include "parent/config.h"
-#include "parent/score.h"
+#include "judge/config.h"
+#include "judge/score.h"
 
 using namespace gemmlab;
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "parent/symbol_scan.h"
+#include "judge/symbol_scan.h"
 
 using namespace gemmlab;
 using nlohmann::json;

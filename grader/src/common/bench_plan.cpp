@@ -26,6 +26,13 @@ BenchItem BenchItem::cublas(InputPrecision inputs) {
     return i;
 }
 
+BenchItem BenchItem::launch() {
+    BenchItem i;
+    i.kind = Kind::launch;
+    i.side = Side::reference;
+    return i;
+}
+
 BenchItem BenchItem::of_stage(Side side, std::string stage, std::string variant) {
     BenchItem i;
     i.side = side;
@@ -35,6 +42,7 @@ BenchItem BenchItem::of_stage(Side side, std::string stage, std::string variant)
 }
 
 std::string BenchItem::label() const {
+    if (kind == Kind::launch) return "launch";
     if (kind == Kind::cublas)
         return cublas_inputs == InputPrecision::full ? "cublas" : std::string("cublas/") + inputs_suffix(cublas_inputs);
     std::string name = variant.empty() ? stage : stage + "/" + variant;
@@ -47,6 +55,7 @@ bool BenchItem::operator==(const BenchItem& o) const {
 }
 
 json to_json(const BenchItem& item) {
+    if (item.kind == BenchItem::Kind::launch) return json{{"kind", "launch"}};
     if (item.kind == BenchItem::Kind::cublas) {
         json j{{"kind", "cublas"}};
         if (item.cublas_inputs != InputPrecision::full) j["inputs"] = inputs_suffix(item.cublas_inputs);
@@ -59,6 +68,7 @@ json to_json(const BenchItem& item) {
 }
 
 BenchItem bench_item_from_json(const json& j) {
+    if (j.at("kind") == "launch") return BenchItem::launch();
     if (j.at("kind") == "cublas") {
         const std::string in = j.value("inputs", "");
         return BenchItem::cublas(in == "tf32" ? InputPrecision::tf32 : in == "fp16" ? InputPrecision::fp16
@@ -82,9 +92,7 @@ json to_json(const BenchPlan& p) {
                 {"max_seconds", p.stop.budget_seconds},
                 {"min_timed_ms", p.stop.min_timed_ms},
                 {"clear_l2", p.clear_l2},
-                {"verify_repetitions", p.verify_repetitions},
-                {"seed", p.seed},
-                {"submission_kernels", p.submission_kernels}};
+                {"seed", p.seed}};
 }
 
 BenchPlan bench_plan_from_json(const json& j) {
@@ -99,9 +107,7 @@ BenchPlan bench_plan_from_json(const json& j) {
     p.stop.budget_seconds = j.value("max_seconds", p.stop.budget_seconds);
     p.stop.min_timed_ms = j.value("min_timed_ms", p.stop.min_timed_ms);
     p.clear_l2 = j.value("clear_l2", p.clear_l2);
-    p.verify_repetitions = j.value("verify_repetitions", p.verify_repetitions);
     p.seed = j.value("seed", p.seed);
-    p.submission_kernels = j.value("submission_kernels", std::vector<std::string>{});
     return p;
 }
 
@@ -116,10 +122,9 @@ json to_json(const Timing& t) {
            {"problem", t.problem},
            {"gflops", t.gflops},
            {"time_ms", t.time_ms},
+           {"judge_ms", t.judge_ms},
+           {"overhead_ms", t.overhead_ms},
            {"event_ms", t.event_ms},
-           {"wall_ms", t.wall_ms},
-           {"gpu_ms", t.gpu_ms},
-           {"gpu_record", t.gpu_record},
            {"spread_pct", t.spread_pct},
            {"min_ms", t.min_ms},
            {"max_ms", t.max_ms},
@@ -139,8 +144,7 @@ json to_json(const Timing& t) {
            {"sm_clock_mhz", t.sm_clock_mhz},
            {"clock_reasons", t.clock_reasons},
            {"throttled", t.throttled},
-           {"seconds", t.seconds},
-           {"kernels", t.kernels}};
+           {"seconds", t.seconds}};
     if (t.shape.lda || t.shape.ldb || t.shape.ldc) {
         j["shape"]["lda"] = t.shape.eff_lda();
         j["shape"]["ldb"] = t.shape.eff_ldb();
@@ -158,10 +162,9 @@ Timing timing_from_json(const json& j) {
     t.problem = j.value("problem", "");
     t.gflops = j.value("gflops", 0.0);
     t.time_ms = j.value("time_ms", 0.0);
+    t.judge_ms = j.value("judge_ms", 0.0);
+    t.overhead_ms = j.value("overhead_ms", 0.0);
     t.event_ms = j.value("event_ms", 0.0);
-    t.wall_ms = j.value("wall_ms", 0.0);
-    t.gpu_ms = j.value("gpu_ms", 0.0);
-    t.gpu_record = j.value("gpu_record", "");
     t.spread_pct = j.value("spread_pct", 0.0);
     t.min_ms = j.value("min_ms", 0.0);
     t.max_ms = j.value("max_ms", 0.0);
@@ -183,7 +186,6 @@ Timing timing_from_json(const json& j) {
     t.clock_reasons = j.value("clock_reasons", std::vector<std::string>{});
     t.throttled = j.value("throttled", false);
     t.seconds = j.value("seconds", 0.0);
-    t.kernels = j.value("kernels", std::vector<std::string>{});
     return t;
 }
 

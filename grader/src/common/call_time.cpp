@@ -1,38 +1,18 @@
-// call_time.cpp — the time of one timed call from its clocks (see call_time.h).
+// call_time.cpp — the timing rule of one call (call_time.h).
 #include "common/call_time.h"
 
 #include <algorithm>
 
+#include "common/stats.h"
+
 namespace gemmlab {
 
-const char* timed_by_name(TimedBy by) {
-    switch (by) {
-        case TimedBy::gpu_record: return "GPU record";
-        case TimedBy::wall_clock: return "wall clock";
-        default: return "events";
-    }
-}
+double call_time_ms(double interval_ms, double calibration) { return std::max(0.0, interval_ms - calibration); }
 
-CallTime stage_call_time(const CallClocks& c, const LaunchCosts& launch) {
-    const double wall = c.wall_ms - launch.wall_overhead_ms;
-    if (!c.gpu_seen) {
-        if (wall > c.event_ms) return {wall, TimedBy::wall_clock};
-        return {c.event_ms, TimedBy::events};
-    }
-    CallTime t{c.gpu_busy_ms + launch.launch_event_ms, TimedBy::gpu_record};
-    const double allowance = host_allowance_ms(c.gpu_busy_ms);
-    if (c.event_ms - allowance > t.ms) t = {c.event_ms - allowance, TimedBy::events};
-    if (wall - allowance > t.ms) t = {wall - allowance, TimedBy::wall_clock};
-    return t;
-}
-
-CallTime library_call_time(const CallClocks& c, const LaunchCosts& launch) {
-    if (c.gpu_seen) return {c.gpu_busy_ms + launch.launch_event_ms, TimedBy::gpu_record};
-    return stage_call_time(c, launch);
-}
+double calibration_ms(const std::vector<double>& launch_intervals_ms) { return interquartile_mean(launch_intervals_ms); }
 
 bool escaped_stream(double time_ms, double event_ms) {
-    return time_ms > std::max(kEscapeFactor * event_ms, event_ms + kEscapeMinMs);
+    return event_ms > 0 && time_ms > std::max(kEscapeFactor * event_ms, event_ms + kEscapeMinMs);
 }
 
 }  // namespace gemmlab

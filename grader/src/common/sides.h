@@ -1,6 +1,8 @@
-// sides.h — one grader binary holds two implementations of every stage: the submission being
-// graded and the reference it is compared with (naive baseline, reference speed). Each side's
-// registry is gemmlab/stages.h compiled in its own namespace (see registry.cpp).
+// sides.h — every stage has two implementations: the submission being graded and the reference it is
+// compared with (naive baseline, reference speed). Each side's registry is gemmlab/stages.h compiled
+// in its own namespace: the reference's in the reference library (runner/registry.cpp), run by
+// gemmlab-baselines; the submission's in its own library, run by gemmlab-stages. The judge sees both
+// as tables of names (judge/registry_names.cpp: the submission's entry points are left empty).
 #pragma once
 
 #include <string>
@@ -13,17 +15,7 @@ namespace gemmlab {
 
 namespace submission {
 const std::vector<StageInfo>& registry();
-// Whether this binary holds the submission's code. The grader's parent, `gemmlab`, does not: it
-// has the stage table's names only (parent_registry.cpp) and runs every stage in a child process
-// of `gemmlab-stages`, the binary beside it that holds the submission (isolation.h). So nothing
-// of a submission — static initializers included — ever runs in the unsandboxed parent.
-bool code_linked();
 }  // namespace submission
-
-// The binary whose children run the submission's stages: this one when it holds the submission
-// (gemmlab-stages itself, the test binaries), else `gemmlab-stages` beside it. Throws, saying what
-// to rebuild, when that file is missing or not executable (stage_runner.cpp).
-std::string stage_runner_executable();
 
 namespace reference { const std::vector<StageInfo>& registry(); }
 

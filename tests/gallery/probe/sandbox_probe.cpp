@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parent/isolation.h"
+#include "judge/isolation.h"
 
 using nlohmann::json;
 

@@ -1,0 +1,46 @@
+// bench_engine.h — the one benchmark engine of `gemmlab bench` and `gemmlab grade`: a BenchPlan timed
+// by the judge's clock, every item's calls in a runner process (docs/timing.md).
+//
+// Per shape, two phases, never overlapping:
+//   1. the grader's own runner (gemmlab-baselines) times `launch` (one empty kernel: the calibration
+//      of the judge's clock at this shape), then the reference's naive baseline, cuBLAS and the
+//      reference stages, round-robin: one call of each per round;
+//   2. a fresh runner of the submission (gemmlab-stages) times the submission's stages, round-robin,
+//      and is ended before anything else is timed, so no work it leaves behind can slow a baseline.
+// A runner that crashes or hangs costs the item whose call was running (crashed / timed_out, and
+// skipped at later shapes); the other items go on in a fresh runner.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/bench_plan.h"
+#include "judge/gpu_context.h"
+
+namespace gemmlab {
+
+// Every item timed at every shape of a plan: timings[item][shape].
+struct BenchOutcome {
+    BenchPlan plan;
+    std::vector<std::vector<Timing>> timings;
+    std::vector<Timing> calibration;    // the `launch` item at each shape (its time_ms is its interval)
+    nlohmann::json device;              // peak, clocks at start and end, L2 size (results `device`)
+    std::vector<std::string> restarts;  // why a runner had to be restarted, if one had to
+};
+
+struct BenchRunOptions {
+    double call_timeout_seconds = 30;  // a call not done after this long is timed_out
+    bool progress = false;             // redraw a progress line on the terminal
+};
+
+// The judge cannot time calls on this machine (no CUDA IPC between processes, no stream memory
+// operations, or its own runner does not start): grading must stop, not trust a runner instead.
+struct JudgeUnavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+BenchOutcome run_bench_plan(GpuContext& ctx, const BenchPlan& plan, const BenchRunOptions& opt);
+
+}  // namespace gemmlab

@@ -1,0 +1,63 @@
+// gpu_context.h — the judge's own CUDA context, opened in `gemmlab` itself (which never loads
+// submission code): its streams, cuBLAS (FP64, for the answers), cuRAND (the inputs), the stream
+// memory operations it synchronizes with runners through, and what the GPU is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+
+#include "common/peak.h"
+#include "common/stream_memops.h"
+
+namespace gemmlab {
+
+struct GpuContext {
+    cudaStream_t stream = nullptr;
+    // A second stream, to release `stream` when a runner died while the judge's stream waited on it.
+    cudaStream_t rescue = nullptr;
+    cublasHandle_t cublas = nullptr;
+    curandGenerator_t rng = nullptr;
+    StreamMemOps memops;
+    GpuShape shape;
+    size_t l2_bytes = 0;
+    std::string pci_bus_id, name;
+
+    // Opens the context on the current device. Throws CudaError, or std::runtime_error when the
+    // driver lacks what the judge needs (stream memory operations), saying so.
+    explicit GpuContext(uint64_t seed);
+    ~GpuContext();
+    GpuContext(const GpuContext&) = delete;
+    GpuContext& operator=(const GpuContext&) = delete;
+};
+
+// Row-major C = alpha·A·B + beta·C in double with cuBLAS (FP64; the reference and the gauge).
+void reference_dgemm(GpuContext& ctx, int M, int N, int K, double alpha, const double* A, int lda,
+                     const double* B, int ldb, double beta, double* C, int ldc);
+
+// A device allocation the judge exports to its runners by CUDA IPC: a multiple of 2 MiB
+// (protocol.h), so no other allocation of the judge's shares its block.
+class ExportedBuffer {
+public:
+    ExportedBuffer() = default;
+    explicit ExportedBuffer(size_t bytes);
+    ~ExportedBuffer();
+    ExportedBuffer(ExportedBuffer&& o) noexcept;
+    ExportedBuffer& operator=(ExportedBuffer&& o) noexcept;
+    ExportedBuffer(const ExportedBuffer&) = delete;
+    ExportedBuffer& operator=(const ExportedBuffer&) = delete;
+
+    char* get() const { return ptr_; }
+    size_t bytes() const { return bytes_; }
+    // The request a runner maps it with: {"name", "handle", "bytes"}.
+    std::string handle_hex() const;
+
+private:
+    char* ptr_ = nullptr;
+    size_t bytes_ = 0;
+};
+
+}  // namespace gemmlab

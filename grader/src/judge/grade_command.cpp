@@ -1,0 +1,244 @@
+// grade_command.cpp — `gemmlab grade` (see grade_command.h).
+#include "judge/grade_command.h"
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "judge/bench_command.h"
+#include "judge/check_command.h"
+#include "common/check_result.h"
+#include "judge/environment.h"
+#include "judge/gradescope.h"
+#include "judge/results_io.h"
+#include "judge/score.h"
+#include "common/sides.h"
+#include "judge/symbol_scan.h"
+
+namespace gemmlab {
+
+using nlohmann::json;
+
+namespace {
+
+using RunKey = std::tuple<std::string, std::string, std::string>;  // stage, variant, precision
+
+std::vector<Shape> scoring_shapes(const CourseConfig& cfg) {
+    std::vector<Shape> shapes;
+    for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back(s.shape);
+    return shapes;
+}
+
+json config_json(const CourseConfig& cfg) {
+    json shapes = json::array();
+    for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back({{"shape", s.shape.dims()}, {"weight", s.weight}});
+    json stages = json::object();
+    for (const auto& [key, r] : cfg.scoring.stages)
+        stages[key] = {{"correctness_points", {{"float", r.correctness_points.f32}, {"double", r.correctness_points.f64}}},
+                       {"performance_points", {{"float", r.performance_points.f32}, {"double", r.performance_points.f64}}},
+                       {"target_pct_cublas", {{"float", r.target_pct_cublas.f32}, {"double", r.target_pct_cublas.f64}}},
+                       {"extra_credit", r.extra_credit}};
+    return {{"source", cfg.source},
+            {"notes", cfg.notes},
+            {"interpolation", interpolation_name(cfg.scoring.interpolation)},
+            {"shapes", shapes},
+            {"stages", stages}};
+}
+
+std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
+std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s; }
+
+// The best reference variant's share of cuBLAS at the headline shape, per stage and precision.
+using ReferenceSpeeds = std::map<std::pair<std::string, std::string>, double>;
+
+void print_score(const Score& score, const ReferenceSpeeds& ref, const CourseConfig& cfg, const MessageStyle& style) {
+    const std::string head = cfg.scoring.shapes.empty() ? "" : cfg.scoring.shapes.front().shape.dims();
+    std::cout << "\nScore (speeds at " << head << ", " << interpolation_name(cfg.scoring.interpolation)
+              << " scale from naive to the target)\n"
+              << "  " << pad("stage", 10) << pad("prec", 8) << pad("variant", 8) << lpad("correct", 12)
+              << lpad("speed", 12) << lpad("GFLOPS", 10) << lpad("x naive", 9) << lpad("% cuBLAS", 10)
+              << lpad("ref %", 8) << "  \n";
+    for (const StageScore& s : score.stages) {
+        std::cout << "  " << pad(s.stage + (s.extra_credit ? "*" : ""), 10) << pad(s.precision, 8)
+                  << pad(s.variant_used.empty() ? "-" : s.variant_used, 8)
+                  << lpad(fixed(s.correctness, 2) + "/" + fixed(s.correctness_max, 0), 12)
+                  << lpad(fixed(s.performance, 2) + "/" + fixed(s.performance_max, 0), 12);
+        if (s.disposition == Disposition::passed)
+            std::cout << lpad(fixed(s.gflops, 0), 10) << lpad(fixed(s.x_naive, 2), 9) << lpad(fixed(s.pct_cublas, 1) + "%", 10);
+        else
+            std::cout << "  " << pad(paint_disposition(s.disposition, style), style.color ? 36 : 27);
+        auto r = ref.find({s.stage, s.precision});
+        std::cout << lpad(r != ref.end() ? fixed(r->second, 1) + "%" : "-", 8);
+        if (s.disposition != Disposition::passed && !s.note.empty()) std::cout << "  " << s.note;
+        std::cout << "\n";
+    }
+    double extra = 0;
+    bool any_extra = false;
+    for (const StageScore& s : score.stages)
+        if (s.extra_credit) extra += s.correctness + s.performance, any_extra = true;
+    if (any_extra) std::cout << "  * extra credit: added to the total, not to the maximum (course.toml extra_credit)\n";
+    std::cout << "\n  total: " << fixed(score.total, 2) << " / " << fixed(score.max, 2);
+    if (extra > 0) std::cout << " (with " << fixed(extra, 2) << " points of extra credit)";
+    std::cout << "\n";
+}
+
+void write_outputs(const GradeOptions& opt, const json& doc, const Score& score, const std::string& summary,
+                   double seconds, const CourseConfig& cfg) {
+    const std::string dir = opt.out_dir.empty() ? "." : opt.out_dir;
+    write_json_atomically(dir + "/results.json", doc);
+    write_json_atomically(dir + "/gradescope.json",
+                          gradescope_json(score, summary, seconds, cfg.scoring.gradescope_visibility));
+    std::cout << "wrote " << dir << "/results.json and " << dir << "/gradescope.json\n";
+}
+
+json base_document(const GradeOptions& opt, const CourseConfig& cfg) {
+    return json{{"schema", kResultsSchema},
+                {"kind", "grade"},
+                {"created", utc_now()},
+                {"submission", opt.submission},
+                {"seed", opt.seed},
+                {"environment", describe_environment()},
+                {"config", config_json(cfg)}};
+}
+
+}  // namespace
+
+void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const std::string& reason) {
+    const std::string problem = "not run: no usable NVIDIA GPU on this machine (" + reason + ")";
+    json results = json::array();
+    std::vector<StageScore> rows;
+    for (Precision p : {Precision::f32, Precision::f64}) {
+        for (const StageInfo& st : stages(Side::submission)) {
+            std::vector<VariantOutcome> variants;
+            for (const StageVariant& v : st.variants) {
+                results.push_back({{"stage", st.name},
+                                   {"variant", v.label},
+                                   {"precision", precision_name(p)},
+                                   {"disposition", "no_gpu"},
+                                   {"problem", problem},
+                                   {"cases", json::array()},
+                                   {"bench", json::array()}});
+                VariantOutcome vo;
+                vo.variant = v.label;
+                vo.check = Disposition::no_gpu;
+                vo.problem = problem;
+                variants.push_back(vo);
+            }
+            StageScore row = score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants);
+            row.note = problem;
+            rows.push_back(row);
+        }
+    }
+    const Score score = total_score(rows);
+    json doc = base_document(opt, cfg);
+    doc["status"] = "no_gpu";
+    doc["results"] = results;
+    doc["baselines"] = json::object();
+    doc["reference"] = json::array();
+    doc["score"] = to_json(score);
+    const std::string summary = "Not graded: the grading machine had no usable NVIDIA GPU (" + reason +
+                                "). Score 0; this is a problem of the grading machine, not of the submission.";
+    write_outputs(opt, doc, score, summary, 0, cfg);
+}
+
+int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const MessageStyle style{opt.color};
+    for (const std::string& n : cfg.notes) std::cout << "note: " << n << "\n";
+
+    CheckOptions check;
+    check.quick = false;
+    check.seed = opt.seed;
+    check.color = opt.color;
+    check.progress = opt.progress;
+    json checked = run_checks(ctx, check);
+    // A stage the build's symbol check refused is rejected (its file is not even linked), and is
+    // therefore never timed.
+    const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
+    if (int changed = apply_symbol_scan(scan, checked["results"]))
+        std::cout << "symbol scan (" << scan.path << "): " << changed << " stage run(s) rejected\n";
+
+    TimedStagesRequest req;
+    req.precisions = {Precision::f32, Precision::f64};
+    req.shapes = scoring_shapes(cfg);
+    req.config = cfg.bench;
+    req.seed = opt.seed;
+    req.progress = opt.progress;
+    req.checked = checked["results"];
+    if (opt.with_reference) req.reference_runs = expand(Side::reference, Selection{});
+    const TimedStages timed = time_checked_stages(ctx, req);
+
+    std::vector<StageScore> rows;
+    ReferenceSpeeds ref_speeds;
+    for (const json& r : timed.reference)
+        if (!r["bench"].empty() && r["bench"][0].value("disposition", "") == "passed") {
+            double& best = ref_speeds[{r["stage"], r["precision"]}];
+            best = std::max(best, r["bench"][0].value("pct_cublas", 0.0));
+        }
+    for (const auto& [p, out] : timed.outcomes) {
+        const std::string prec = precision_name(p);
+        const int naive = item_index(out.plan, baseline_item());
+        for (const StageInfo& st : stages(Side::submission)) {
+            std::vector<VariantOutcome> variants;
+            for (const StageVariant& v : st.variants) {
+                VariantOutcome vo;
+                vo.variant = v.label;
+                vo.check = Disposition::skipped;
+                for (const json& r : checked["results"])
+                    if (r["stage"] == st.name && r["variant"] == v.label && r["precision"] == prec) {
+                        vo.check = parse_disposition(r.value("disposition", "")).value_or(Disposition::crashed);
+                        vo.problem = r.value("problem", "");
+                    }
+                // Speed is scored against cuBLAS in the precision the variant declares (bench_command.h).
+                const BenchItem item = BenchItem::of_stage(Side::submission, st.name, v.label);
+                const int cublas = item_index(out.plan, same_precision_cublas(out.plan, item));
+                if (const int i = item_index(out.plan, item); i >= 0) {
+                    const std::vector<Timing>& t = out.timings[static_cast<size_t>(i)];
+                    for (size_t s = 0; s < t.size(); ++s) {
+                        const Timing& tm = t[s];
+                        ShapeSpeed sp;
+                        sp.shape = tm.shape;
+                        sp.disposition = tm.disposition;
+                        sp.gflops = tm.gflops;
+                        sp.naive_gflops = naive >= 0 ? out.timings[static_cast<size_t>(naive)][s].gflops : 0;
+                        sp.cublas_gflops = cublas >= 0 ? out.timings[static_cast<size_t>(cublas)][s].gflops : 0;
+                        vo.speeds.push_back(sp);
+                        if (tm.disposition != Disposition::passed && vo.problem.empty())
+                            vo.problem = "while timed at " + tm.shape.dims() + ": " + tm.problem;
+                    }
+                }
+                variants.push_back(vo);
+            }
+            rows.push_back(score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants));
+        }
+    }
+    const Score score = total_score(rows);
+    print_score(score, ref_speeds, cfg, style);
+    for (const std::string& r : timed.notes) std::cout << "  note: " << r << "\n";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    json doc = base_document(opt, cfg);
+    doc["status"] = "graded";
+    doc["results"] = timed.results;
+    doc["baselines"] = timed.baselines;
+    doc["reference"] = timed.reference;
+    doc["score"] = to_json(score);
+    doc["device"] = timed.devices;
+    doc["environment"]["clocks"] = clocks_from_devices(timed.devices);
+    doc["symbol_scan"] = to_json(scan);
+    doc["notes"] = timed.notes;
+    doc["seconds"] = seconds;
+    json settings = to_json(plan_from_config(cfg.bench, Precision::f32, scoring_shapes(cfg), opt.seed));
+    settings.erase("precision");
+    settings.erase("items");
+    doc["settings"] = settings;
+    std::ostringstream summary;
+    summary << "Score " << fixed(score.total, 2) << " / " << fixed(score.max, 2) << " (seed " << opt.seed
+            << "; speeds measured next to naive and cuBLAS in the same run, on the judge's clock).";
+    write_outputs(opt, doc, score, summary.str(), seconds, cfg);
+    return 0;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,19 @@
+// gradescope.h — the score in Gradescope's autograder format (results.json of an autograder:
+// https://gradescope-autograders.readthedocs.io/en/latest/specs/): top-level `score`, `output`,
+// `execution_time`, and `tests[]` with `name`, `score`, `max_score`, `output`, `visibility`.
+// One test per stage and precision for correctness, and one for performance where it has points.
+// Host-only, tested in CI against the spec's required fields.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "judge/score.h"
+
+namespace gemmlab {
+
+nlohmann::json gradescope_json(const Score& score, const std::string& summary, double execution_seconds,
+                               const std::string& visibility);
+
+}  // namespace gemmlab

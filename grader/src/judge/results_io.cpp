@@ -1,0 +1,44 @@
+// results_io.cpp — atomic writes of results files (see results_io.h).
+#include "judge/results_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace gemmlab {
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + strerror(errno));
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const std::string why = strerror(errno);
+            close(fd);
+            unlink(tmp.c_str());
+            throw std::runtime_error("cannot write " + tmp + ": " + why);
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        unlink(tmp.c_str());
+        throw std::runtime_error("cannot flush " + tmp + ": " + strerror(errno));
+    }
+    if (rename(tmp.c_str(), path.c_str()) != 0) {
+        const std::string why = strerror(errno);
+        unlink(tmp.c_str());
+        throw std::runtime_error("cannot move " + tmp + " to " + path + ": " + why);
+    }
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& j) {
+    write_text_atomically(path, j.dump(2) + "\n");
+}
+
+}  // namespace gemmlab

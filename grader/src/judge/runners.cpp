@@ -1,0 +1,37 @@
+// runners.cpp — where the runner binaries are (runners.h).
+#include "judge/runners.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/binary_names.h"
+#include "common/report_channel.h"
+
+namespace gemmlab {
+
+std::string runner_executable(RunnerKind kind) {
+    const std::string self = self_executable();
+    const char* name = kind == RunnerKind::submission ? kStageRunnerName : kBaselineRunnerName;
+    const std::string path = self.substr(0, self.find_last_of('/') + 1) + name;
+    if (access(path.c_str(), X_OK) != 0)
+        throw std::runtime_error("cannot run " + path + " (" + strerror(errno) + "): it is built beside " + self +
+                                 " by the same make target; rebuild with `make grader`");
+    return path;
+}
+
+SandboxOptions runner_sandbox(RunnerKind kind) {
+    SandboxOptions o;
+    o.gemm_libraries = kind == RunnerKind::baselines;
+    if (kind == RunnerKind::submission) {
+        const std::string self = self_executable();
+        o.readable_files.push_back(self.substr(0, self.find_last_of('/') + 1) + kSubmissionLibraryName);
+        if (const char* lib = std::getenv("GEMMLAB_SUBMISSION_LIBRARY"); lib && *lib) o.readable_files.push_back(lib);
+    }
+    return o;
+}
+
+}  // namespace gemmlab
