@@ -20,6 +20,9 @@
 #   bash tests/gpu_session.sh host-noise  one GPU, a loaded host: the reference graded alone and beside
 #                                       copy loops on the other cores (tests/gpu_host_noise.py)
 #   bash tests/gpu_session.sh suite     `make test` itself, timed: from an empty build, then again
+#   bash tests/gpu_session.sh judge     build; GPU unit tests; grade the reference JUDGE_GRADES times
+#                                       (default 1) and the stubs; the judge's clock against the
+#                                       runners' events (tests/judge_agreement.py)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -47,6 +50,40 @@ step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, prints wall time 
 }
 
 case "${1:-core}" in
+judge-gallery)
+    # The judge's gallery entries and the ones whose verdicts it changed, then grades for the clock.
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step build make -j"$JOBS" PYTHON="$PY" test-build
+    step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
+    step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)"
+    GALLERY=${GALLERY:-well_behaved,reads_answer,takes_report_fd,forges_keyed_reports,patches_timing,signals_done_early,writes_after_return,computes_next_call,persisting_l2,hidden_cublas,side_stream,forges_clock_memory,cached_answer,host_side_work,gpu_memory_hog,raw_syscalls}
+    step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" --only "$GALLERY"
+    step gallery-run "$PY" tests/gallery/run_gallery.py --phase run --only "$GALLERY" ${GALLERY_ARGS:-}
+    cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
+    step grade-reference make PYTHON="$PY" SUBMISSION=reference grade
+    cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
+    GEMMLAB_DONE_FENCE=0 step grade-reference-nofence make PYTHON="$PY" SUBMISSION=reference grade
+    cp results/reference/results.json "$OUT/grade-reference-nofence.json" 2>/dev/null
+    "$PY" tests/judge_agreement.py "$OUT/grade-reference.json" > "$OUT/agreement.txt"
+    "$PY" tests/judge_agreement.py "$OUT/grade-reference-nofence.json" > "$OUT/agreement-nofence.txt"
+    tail -n 30 "$OUT/gallery-run.log"; grep -E "test cases" "$OUT/gpu-unit.log"
+    paste <(cut -c1-72 "$OUT/agreement.txt") <(cut -c59-66 "$OUT/agreement-nofence.txt") | grep -E "2048|largest"
+    ;;
+judge)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step build make -j"$JOBS" PYTHON="$PY" test-build
+    step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
+    step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)" -s
+    grades=()
+    for i in $(seq 1 "${JUDGE_GRADES:-1}"); do
+        step "grade-reference-$i" make PYTHON="$PY" SUBMISSION=reference grade
+        cp results/reference/results.json "$OUT/grade-reference-$i.json" 2>/dev/null && grades+=("$OUT/grade-reference-$i.json")
+    done
+    step grade-student make PYTHON="$PY" grade
+    cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
+    [ ${#grades[@]} -gt 0 ] && "$PY" tests/judge_agreement.py "${grades[@]}" | tee "$OUT/agreement.txt"
+    grep -E "test cases|Status" "$OUT/gpu-unit.log"; grep -E "total:|seconds|error" "$OUT"/grade-*.log | tail -n 8
+    ;;
 suite)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
     echo "cores: $(nproc); ccache: $(command -v ccache || echo none); xdist: $("$PY" -c 'import xdist; print(xdist.__version__)' 2>&1 | tail -n1)"
@@ -83,7 +120,7 @@ boundary)
     cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
     step grade-student make PYTHON="$PY" grade
     cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
-    step clocks "$PY" tests/gallery/clock_margins.py results/reference/results.json
+    step agreement "$PY" tests/judge_agreement.py results/reference/results.json
     GALLERY=${GALLERY:-well_behaved,calls_grader,library_gemm_alias,defines_clock,defines_cuda_event,defines_nvml,defines_malloc,defines_curand,weak_definition,raw_syscalls,static_constructor,side_stream}
     step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" --only "$GALLERY"
     step gallery-run "$PY" tests/gallery/run_gallery.py --phase run --only "$GALLERY" ${GALLERY_ARGS:-}

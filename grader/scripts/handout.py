@@ -279,7 +279,7 @@ def build_reference_library(cfg, dest, work):
     cxx_flags = common + ["-O2", "-Wall", "-Wextra", "-fno-gnu-unique", "-isystem", str(cuda / "include")]
     jobs = [([str(nvcc), *nvcc_flags, "-c", s.relative_to(ROOT).as_posix(), "-o", str(work / f"{s.stem}.o")],
              s.name) for s in sources]
-    jobs.append(([cxx, *cxx_flags, "-c", "grader/src/child/registry.cpp", "-o", str(work / "registry.o")],
+    jobs.append(([cxx, *cxx_flags, "-c", "grader/src/runner/registry.cpp", "-o", str(work / "registry.o")],
                  "registry.cpp"))
     say(f"compiling the reference ({', '.join(n for _, n in jobs)}) for {', '.join(cfg['archs'])}"
         + (f" + PTX compute_{max(arch_number(a) for a in cfg['archs'])}" if cfg["ptx"] else ""))

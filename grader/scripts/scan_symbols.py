@@ -3,7 +3,7 @@
 
 A stage file is compiled against the stage API alone (grader/include) and linked into the
 submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in sandboxed children
-(grader/src/child/submission_library.h). Before that link, this check reads every stage object with
+(grader/src/runner/submission_library.h). Before that link, this check reads every stage object with
 `nm` and holds it to two allowlists:
 
   references  what a stage may call: the CUDA runtime calls a kernel stage needs (launches, errors,

@@ -183,6 +183,16 @@ def check_problem_and_output(entry, results, what):
             if key_matches(key, r) and r["disposition"] != "passed" and text not in r.get("problem", ""):
                 problems.append(f"{what}: the problem of {r['stage']} {r['precision']} does not say "
                                 f"'{text}': {r.get('problem', '')!r}")
+    # A cheat the judge times honestly passes at its real speed: the naive kernel's, near x_naive 1.
+    for key, limit in e.get("max_x_naive", {}).items():
+        for r in results:
+            if what != "grade" or not key_matches(key, r) or r["disposition"] != "passed":
+                continue
+            for b in r.get("bench", []):
+                if b.get("disposition") == "passed" and b.get("x_naive", 0) > limit:
+                    problems.append(f"{what}: {r['stage']} {r['precision']} ran at {b['x_naive']:.2f}x naive at "
+                                    f"{b['shape']['M']}x{b['shape']['N']}x{b['shape']['K']} (at most {limit} for "
+                                    f"work that is the naive kernel's, timed honestly)")
     for r in results:
         tail = r.get("process", {}).get("output_tail", "") or ""
         for bad in e.get("output_must_not_contain", []):

@@ -160,5 +160,4 @@ TEST_CASE("the course.toml of the repository parses and keeps the calibrated def
     CHECK(file.bench.max_seconds == defaults.bench.max_seconds);
     CHECK(file.bench.min_timed_ms == defaults.bench.min_timed_ms);
     CHECK(file.bench.clear_l2 == defaults.bench.clear_l2);
-    CHECK(file.bench.verify_repetitions == defaults.bench.verify_repetitions);
 }

@@ -26,7 +26,7 @@ def probe():
     cxx = os.environ.get("CXX", "g++")
     if not shutil.which(cxx):
         pytest.skip(f"no host C++ compiler ({cxx})")
-    sources = [PROBE_SRC, ROOT / "grader/src/parent/isolation.cpp", ROOT / "grader/src/parent/sandbox.cpp",
+    sources = [PROBE_SRC, ROOT / "grader/src/judge/isolation.cpp", ROOT / "grader/src/judge/sandbox.cpp",
                ROOT / "grader/src/common/report_channel.cpp"]
     subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "grader/src"),
                     "-I", str(ROOT / "grader/include"), *map(str, sources), "-o", str(out), "-lpthread"],
@@ -147,6 +147,28 @@ def test_reads_outside_are_blocked_but_system_files_and_arguments_are_not(probe,
     o = run_probe(probe, "read_argument", "secret.txt", cwd=tmp_path)
     p = event(o, "probe")
     assert p["argument"] == "READ" and p["argument_path"] == str(tmp_path / "secret.txt")
+
+
+def cublas_file():
+    cuda = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib64"
+    found = sorted(cuda.glob("libcublas.so*")) + sorted(Path("/usr/lib/x86_64-linux-gnu").glob("libcublas.so*"))
+    if not found:
+        pytest.skip("no cuBLAS library on this machine")
+    return found[0]
+
+
+def test_a_runner_of_submission_code_cannot_read_cublas_but_the_graders_own_can(probe):
+    """No GEMM library within a stage's reach: the sandbox of a submission's runner allows the files of
+    the libraries it runs on one by one, never a directory that holds cuBLAS (judge/sandbox.h)."""
+    lib = cublas_file()
+    o = run_probe(probe, "read_library", f"lib:{lib}")
+    needs_landlock(o)
+    p = event(o, "probe")
+    assert p["library"].startswith("blocked"), p
+    assert p["libc"] == "READ", p
+    # The grader's own runner (cuBLAS, the reference) may read it.
+    o = run_probe(probe, "read_library", f"lib:{lib}", "--gemm-libraries")
+    assert event(o, "probe")["library"] == "READ"
 
 
 def test_a_sleeping_child_is_killed_at_the_idle_limit(probe):

@@ -12,6 +12,12 @@ void throw_cuda_error(const char* call, const char* file, int line, int code, co
     throw CudaError(os.str(), code);
 }
 
+bool is_out_of_memory(const CudaError& e) {
+    const std::string what = e.what();
+    return what.find("cudaErrorMemoryAllocation") != std::string::npos ||
+           what.find("ALLOC_FAILED") != std::string::npos || what.find("ALLOCATION_FAILED") != std::string::npos;
+}
+
 const char* cublas_status_name(cublasStatus_t s) {
     switch (s) {
         case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";

@@ -19,6 +19,8 @@ struct CudaError : std::runtime_error {
 [[noreturn]] void throw_cuda_error(const char* call, const char* file, int line, int code,
                                    const char* name, const char* text);
 const char* cublas_status_name(cublasStatus_t s);
+// Whether the error says the GPU's memory ran out (cudaErrorMemoryAllocation, cuBLAS/cuRAND alloc).
+bool is_out_of_memory(const CudaError& e);
 const char* curand_status_name(curandStatus_t s);
 
 }  // namespace gemmlab

@@ -349,23 +349,42 @@ private:
     }
 
     void step(ItemRun& r, Session& session, size_t si) {
+        try {
+            step_once(r, session, si);
+        } catch (const CudaError& e) {
+            // The judge's own allocations fail only when the GPU's memory is gone: the runner holds it.
+            if (!is_out_of_memory(e)) throw;
+            lose_runner(r, session, si, Disposition::crashed,
+                        std::string("the GPU ran out of memory for the judge while the stage's process held it: ") + e.what(),
+                        "holding the GPU's memory");
+        }
+    }
+
+    // The runner of r's call is gone (or must go): r is charged, skipped at later shapes, and the
+    // runner ended; the grader's own runner is started again.
+    void lose_runner(ItemRun& r, Session& session, size_t si, Disposition d, const std::string& why,
+                     const std::string& killed_for) {
+        stop(r, d, why + " while timing " + shape_.dims());
+        std::optional<Session>& owner = session.kind == RunnerKind::baselines ? baselines_ : submission_;
+        const bool baselines = session.kind == RunnerKind::baselines;
+        out_.restarts.push_back(r.item->label() + " at " + shape_.dims() + ": " + why);
+        if (si + 1 < plan_.shapes.size())
+            skipped_[r.index] = "not timed: it " + std::string(disposition_name(d)) + " at " + shape_.dims();
+        end_session(owner, killed_for);
+        if (baselines) {
+            baselines_ = start_session(RunnerKind::baselines);
+            if (!baselines_) throw JudgeUnavailable(start_problem_);
+            if (!map(*baselines_, false)) throw JudgeUnavailable(start_problem_);
+        }
+    }
+
+    void step_once(ItemRun& r, Session& session, size_t si) {
         const auto t_step = Clock::now();
         const bool warmup = r.warmups_left > 0;
         const CallReport c = call(session, r, warmup);
-        if (c.runner_lost) {
-            stop(r, c.lost_as, c.why + " while timing " + shape_.dims());
-            std::optional<Session>& owner = session.kind == RunnerKind::baselines ? baselines_ : submission_;
-            out_.restarts.push_back(r.item->label() + " at " + shape_.dims() + ": " + c.why);
-            if (si + 1 < plan_.shapes.size())
-                skipped_[r.index] = "not timed: it " + std::string(disposition_name(c.lost_as)) + " at " + shape_.dims();
-            end_session(owner, c.lost_as == Disposition::timed_out ? "a call that did not end" : "");
-            if (session.kind == RunnerKind::baselines) {
-                baselines_ = start_session(RunnerKind::baselines);
-                if (!baselines_) throw JudgeUnavailable(start_problem_);
-                if (!map(*baselines_, false)) throw JudgeUnavailable(start_problem_);
-            }
-            return;
-        }
+        if (c.runner_lost)
+            return lose_runner(r, session, si, c.lost_as, c.why,
+                               c.lost_as == Disposition::timed_out ? "a call that did not end" : "");
         if (!c.error.empty()) return stop(r, Disposition::crashed, "the call ended with a CUDA error: " + c.error);
         if (c.result.status != "ok") {
             const std::string& s = c.result.status;

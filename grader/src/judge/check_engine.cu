@@ -273,12 +273,25 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
         out.events.push_back({{"event", "fatal"}, {"error", "the runner did not start: " + failure}});
         if (timed_out) killed_for = std::to_string(int(kRunnerStartSeconds)) + " s without starting";
     } else {
-        bool stop = false, lost = false;
+        bool stop = false, lost = false, oom = false;
         for (size_t i = 0; i < run.shapes.size() && !stop; ++i) {
             if (on_case) on_case(i);
             out.events.push_back({{"event", "case_start"}, {"index", i}, {"shape", shape_to_json(run.shapes[i])}});
             const auto c0 = Clock::now();
-            CaseResult r = cases.check(run.shapes[i], &stop);
+            CaseResult r;
+            try {
+                r = cases.check(run.shapes[i], &stop);
+            } catch (const CudaError& e) {
+                // The judge's own allocations fail only when the GPU's memory is gone: the runner holds it.
+                if (!is_out_of_memory(e)) throw;
+                r.shape = run.shapes[i];
+                r.disposition = Disposition::crashed;
+                r.problem = std::string("the GPU ran out of memory for the judge while the stage's process held it "
+                                        "(memory a stage allocates must be freed or reused): ") + e.what();
+                killed_for = "holding the GPU's memory";
+                stop = true;
+                oom = true;
+            }
             if (stop && r.disposition == Disposition::passed) {  // no reply: the runner ended or hung
                 lost = true;
                 if (cases.timed_out()) {
@@ -297,13 +310,13 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
                 r.disposition == Disposition::rejected)
                 stop = true;
         }
-        if (!lost) {
+        if (!lost && !oom) {
             runner.send({{"op", "exit"}});
             bool t = false;
             while (auto ev = runner.receive(kRunnerExitSeconds, &t))
                 if ((*ev)["event"] == "done") break;
-            out.finished = true;  // every case the judge ran came to its end
         }
+        out.finished = !lost;  // every case the judge ran came to its end
     }
     const ChildEnd end = runner.reap(kRunnerExitSeconds, killed_for);
     for (const std::string& f : runner.forged()) out.events.push_back({{"event", "forged"}, {"line", f}});

@@ -225,7 +225,7 @@ constexpr double kMaxWeight = 1000;
 
 void read_bench(const Section& s, BenchConfig& b) {
     s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "min_timed_ms", "clear_l2",
-                 "verify_repetitions", "call_timeout_seconds", "shapes"});
+                 "call_timeout_seconds", "shapes"});
     if (auto v = s.whole("warmup", 0, kMaxRepetitionsLimit)) b.warmup = *v;
     if (auto v = s.whole("min_repetitions", 1, kMaxRepetitionsLimit)) b.min_repetitions = *v;
     if (auto v = s.whole("max_repetitions", 1, kMaxRepetitionsLimit)) b.max_repetitions = *v;
@@ -236,7 +236,6 @@ void read_bench(const Section& s, BenchConfig& b) {
     if (auto v = s.number("max_seconds", 0, kMaxSecondsLimit)) b.max_seconds = *v;
     if (auto v = s.number("min_timed_ms", 0, kMaxSecondsLimit * 1e3)) b.min_timed_ms = *v;
     if (auto v = s.boolean("clear_l2")) b.clear_l2 = *v;
-    if (auto v = s.whole("verify_repetitions", 1, kMaxRepetitionsLimit)) b.verify_repetitions = *v;
     if (auto v = s.number("call_timeout_seconds", 1, kMaxSecondsLimit)) b.call_timeout_seconds = *v;
     if (const toml::node* n = s.get("shapes")) {
         const toml::array* arr = n->as_array();

@@ -62,7 +62,6 @@ struct BenchConfig {
     double max_seconds = 2.0;          // ...or this many seconds of calls were spent (per stage, per shape)
     double min_timed_ms = 5.0;         // converged needs this many ms of timed calls too (short calls: more of them)
     bool clear_l2 = true;              // flush L2 before each timed call when the operands could sit in it
-    int verify_repetitions = 2;        // at least this many timed calls per stage and shape are verified
     double call_timeout_seconds = 30;  // a stage silent for this long is killed (timed_out)
     std::vector<Shape> shapes;         // what `make bench` times when no SHAPES= is given
 };

@@ -1,5 +1,6 @@
 // tests/gallery/hidden_cublas/unrolled.cu — gallery entry "hidden_cublas"
-// unrolled: cuBLAS reached without naming it: dlsym found by reading libc's symbol table in memory.
+// unrolled: cuBLAS looked for without naming it: dlsym found by reading libc's symbol table in memory,
+// then dlopen (found the same way) on cuBLAS's files.
 // Not a model to follow: a submission the grader must survive and see through; README.md says what
 // the grader has to conclude.
 #include <elf.h>
@@ -89,7 +90,7 @@ using DgemmFn = int (*)(void*, int, int, int, int, int, const double*, const dou
 using SgemmFn = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
                         const float*, float*, int);
 
-// cuBLAS, found in the grader's own process (gemmlab-stages links it) through dlsym(RTLD_DEFAULT).
+// cuBLAS, looked for in the process (dlsym(RTLD_DEFAULT)), and else loaded from its files (dlopen).
 struct HiddenCublas {
     void* handle = nullptr;
     SetStreamFn set_stream = nullptr;
@@ -98,6 +99,19 @@ struct HiddenCublas {
     HiddenCublas() {
         auto dlsym_fn = reinterpret_cast<DlsymFn>(libc_function("dlsym"));
         if (!dlsym_fn) return;
+        // Not loaded in this process? Then load it: dlopen, found the same way, on cuBLAS's own files.
+        if (!dlsym_fn(nullptr, "cublasCreate_v2")) {
+            using DlopenFn = void* (*)(const char*, int);
+            auto dlopen_fn = reinterpret_cast<DlopenFn>(dlsym_fn(nullptr, "dlopen"));
+            static const char* const kNames[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                                 "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.12",
+                                                 "/usr/lib/x86_64-linux-gnu/libcublas.so.12"};
+            for (const char* name : kNames) {
+                void* lib = dlopen_fn ? dlopen_fn(name, 2 /* RTLD_NOW */ | 0x100 /* RTLD_GLOBAL */) : nullptr;
+                std::printf("GALLERY-PROBE hidden_cublas: dlopen %s: %s\n", name, lib ? "LEAKED" : "blocked");
+                if (lib) break;
+            }
+        }
         auto create = reinterpret_cast<CreateFn>(dlsym_fn(nullptr, "cublasCreate_v2"));
         set_stream = reinterpret_cast<SetStreamFn>(dlsym_fn(nullptr, "cublasSetStream_v2"));
         sgemm = reinterpret_cast<SgemmFn>(dlsym_fn(nullptr, "cublasSgemm_v2"));

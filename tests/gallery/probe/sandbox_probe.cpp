@@ -1,7 +1,7 @@
 // sandbox_probe.cpp — the grader's process isolation and sandbox (isolation.cpp + sandbox.cpp), driven
 // without CUDA, so CI can watch hostile behaviour on a machine with no GPU.
 //
-//   sandbox_probe parent <scenario> [arg] [--idle S] [--total S] [--output-bytes N] [--low-fds]
+//   sandbox_probe parent <scenario> [arg] [--idle S] [--total S] [--output-bytes N] [--low-fds] [--gemm-libraries]
 //       runs `sandbox_probe child <scenario> [arg]` through run_isolated, exactly as the grader runs a
 //       stage, and prints what the parent saw as one JSON object (survived == true).
 //   sandbox_probe child <scenario> [arg] --report-fd N
@@ -112,6 +112,10 @@ int child(const std::string& scenario, const std::string& arg, int report_fd, in
     } else if (scenario == "read_outside") {  // arg: a directory holding secret.txt
         probe["outside"] = try_read(arg + "/secret.txt");
         probe["etc_passwd"] = try_read("/etc/passwd");  // system files stay readable
+    } else if (scenario == "read_library") {  // arg: "lib:" and a library file (cuBLAS: not for a runner of
+                                              // submission code); the prefix keeps it from being an argument file
+        probe["library"] = try_read(arg.substr(arg.find(':') + 1));
+        probe["libc"] = try_read("/proc/self/exe");  // its own executable stays readable
     } else if (scenario == "read_argument") {  // arg: a file named on the command line
         probe["argument"] = try_read(arg);
         probe["argument_path"] = arg;
@@ -133,14 +137,14 @@ int child(const std::string& scenario, const std::string& arg, int report_fd, in
 }
 
 int parent(const std::string& scenario, const std::string& arg, const gemmlab::ChildLimits& limits,
-           bool low_fds) {
+           bool low_fds, const gemmlab::SandboxOptions& sandbox) {
     // The real grader has CUDA's descriptors open by now, so its report pipe is never fd 3 or 4;
     // --low-fds leaves them free (run_isolated must cope with that too).
     if (!low_fds)
         for (int i = 0; i < 4; ++i) open("/dev/null", O_RDONLY);
     std::vector<std::string> args{"child", scenario};
     if (!arg.empty()) args.push_back(arg);
-    const gemmlab::ChildOutcome out = gemmlab::run_isolated(gemmlab::self_executable(), args, limits, nullptr);
+    const gemmlab::ChildOutcome out = gemmlab::run_isolated(gemmlab::self_executable(), args, limits, nullptr, sandbox);
     json j{{"survived", true},
            {"events", out.events},
            {"finished", out.finished},
@@ -166,6 +170,7 @@ int main(int argc, char** argv) {
     std::string arg;
     int report_fd = -1, key_fd = -1;
     bool low_fds = false;
+    gemmlab::SandboxOptions sandbox;
     gemmlab::ChildLimits limits;
     limits.idle_seconds = 10;
     limits.total_seconds = 30;
@@ -177,9 +182,10 @@ int main(int argc, char** argv) {
         else if (a == "--idle" && has_value) limits.idle_seconds = std::atof(argv[++i]);
         else if (a == "--total" && has_value) limits.total_seconds = std::atof(argv[++i]);
         else if (a == "--low-fds") low_fds = true;
+        else if (a == "--gemm-libraries") sandbox.gemm_libraries = true;
         else if (a == "--output-bytes" && has_value) limits.output_bytes = std::strtoull(argv[++i], nullptr, 10);
         else arg = a;
     }
     if (role == "child") return child(scenario, arg, report_fd, key_fd);
-    return parent(scenario, arg, limits, low_fds);
+    return parent(scenario, arg, limits, low_fds, sandbox);
 }

@@ -1,0 +1,90 @@
+// tests/gallery/computes_next_call/unrolled.cu — gallery entry "computes_next_call"
+// unrolled: tries to compute the next call's output during this one, from a kernel watching the inputs
+// Not a model to follow: a submission the grader must survive and see through; README.md says what
+// the grader has to conclude. Only the `syscall` instruction and plain memory access (judge_attacks.h):
+// nothing the build's symbol check refuses.
+#include "judge_attacks.h"
+#include "gemmlab/stages.h"
+
+namespace gemmlab::GEMMLAB_NS {
+namespace {
+
+constexpr int kBlockX = 32;  // one warp along a row of C (as in naive.cu)
+constexpr int kBlockY = 8;
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+gallery_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, const T* __restrict__ B, int ldb,
+               T beta, T* __restrict__ C, int ldc) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= M || col >= N) return;
+    T acc = T(0);
+    for (int k = 0; k < K; ++k) acc += A[row * lda + k] * B[k * ldb + col];
+    T* c = &C[row * ldc + col];
+    *c = (beta == T(0)) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+template <typename T>
+void launch_naive(const GemmProblem<T>& p, cudaStream_t s) {
+    const dim3 block(kBlockX, kBlockY), grid((p.N + kBlockX - 1) / kBlockX, (p.M + kBlockY - 1) / kBlockY);
+    gallery_kernel<T><<<grid, block, 0, s>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc);
+}
+
+// Watches A[0] for up to `budget_ns` of GPU time: when new inputs arrive (the next call's), computes
+// their product into C at once and raises *ready, so that the next call has nothing left to do.
+template <typename T>
+__global__ void watch_and_compute(const GemmProblem<T> p, T seen, unsigned long long budget_ns, int* ready) {
+    __shared__ int go;
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        unsigned long long t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        go = 0;
+        do {
+            if (*reinterpret_cast<volatile const T*>(p.A) != seen) go = 1;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (!go && t - t0 < budget_ns);
+    }
+    __syncthreads();
+    if (!go) return;
+    for (int row = threadIdx.y; row < p.M; row += blockDim.y)
+        for (int col = threadIdx.x; col < p.N; col += blockDim.x) {
+            T acc = T(0);
+            for (int k = 0; k < p.K; ++k) acc += p.A[row * p.lda + k] * p.B[k * p.ldb + col];
+            p.C[row * p.ldc + col] = p.alpha * acc;
+        }
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) atomicExch(ready, 1);
+}
+
+}  // namespace
+
+template <typename T>
+Status gemm_unrolled(const GemmProblem<T>& p) {
+    static cudaStream_t watcher = nullptr;
+    static int* ready = nullptr;
+    static int hits = 0;
+    if (!watcher) {
+        cudaStreamCreateWithFlags(&watcher, cudaStreamNonBlocking);
+        cudaMalloc(reinterpret_cast<void**>(&ready), sizeof(int));
+        cudaMemset(ready, 0, sizeof(int));
+    }
+    int got = 0;
+    cudaMemcpy(&got, ready, sizeof got, cudaMemcpyDeviceToHost);
+    if (got && p.beta == T(0)) {  // the watcher already did this call's work: nothing to launch
+        ++hits;
+        std::printf("GALLERY-PROBE computes_next_call: answer ready before the call (%d)\n", hits);
+        cudaMemset(ready, 0, sizeof(int));
+    } else {
+        launch_naive(p, p.stream);
+    }
+    T first{};
+    cudaMemcpy(&first, p.A, sizeof first, cudaMemcpyDeviceToHost);
+    watch_and_compute<T><<<1, dim3(32, 8), 0, watcher>>>(p, first, 20000000ull, ready);  // 20 ms of watching
+    return cudaGetLastError() == cudaSuccess ? Status::ok : Status::cuda_error;
+}
+
+template Status gemm_unrolled<float>(const GemmProblem<float>&);
+template Status gemm_unrolled<double>(const GemmProblem<double>&);
+
+}  // namespace gemmlab::GEMMLAB_NS
