@@ -51,36 +51,20 @@ step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, prints wall time 
 
 case "${1:-core}" in
 judge-clock)
-    # The judge's clock against the runners' own events over JUDGE_GRADES grades of the reference, with
-    # the done word fenced (the default) and not; gallery entries GALLERY; the grade/bench GPU tests.
+    # The judge's clock against the runners' own events over JUDGE_GRADES grades of the reference.
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
     step build make -j"$JOBS" PYTHON="$PY" test-build
     step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
-    step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)"
     mkdir -p build/judge-clock
-    for mode in fence nofence; do
-        n=${JUDGE_GRADES:-3}; [ "$mode" = nofence ] && n=${NOFENCE_GRADES:-2}
-        files=()
-        for i in $(seq 1 "$n"); do
-            if [ "$mode" = nofence ]; then export GEMMLAB_DONE_FENCE=0; else unset GEMMLAB_DONE_FENCE; fi
-            step "grade-$mode-$i" make PYTHON="$PY" SUBMISSION=reference grade
-            cp results/reference/results.json "build/judge-clock/grade-$mode-$i.json" && files+=("build/judge-clock/grade-$mode-$i.json")
-        done
-        unset GEMMLAB_DONE_FENCE
-        "$PY" tests/judge_agreement.py "${files[@]}" > "$OUT/agreement-$mode.txt"
+    files=()
+    for i in $(seq 1 "${JUDGE_GRADES:-3}"); do
+        step "grade-$i" make PYTHON="$PY" SUBMISSION=reference grade
+        cp results/reference/results.json "build/judge-clock/grade-$i.json" && files+=("build/judge-clock/grade-$i.json")
     done
-    if [ -n "${GALLERY:-}" ]; then
-        step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" --only "$GALLERY"
-        step gallery-run "$PY" tests/gallery/run_gallery.py --phase run --only "$GALLERY"
-        cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
-    fi
-    if [ -z "${SKIP_GRADING_TESTS:-}" ]; then
-        GEMMLAB_GRADER=$ROOT/$(ls -d build/sm_*/sub-student-*/gemmlab | head -n1) \
-            step pytest-grading "$PY" -m pytest -q -rs tests/py/test_grade_gpu.py
-    fi
+    "$PY" tests/judge_agreement.py "${files[@]}" > "$OUT/agreement.txt"
     cp "$OUT"/*.log build/judge-clock/ 2>/dev/null
     tar -czf "$OUT/judge-clock.tar.gz" -C build judge-clock && rm -f "$OUT"/*.log
-    grep -E "largest" "$OUT"/agreement-*.txt
+    grep -E "largest" "$OUT"/agreement.txt
     ;;
 judge-gallery)
     # The judge's gallery entries and the ones whose verdicts it changed, then grades for the clock.
@@ -164,9 +148,11 @@ report)
     cp report/build/results/*.json "$OUT/" 2>/dev/null
     ;;
 gallery)
-    step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" ${GALLERY:+--only $GALLERY}
+    [ -n "${GALLERY_BUILT:-}" ] || step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" ${GALLERY:+--only $GALLERY}
     step gallery-run "$PY" tests/gallery/run_gallery.py --phase run ${GALLERY:+--only $GALLERY} ${GALLERY_ARGS:-}
-    cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
+    cp build/gallery/results/summary.md "$OUT/gallery-summary${GALLERY_PART:-}.md" 2>/dev/null
+    tar -czf "$OUT/gallery-results${GALLERY_PART:-}.tar.gz" -C build/gallery results 2>/dev/null
+    grep -E "^FAILED|passed|failed" "$OUT/gallery-run.log" | tail -n 15
     ;;
 extras)
     step cluster-demo bash tests/cluster_gpu_demo.sh

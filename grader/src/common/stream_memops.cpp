@@ -32,10 +32,11 @@ cudaError_t StreamMemOps::wait_geq(cudaStream_t stream, const uint32_t* word, ui
                                                       CU_STREAM_WAIT_VALUE_GEQ));
 }
 
-cudaError_t StreamMemOps::write(cudaStream_t stream, uint32_t* word, uint32_t value, bool fenced) const {
+cudaError_t StreamMemOps::write(cudaStream_t stream, uint32_t* word, uint32_t value) const {
+    // The default flags: the write follows a memory fence, so whoever sees the word sees the stream's
+    // earlier writes too. (Without the fence, measured on an H100, the judge never saw a runner's word.)
     return to_runtime(reinterpret_cast<WriteFn>(write_)(reinterpret_cast<CUstream>(stream),
-                                                        reinterpret_cast<CUdeviceptr>(word), value,
-                                                        fenced ? 0 : CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+                                                        reinterpret_cast<CUdeviceptr>(word), value, 0));
 }
 
 }  // namespace gemmlab

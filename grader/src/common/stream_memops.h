@@ -17,9 +17,7 @@ public:
     std::string load();
     // Enqueue on `stream`: wait until *word >= value / write value into *word.
     cudaError_t wait_geq(cudaStream_t stream, const uint32_t* word, uint32_t value) const;
-    // fenced: the write waits for the stream's earlier memory writes to be visible system-wide (the
-    // driver's default); without, it is ordered after the earlier work only.
-    cudaError_t write(cudaStream_t stream, uint32_t* word, uint32_t value, bool fenced = true) const;
+    cudaError_t write(cudaStream_t stream, uint32_t* word, uint32_t value) const;
 
 private:
     void* wait_ = nullptr;

@@ -165,7 +165,7 @@ private:
             results.push_back(protocol::to_json(r));
         }
         if (timed) {
-            const cudaError_t w = memops_.write(stream_, flags + protocol::kDoneWord, msg.at("go").get<uint32_t>(), done_fenced_);
+            const cudaError_t w = memops_.write(stream_, flags + protocol::kDoneWord, msg.at("go").get<uint32_t>());
             if (enqueue == cudaSuccess) enqueue = w;
             report_.send({{"event", "armed"}, {"results", results}});
         }
@@ -193,9 +193,6 @@ private:
     cudaStream_t stream_ = nullptr;
     std::map<std::string, Mapped> mapped_;
     std::vector<cudaEvent_t> events_;
-    // GEMMLAB_DONE_FENCE=0: the done word without the driver's system-wide fence (a measurement of
-    // what the fence costs the judge's clock; docs/PERFORMANCE.md).
-    const bool done_fenced_ = !(std::getenv("GEMMLAB_DONE_FENCE") && std::string(std::getenv("GEMMLAB_DONE_FENCE")) == "0");
 };
 
 template <typename T>
