@@ -197,10 +197,10 @@ def test_the_student_build_and_the_reference_are_clean(grader):
 
 
 def test_no_submission_code_runs_in_the_grader_parent(grader):
-    """The grader's parent binary `gemmlab` holds no submission code, so a stage file's static
-    constructor (gallery entry static_constructor) cannot run in it; neither does `gemmlab-stages`:
-    the submission lives in its own library, which gemmlab-stages opens in a child after it has read
-    its report key — and there the constructor is live (run here without the sandbox)."""
+    """The judge, `gemmlab`, holds no submission code, so a stage file's static constructor (gallery
+    entry static_constructor) cannot run in it; neither does `gemmlab-stages` itself: the submission
+    lives in its own library, which gemmlab-stages opens on the first use of its registry — and there
+    the constructor is live (run here without the sandbox, with or without a GPU)."""
     build = Path(grader).parent.parent
     entry = g.GALLERY / "static_constructor"
     sb = g.sub_build(build, entry)
@@ -230,8 +230,9 @@ def test_no_submission_code_runs_in_the_grader_parent(grader):
 
     found, out = marker_after(parent, "list")
     assert "tiled" in out and not found, "submission code ran in the grader's parent"
-    found, out = marker_after(runner, "child-check", "--stage", "naive", "--prec", "float", "--report-fd", "1")
-    assert '"event":"start"' in out, out  # the registry came from the library
+    # `run --stage tiled` asks the registry for tiled's first variant before anything of CUDA
+    found, out = marker_after(runner, "run", "--stage", "tiled", "--prec", "float")
+    assert "ran tiled/8" in out or "no usable NVIDIA GPU" in out, out
     assert found, "the constructor did not run when gemmlab-stages loaded the library: the test proves nothing"
 
 

@@ -296,7 +296,7 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
                 lost = true;
                 if (cases.timed_out()) {
                     std::ostringstream os;
-                    os << run.limits.idle_seconds << " s without finishing a case";
+                    os << run.limits.idle_seconds << " s without progress (a case did not finish)";
                     killed_for = os.str();
                 }
                 if (!cases.fatal().empty()) out.events.push_back({{"event", "fatal"}, {"error", cases.fatal()}});
