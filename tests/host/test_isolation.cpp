@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -268,4 +269,82 @@ TEST_CASE("a key guessed wrong does not pass" * doctest::timeout(20)) {
                                       "sleep 0.2\n" + kDone + "exit 0\n");
     CHECK(o.finished);
     CHECK(o.forged_lines == 1);
+}
+
+// ---- a runner the judge talks to: requests on stdin, keyed reports back (ChildProcess) ----------
+
+namespace {
+
+// An echo runner: answers each request line with {"event":"returned","got":<the line>}, until "exit".
+const std::string kEchoRunner =
+    "while read -r line; do\n"
+    "  case \"$line\" in *'\"exit\"'*) report '{\"event\":\"done\"}'; exit 0;; esac\n"
+    "  report \"{\\\"event\\\":\\\"returned\\\",\\\"got\\\":$line}\"\n"
+    "done\n";
+
+std::unique_ptr<ChildProcess> start(const std::string& body, const ChildLimits& limits = quick_limits()) {
+    const ScopedEnv no_sandbox("GEMMLAB_SANDBOX", "off");
+    return std::make_unique<ChildProcess>("/bin/bash", std::vector<std::string>{"-c", kPrelude + body, "sh"}, limits);
+}
+
+}  // namespace
+
+TEST_CASE("the judge sends requests and reads each answer, in order, then the runner exits on request" *
+          doctest::timeout(20)) {
+    auto runner = start(kEchoRunner);
+    CHECK(runner->sandbox()["event"] == "sandbox");
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(runner->send({{"op", "call"}, {"i", i}}));
+        bool timed_out = false;
+        const auto ev = runner->receive(5, &timed_out);
+        REQUIRE(ev);
+        CHECK((*ev)["event"] == "returned");
+        CHECK((*ev)["got"]["i"] == i);
+    }
+    REQUIRE(runner->send({{"op", "exit"}}));
+    const auto done = runner->receive(5);
+    REQUIRE(done);
+    CHECK((*done)["event"] == "done");
+    const ChildEnd end = runner->reap(5);
+    CHECK(end.exit_code == 0);
+    CHECK_FALSE(end.timed_out);
+}
+
+TEST_CASE("a runner that does not answer in time is reported as such, and killed when the judge says so" *
+          doctest::timeout(20)) {
+    auto runner = start("sleep 30\n");
+    const pid_t pid = runner->pid();
+    bool timed_out = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_FALSE(runner->receive(0.5, &timed_out));
+    CHECK(timed_out);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 3);
+    const ChildEnd end = runner->reap(5, "a call that did not end");
+    CHECK(end.timed_out);
+    CHECK(describe_end(end) == "killed after a call that did not end");
+    CHECK(gone(pid));
+}
+
+TEST_CASE("lines without the runner's key are kept aside as forged, never returned" * doctest::timeout(20)) {
+    auto runner = start("forge '{\"event\":\"returned\",\"forged\":true}'\nreport '{\"event\":\"returned\"}'\nsleep 1\n");
+    const auto ev = runner->receive(5);
+    REQUIRE(ev);
+    CHECK_FALSE(ev->contains("forged"));
+    CHECK(runner->forged_lines() == 1);
+    CHECK(contains(runner->forged()[0], "forged"));
+    runner->reap(0);
+}
+
+TEST_CASE("a runner that dies is noticed: receive returns nothing, send fails, reap says how" * doctest::timeout(20)) {
+    auto runner = start("kill -SEGV $$\n");
+    bool timed_out = false;
+    CHECK_FALSE(runner->receive(5, &timed_out));
+    CHECK_FALSE(timed_out);
+    // The pipe closes as the process dies; waitpid may see the end a moment later.
+    for (int i = 0; i < 200 && !runner->exited(); ++i) usleep(10000);
+    CHECK(runner->exited());
+    CHECK_FALSE(runner->send({{"op", "call"}}));  // nobody reads its stdin any more
+    const ChildEnd end = runner->reap(1);
+    CHECK(end.signal == SIGSEGV);
+    CHECK(contains(describe_end(end), "Segmentation fault"));
 }
