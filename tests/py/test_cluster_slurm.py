@@ -1,7 +1,10 @@
 """Hand-ins and sweeps on a REAL single-node Slurm cluster (tests/slurm/start-slurm.sh: slurmctld,
 slurmd, munge; two fake GPUs, so --gres=gpu:1 jobs run on this GPU-less node and the grader there
-honestly records no_gpu). Real Unix users hand in (useradd; runuser). Needs root and Slurm
-installed (make setup); skipped with the reason otherwise."""
+honestly records no_gpu). Real Unix users hand in (useradd; runuser); the users and the group the
+tests create are removed when they end. The cluster has its own configuration, munge and ports
+(SLURM_CONF in its directory): a Slurm the machine runs of its own is never touched — one test starts
+such a "site" cluster from /etc/slurm first (where the machine has none) and proves it. Needs root and
+Slurm installed (make setup); skipped with the reason otherwise."""
 import datetime as dt
 import fcntl
 import grp
@@ -32,21 +35,43 @@ if not (shutil.which("slurmctld") and shutil.which("slurmd") and shutil.which("s
                 allow_module_level=True)
 
 
+CREATED_USERS, CREATED_GROUPS = [], []
+
+
 def _ensure_account(name, group=None):
+    """A test user: created for the tests (and removed after them, _remove_created) unless it exists."""
     try:
         pwd.getpwnam(name)
     except KeyError:
         subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+        CREATED_USERS.append(name)
     if group:
         subprocess.run(["usermod", "-a", "-G", group, name], check=True)
 
 
+def _ensure_group(name):
+    try:
+        grp.getgrnam(name)
+    except KeyError:
+        subprocess.run(["groupadd", name], check=True)
+        CREATED_GROUPS.append(name)
+
+
+def _remove_created():
+    """Every user and group the tests created, with their home directories: nothing lasting."""
+    while CREATED_USERS:
+        subprocess.run(["userdel", "-r", "-f", CREATED_USERS.pop()], capture_output=True)
+    while CREATED_GROUPS:
+        subprocess.run(["groupdel", CREATED_GROUPS.pop()], capture_output=True)
+
+
 LOCK = Path("/tmp/gemmlab-slurm-ci.lock")
+CI_DIR = Path("/tmp/gemmlab-slurm-ci")
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    # One machine has one Slurm configuration (/etc/slurm): two test sessions at once (say, two
+    # The test cluster has fixed ports and one directory: two test sessions at once (say, two
     # `make test` in different checkouts) would restart each other's cluster. The second one waits
     # a while, then skips with this reason.
     lock = open(LOCK, "w")
@@ -59,23 +84,29 @@ def cluster():
             if time.time() > deadline:
                 pytest.skip(f"another test session is using this machine's test Slurm cluster ({LOCK})")
             time.sleep(2)
-    env = dict(os.environ, SLURM_CI_GPUS="2", SLURM_CI_DIR="/tmp/gemmlab-slurm-ci")
+    env = dict(os.environ, SLURM_CI_GPUS="2", SLURM_CI_DIR=str(CI_DIR))
     r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         pytest.fail(f"start-slurm.sh failed:\n{r.stdout}\n{r.stderr}")
+    # Every Slurm command of the tests and of the tools they run (students' too: runuser keeps the
+    # environment) talks to this cluster, never to the machine's own.
+    old = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(CI_DIR / "etc" / "slurm.conf")
     try:
         yield
     finally:
         subprocess.run(["bash", str(SLURM / "stop-slurm.sh")], env=env, capture_output=True, timeout=120)
+        if old is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = old
+        _remove_created()
         lock.close()
 
 
 @pytest.fixture(scope="module")
 def course(cluster):
-    try:
-        grp.getgrnam(STAFF)
-    except KeyError:
-        subprocess.run(["groupadd", STAFF], check=True)
+    _ensure_group(STAFF)
     _ensure_account(ALICE)
     _ensure_account(BOB)
     base = Path(tempfile.mkdtemp(prefix="gemmlab-cluster-test-", dir="/tmp"))
@@ -231,3 +262,55 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     assert f"done {graded_count}, running 0, queued 0, failed 0" in status.stdout, status.stdout
     summary = (sweep / "summary.md").read_text()
     assert f"{CLASS_SIZE + 1} student(s)" in summary and "build_failed" in summary
+
+
+def test_a_site_slurm_from_etc_slurm_is_left_untouched():
+    """make test as root on a login node: a Slurm the machine runs of its own — configured in
+    /etc/slurm, on Slurm's default ports, with a job running — keeps its configuration, its daemons
+    and its job while the test cluster is started, used and stopped beside it. (Where
+    /etc/slurm/slurm.conf exists, the machine has a Slurm of its own: the stand-in is not started and
+    this test is skipped — it never writes /etc/slurm over anything.)"""
+    site = SLURM / "site-slurm.sh"
+    if Path("/etc/slurm/slurm.conf").exists():
+        pytest.skip("/etc/slurm/slurm.conf exists: this machine's own Slurm is not touched, so not used here")
+    r = subprocess.run(["bash", str(site), "start"], capture_output=True, text=True, timeout=120)
+    try:
+        assert r.returncode == 0, r.stdout + r.stderr
+        site_env = dict(os.environ, SLURM_CONF="/etc/slurm/slurm.conf")
+        conf_before = Path("/etc/slurm/slurm.conf").read_bytes()
+        daemons = [int(Path(f"/tmp/gemmlab-site-slurm/{d}.pid").read_text()) for d in ("slurmctld", "slurmd")]
+        job = subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", "--wrap", "sleep 600"], env=site_env,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        wait_for(lambda: _state(job, site_env) == "RUNNING", 60, f"the site's job {job} to run")
+
+        # The test cluster, as the cluster tests start it, beside it: its own directory and ports (a
+        # directory every user may enter: munged runs as munge).
+        beside = Path(tempfile.mkdtemp(prefix="gemmlab-slurm-beside-", dir="/tmp"))
+        os.chmod(beside, 0o755)
+        tmp_path = beside
+        ci = dict(os.environ, SLURM_CI_DIR=str(tmp_path / "ci"), SLURM_CI_PORT="16917", SLURM_CI_GPUS="1")
+        ci.pop("SLURM_CONF", None)
+        r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=ci, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        ci_env = dict(os.environ, SLURM_CONF=str(tmp_path / "ci" / "etc" / "slurm.conf"))
+        ours = subprocess.run(["sbatch", "--parsable", "--wait", "-o", "/dev/null", "--wrap", "true"], env=ci_env,
+                              capture_output=True, text=True, timeout=120)
+        assert ours.returncode == 0, ours.stderr
+        r = subprocess.run(["bash", str(SLURM / "stop-slurm.sh")], env=ci, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+        assert Path("/etc/slurm/slurm.conf").read_bytes() == conf_before, "the site's slurm.conf changed"
+        for pid in daemons:
+            os.kill(pid, 0)  # the site's slurmctld and slurmd still run
+        assert _state(job, site_env) == "RUNNING", "the site's job did not survive the test cluster"
+        assert not Path("/etc/slurm/gres.conf").exists() and not Path("/etc/slurm/cgroup.conf").exists()
+    finally:
+        subprocess.run(["bash", str(site), "stop"], capture_output=True, timeout=120)
+        for d in Path("/tmp").glob("gemmlab-slurm-beside-*"):
+            shutil.rmtree(d, ignore_errors=True)
+    assert not Path("/etc/slurm/slurm.conf").exists(), "the stand-in left its configuration behind"
+
+
+def _state(job, env):
+    return subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], env=env, capture_output=True,
+                          text=True).stdout.strip()

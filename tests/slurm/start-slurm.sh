@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# start-slurm.sh — a throw-away single-node Slurm cluster (Slurm 22.05, Debian 12, root, no systemd)
-# for GEMM Lab's cluster tests (tests/py/test_cluster_slurm.py starts it as a session fixture).
-# Idempotent: stops a previous instance started by this script, wipes its state, starts fresh.
+# start-slurm.sh — a throw-away single-node Slurm 22.05 cluster (Debian 12, root, no systemd) for GEMM
+# Lab's cluster tests (tests/py/test_cluster_slurm.py starts it as a fixture). It touches nothing of the
+# machine's own Slurm or munge: its config, munge key and socket live in SLURM_CI_DIR, its daemons
+# listen on their own ports, so a real Slurm on the same host (/etc/slurm, /etc/munge, 6817/6818) and
+# its jobs are left alone (tests/py/test_cluster_slurm.py proves it beside one). Clients find it
+# through SLURM_CONF: `. $SLURM_CI_DIR/env` (written here) or export it yourself.
 # Fake GPUs: GRES gpu entries whose device files are symlinks to /dev/null, so `--gres=gpu:1` jobs
 # are scheduled on a GPU-less node (and the grader there honestly reports no GPU).
+# Idempotent: stops a previous instance started by this script, wipes its state, starts fresh.
 # Env knobs:
-#   SLURM_CI_DIR    state/log/pid dir            (default /tmp/gemmlab-slurm-ci)
+#   SLURM_CI_DIR    state/log/pid/config dir     (default /tmp/gemmlab-slurm-ci)
+#   SLURM_CI_PORT   slurmctld port; slurmd uses the next one (default 16817)
 #   SLURM_CI_GPUS   fake GPUs (gres gpu:N, each a symlink to /dev/null; 0 = none)  (default 2)
 #   SLURM_CI_CGROUP 1 = proctrack/cgroup + task/cgroup (cgroup v1, RAM+cores constrained) (default 0)
 #   SLURM_CI_TIMEOUT seconds to wait for the node to become idle (default 60)
@@ -15,6 +20,9 @@ DIR=${SLURM_CI_DIR:-/tmp/gemmlab-slurm-ci}
 NGPU=${SLURM_CI_GPUS:-2}
 CGROUP=${SLURM_CI_CGROUP:-0}
 TMO=${SLURM_CI_TIMEOUT:-60}
+PORT=${SLURM_CI_PORT:-16817}
+CONF=$DIR/etc/slurm.conf
+export SLURM_CONF=$CONF
 HERE=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" = 0 ] || { echo "start-slurm: must run as root" >&2; exit 1; }
 now() { date +%s.%N; }
@@ -30,24 +38,19 @@ T1=$(now)
 
 # 2. clean slate
 SLURM_CI_DIR=$DIR bash "$HERE/stop-slurm.sh" >/dev/null 2>&1 || true
-rm -rf "$DIR"; mkdir -p "$DIR"/{state,spool,log,dev}
+rm -rf "$DIR"; mkdir -p "$DIR"/{state,spool,log,dev,etc}; chmod 0755 "$DIR"
 
-# 3. munge
-if [ ! -s /etc/munge/munge.key ]; then
-  dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
-fi
-chown munge:munge /etc/munge/munge.key; chmod 0400 /etc/munge/munge.key
-if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-  echo "start-slurm: reusing an already running munged (not ours, will not stop it)"
-else
-  install -d -o munge -g munge -m 0755 /run/munge
-  runuser -u munge -- /usr/sbin/munged            # forks; pid in /run/munge/munged.pid
-  for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
-  cp /run/munge/munged.pid "$DIR/munged.pid"      # marks it as ours for stop-slurm.sh
-  munge -n | unmunge >/dev/null
-fi
+# 3. munge: a private daemon with its own key and socket (never /etc/munge or /run/munge)
+M=$DIR/munge; install -d -o munge -g munge -m 0755 "$M"
+dd if=/dev/urandom of="$M/munge.key" bs=1024 count=1 status=none
+chown munge:munge "$M/munge.key"; chmod 0400 "$M/munge.key"
+runuser -u munge -- /usr/sbin/munged --key-file="$M/munge.key" --socket="$M/munge.socket" \
+  --pid-file="$M/munged.pid" --log-file="$M/munged.log" --seed-file="$M/munged.seed"
+for _ in $(seq 50); do [ -s "$M/munged.pid" ] && break; sleep 0.1; done
+cp "$M/munged.pid" "$DIR/munged.pid"              # marks it as ours for stop-slurm.sh
+munge --socket="$M/munge.socket" -n | unmunge --socket="$M/munge.socket" >/dev/null
 
-# 4. config (Debian's default path, so sbatch/srun/squeue need no SLURM_CONF)
+# 4. config, all in $DIR/etc (gres.conf and cgroup.conf are read beside slurm.conf)
 H=$(hostname -s)
 NODE=$(slurmd -C | head -1)                       # NodeName=.. CPUs=.. ... RealMemory=..
 CPUS=$(sed -n 's/.* CPUs=\([0-9]*\).*/\1/p' <<<"$NODE")
@@ -56,24 +59,27 @@ GRES=""; GRESTYPES=""
 if [ "$NGPU" -gt 0 ]; then
   for i in $(seq 0 $((NGPU-1))); do ln -s /dev/null "$DIR/dev/nvidia$i"; done
   GRES=" Gres=gpu:$NGPU"; GRESTYPES="GresTypes=gpu"
-  printf 'AutoDetect=off\nNodeName=%s Name=gpu File=%s/dev/nvidia[0-%d]\n' "$H" "$DIR" $((NGPU-1)) > /etc/slurm/gres.conf
+  printf 'AutoDetect=off\nNodeName=%s Name=gpu File=%s/dev/nvidia[0-%d]\n' "$H" "$DIR" $((NGPU-1)) > "$DIR/etc/gres.conf"
 else
-  rm -f /etc/slurm/gres.conf
+  rm -f "$DIR/etc/gres.conf"
 fi
 if [ "$CGROUP" = 1 ]; then
   PT=proctrack/cgroup; TP=task/cgroup
-  printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainRAMSpace=yes\nConstrainDevices=no\n' > /etc/slurm/cgroup.conf
+  printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainRAMSpace=yes\nConstrainDevices=no\n' > "$DIR/etc/cgroup.conf"
 else
-  PT=proctrack/linuxproc; TP=task/none; rm -f /etc/slurm/cgroup.conf
+  PT=proctrack/linuxproc; TP=task/none; rm -f "$DIR/etc/cgroup.conf"
 fi
-cat > /etc/slurm/slurm.conf <<EOF
+cat > "$CONF" <<EOF
 # generated by start-slurm.sh
 ClusterName=ci
 SlurmctldHost=$H(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=socket=$M/munge.socket
 CredType=cred/munge
+SlurmctldPort=$PORT
+SlurmdPort=$((PORT + 1))
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool
 SlurmctldPidFile=$DIR/slurmctld.pid
@@ -98,12 +104,12 @@ $GRESTYPES
 NodeName=$H NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM$GRES State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-chmod 0644 /etc/slurm/slurm.conf; [ ! -f /etc/slurm/gres.conf ] || chmod 0644 /etc/slurm/gres.conf
 T2=$(now)
 
 # 5. daemons (daemon mode; pids in $DIR/*.pid)
-slurmctld -c
-slurmd
+slurmctld -c -f "$CONF"
+slurmd -f "$CONF"
+echo "export SLURM_CONF=$CONF" > "$DIR/env"
 ST=""
 for _ in $(seq $((TMO * 5))); do
   ST=$(sinfo -h -n "$H" -o %T 2>/dev/null || true)
@@ -119,3 +125,4 @@ if [ "$ST" != idle ]; then
 fi
 awk -v a="$T0" -v b="$T1" -v c="$T2" -v d="$T3" 'BEGIN{printf "start-slurm: idle. install/check %.1fs, stop-old+config %.1fs, daemons-to-idle %.1fs, total %.1fs\n", b-a, c-b, d-c, d-a}'
 sinfo
+echo "start-slurm: clients need SLURM_CONF=$CONF (. $DIR/env)"

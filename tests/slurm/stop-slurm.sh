@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# stop-slurm.sh — stop the cluster started by tests/slurm/start-slurm.sh: cancel jobs, shut down daemons, stop our munged.
-# Only kills PIDs recorded in $SLURM_CI_DIR/*.pid.
+# stop-slurm.sh — stop the cluster started by tests/slurm/start-slurm.sh: cancel its jobs, shut down its
+# daemons, stop its munged. Talks to that cluster only (SLURM_CONF in SLURM_CI_DIR) and kills only the
+# PIDs recorded in $SLURM_CI_DIR/*.pid: a Slurm the tests did not start is never stopped.
 set -u
 DIR=${SLURM_CI_DIR:-/tmp/gemmlab-slurm-ci}
+export SLURM_CONF=$DIR/etc/slurm.conf              # ours only, never /etc/slurm
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidof_file() { [ -s "$1" ] && cat "$1" || true; }
 CTLD=$(pidof_file "$DIR/slurmctld.pid"); SLD=$(pidof_file "$DIR/slurmd.pid"); MUN=$(pidof_file "$DIR/munged.pid")
