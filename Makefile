@@ -240,8 +240,8 @@ status:  ## your attempts and their grading jobs
 	$(CLUSTER) status
 results:  ## the results of your latest graded attempt
 	$(CLUSTER) results
-sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade)
-	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force)
+sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline)
+	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
 sweep-status:  ## (instructors) progress of the current sweep (SWEEP=name)
 	$(CLUSTER) sweep-status $(if $(SWEEP),--name $(SWEEP))
 # Around the grades (docs/instructor-guide.md): nothing here grades; each reads a sweep's files.

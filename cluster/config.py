@@ -108,6 +108,17 @@ class Deadline:
         cutoff = self.cutoff + (due - self.due) if self.cutoff is not None else None
         return dataclasses.replace(self, due=due, cutoff=cutoff)
 
+    def open_until(self) -> dt.datetime | None:
+        """The last moment a new hand-in can still change which attempt counts: the cutoff where one
+        is set (a late hand-in counts until then), else the due date with its grace; under
+        on-time-only, the due date with its grace. None without a due date."""
+        if self.due is None:
+            return None
+        on_time_end = self.due + self.grace
+        if self.policy == "on-time-only" or self.cutoff is None:
+            return on_time_end
+        return max(self.cutoff, on_time_end)
+
     def penalty_percent(self, when: dt.datetime) -> float:
         late = self.lateness(when)
         if late <= dt.timedelta(0):

@@ -248,15 +248,23 @@ def class_source(cfg) -> str:
             "has no directory of theirs")
 
 
-def plan_sweep(cfg) -> list[dict]:
+def plan_sweep(cfg, when=None) -> list[dict]:
+    """Every student's attempt that counts now (`when`), and whether the student can still hand in:
+    `open_until`, set while the student's own deadline (extension and late cutoff included) has not
+    passed — such a student is pending, and no file a TA uploads gets a score for them."""
+    when = when or now()
     entries = []
     students = dropbox.students(cfg)
     extensions = class_files.load_extensions(cfg, set(students), class_source(cfg))
     for student in students:
         attempts = dropbox.list_attempts(cfg.dropbox_dir / student)
         ext = extensions.get(student)
-        pick, info = dropbox.choose(attempts, ext.deadline(cfg.deadline) if ext else cfg.deadline)
+        deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
+        pick, info = dropbox.choose(attempts, deadline)
         entry = {"student": student, "attempts": len(attempts), **info}
+        open_until = deadline.open_until()
+        if open_until is not None and when < open_until:
+            entry["open_until"] = dropbox.iso(open_until)
         if ext:
             entry["extension"] = ext.describe()
         if pick is None:
@@ -277,7 +285,13 @@ def cmd_sweep(cfg, args):
                       "(`make sweep-status`) or cancel its jobs (scancel) before sweeping again")
     for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
         shutil.rmtree(stale, ignore_errors=True)
-    entries = plan_sweep(cfg)
+    entries = plan_sweep(cfg)  # reads the roster and the extensions: their mistakes stop the sweep here
+    course_open = cfg.deadline.open_until()
+    if course_open is not None and now() < course_open and not args.before_deadline:
+        raise Refused(f"the course's deadline has not passed (hand-ins can still count until {dropbox.iso(course_open)}): "
+                      "a sweep now grades attempts that may still change. Sweep after it, or sweep anyway with "
+                      "FORCE=1 (make sweep FORCE=1; --before-deadline): every student who can still hand in is "
+                      "then pending, and left blank in every export")
     grading.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": args.name, "course": cfg.course, "created": dropbox.iso(now()),
         "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
@@ -300,6 +314,14 @@ def cmd_sweep(cfg, args):
     print(f"sweep {args.name}: {len(entries)} student(s): {counts['selected']} with an attempt that counts, "
           f"{counts['missing']} without any, {counts['not_counted']} with none that counts; "
           f"{len(todo)} to grade, {counts['selected'] - len(todo)} already graded for the same attempt")
+    still_open = [e for e in entries if e.get("open_until")]
+    if still_open:
+        last = max(e["open_until"] for e in still_open)
+        print(f"sweep {args.name}: warning: {len(still_open)} student(s) can still hand in (their own deadline, "
+              f"extensions and late cutoff included, has not passed): they are pending and left blank in the "
+              f"gradebook and every export. Sweep again after {last}: "
+              + ", ".join(f"{e['student']} (until {e['open_until']})" for e in still_open[:8])
+              + (" ..." if len(still_open) > 8 else ""))
     if todo:
         grading.Toolchain(cfg).trusted(sweep / "trusted-build.log")  # once, before any task starts
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
@@ -614,6 +636,8 @@ def parser():
     p.set_defaults(fn=cmd_setup)
 
     p = sub.add_parser("sweep", help="(staff) grade every student's attempt that counts; build the gradebook")
+    p.add_argument("--before-deadline", action="store_true",
+                   help="sweep although the course's deadline has not passed (students who can still hand in are pending)")
     p.add_argument("--name", default="final", help="the sweep's name (a directory under [cluster] sweeps)")
     p.add_argument("--student", action="append", help="only this student (repeatable): regrade one")
     p.add_argument("--force", action="store_true", help="grade again even when graded for the same attempt")

@@ -22,6 +22,11 @@ from pathlib import Path
 # gave the student (e.g. "2 late days (due 2026-12-06T23:59:00Z)"); late and days_late are measured
 # from the student's own due date. WHERE_COLUMNS (the node and GPU of the grade) come last, so
 # existing imports keep working.
+# Statuses that are no score: the grading is unfinished or not real (pending: not graded yet, or the
+# student's own deadline has not passed; error; no_gpu; needs_review: a person decides). Their total,
+# final and points cells are empty in every file a TA might upload (gradebook.csv, export/), never 0.
+NO_SCORE = ("pending", "error", "no_gpu", "needs_review")
+
 HEAD_COLUMNS = ["student", "status", "attempt", "submitted_at", "extension", "late", "days_late", "total", "max",
                 "penalty_pct", "final"]
 TAIL_COLUMNS = ["dispositions", "message"]
@@ -117,10 +122,13 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
                "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
                "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
                "node": "", "gpu": "", "gpu_changed": "", "_points": {}, "_results": None}
+        open_until = entry.get("open_until")
         if not entry.get("digest"):
-            row["status"] = entry.get("status", "missing")
+            row["status"] = "pending" if open_until else entry.get("status", "missing")
+            if open_until:
+                row["message"] = f"due {open_until}: can still hand in (no attempt yet)"
             row["late"] = ""
-            rows.append(row)
+            rows.append(_blank_if_no_score(row))
             continue
         gdir = grade_dir(sweep, entry["student"], entry["digest"])
         outcome = _load(gdir / "outcome.json")
@@ -148,9 +156,19 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
         elif row["status"] != "graded":
             row["dispositions"] = row["status"]
         row["final"] = round(row["total"] * (1 - float(row["penalty_pct"]) / 100), 2)
-        rows.append(row)
+        if open_until:  # graded as it stands, but the student may still hand in: not a score yet
+            got = f"{_fmt(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
+            row["status"], row["message"] = "pending", f"due {open_until}: can still hand in (as it stands: {got})"
+        rows.append(_blank_if_no_score(row))
     stages += [s for s in stage_order if s not in stages]
     return rows, stages
+
+
+def _blank_if_no_score(row: dict) -> dict:
+    if row["status"] in NO_SCORE:
+        row.update(total=None, final=None, penalty_pct=None, max="")
+        row["_no_score"] = True
+    return row
 
 
 def write_csv(rows, stages, path: Path):
@@ -160,7 +178,7 @@ def write_csv(rows, stages, path: Path):
     w.writerow(header)
     for r in rows:
         fixed = [_fmt(r.get(c)) for c in HEAD_COLUMNS]
-        per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] else "" for s in stages]
+        per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] and not r.get("_no_score") else "" for s in stages]
         w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS])
     _atomic_write(path, out.getvalue())
 
@@ -170,6 +188,10 @@ def summary_text(rows, stages, title) -> str:
     status = collections.Counter(r["status"] for r in rows)
     lines = [f"# Gradebook summary: {title}", "", f"{n} student(s): " +
              ", ".join(f"{k} {v}" for k, v in sorted(status.items())), ""]
+    pending = [r for r in rows if r["status"] == "pending"]
+    if pending:
+        lines += [f"Pending (no score yet, blank in every export): {len(pending)} — "
+                  + "; ".join(f"{r['student']} ({r['message']})" for r in pending), ""]
     graded = [r for r in rows if r["status"] == "graded"]
     if graded:
         totals = sorted(r["final"] for r in graded)

@@ -13,9 +13,9 @@ on the column [export] canvas_match (the cluster user name); its assignment head
 Canvas's ids ('gemm-lab: total (4711)'), are reused so a later import updates the same assignments.
 Without a Canvas roster, Student and SIS Login ID are the user name.
 
-A student whose grading is not finished or not real (pending, error, no_gpu) gets empty cells,
-which Canvas leaves unchanged, and is named in the warnings; missing, not_counted, build_failed and
-tampered are scores (0).
+A student whose grading is not finished or not real (gradebook.NO_SCORE: pending — not graded yet, or
+the student's own deadline has not passed —, error, no_gpu, needs_review) gets empty cells, which
+Canvas leaves unchanged, and is named in the warnings; missing, not_counted and build_failed are scores (0).
 """
 import csv
 import io
@@ -23,11 +23,10 @@ import re
 from pathlib import Path
 
 from config import ConfigError
-from gradebook import _fmt
+from gradebook import NO_SCORE, _fmt
 
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "    Points Possible"  # Canvas's own label, four spaces included
-NO_SCORE = ("pending", "error", "no_gpu")  # grading unfinished or without a GPU: leave the LMS as it is
 
 
 def stage_maxima(rows: list[dict], stages: list[str]) -> tuple[dict[str, float], float | None]:

@@ -20,15 +20,20 @@ mkdir -p build/cluster-tests/cache
 import datetime as dt, sys
 from pathlib import Path
 sys.path.insert(0, "tests/py")
+import time
 from cluster_helpers import config, dropbox, hand_in_dir, write_config
 base = Path(sys.argv[1])
-due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=1)
+# The deadline is a few seconds ahead: the on-time hand-ins go in before it, the late one after it
+# (the drop box's clock stamps every attempt), and the sweep runs after it, as a final sweep does.
+due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=8)
 cfg = config.load(write_config(base, "local", due))
 class_ = {"ref": "reference", "stubs": "stub", "broken": "broken", "late": "reference"}
+dirs = {kind: hand_in_dir(base / "src" / kind, kind) for kind in set(class_.values())}
 for student, kind in class_.items():
-    files = dropbox.collect(cfg, hand_in_dir(base / "src" / kind, kind), None)
-    dropbox.store_attempt(cfg, student, files,
-                          submitted_at=due + dt.timedelta(hours=3) if student == "late" else None)
+    if student != "late":
+        dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs[kind], None))
+time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1.5)
+dropbox.store_attempt(cfg, "late", dropbox.collect(cfg, dirs["reference"], None))
 (base / "roster.txt").write_text("\n".join([*class_, "absent"]) + "\n")
 print(f"demo class of {len(class_) + 1} in {base}")
 PYEOF

@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "py"))
 sys.path.insert(0, str(ROOT / "cluster"))
 
-from cluster_helpers import CACHE, config, dropbox, hand_in_dir, write_config  # noqa: E402
+from cluster_helpers import (CACHE, CLASS_DEADLINE_SECONDS, config, dropbox, hand_in_dir, set_due,  # noqa: E402
+                             write_config)
 
 FAKE = ROOT / "tests" / "slurm" / "fake_slurm.py"
 TOOL = ROOT / "cluster" / "gemmlab_cluster.py"
@@ -41,7 +42,7 @@ PY = sys.executable
 
 # The class: student -> (what is handed in, the status a GPU must give it). Sources: "reference",
 # "stub", "broken" (tiled.cu does not compile) from cluster_helpers; a path: a directory laid out
-# like student/ (tests/broken, tests/gallery). "late": handed in 5 h after the due date; "twice":
+# like student/ (tests/broken, tests/gallery). "late": handed in after the due date; "twice":
 # a broken hand-in, then this one (the later counts).
 FULL_CLASS = [
     ("ref1", "reference", "graded", ""),
@@ -139,12 +140,21 @@ def _source(kind: str, scratch: Path) -> Path:
 
 
 def store_class(c: Course, klass) -> dict:
+    """Hands the class in around a deadline CLASS_DEADLINE_SECONDS ahead, on the drop box's own clock:
+    the on-time hand-ins before it, the late ones after it; the sweep then runs after the deadline."""
     scratch = c.base / "class-src"
+    c.due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=CLASS_DEADLINE_SECONDS)
+    set_due(c.cfg_path, c.due)
+    c.cfg = config.load(c.cfg_path)
     for student, kind, _, how in klass:
         if how == "twice":
             dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source("broken", scratch), None))
-        when = c.due + dt.timedelta(hours=5) if how == "late" else None
-        dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None), submitted_at=when)
+        if how != "late":
+            dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None))
+    time.sleep(max(0.0, (c.due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1.5)
+    for student, kind, _, how in klass:
+        if how == "late":
+            dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None))
     (c.base / "roster.txt").write_text("\n".join([s for s, *_ in klass] + [ABSENT]) + "\n")
     return {s: (kind, want, how) for s, kind, want, how in klass}
 

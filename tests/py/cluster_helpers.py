@@ -63,24 +63,43 @@ def hand_in_dir(dest: Path, kind: str) -> Path:
 KINDS = ["stub", "reference", "broken", "late", "twice", "stub", "reference", "missing"]
 EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "build_failed", "late": "no_gpu",
                    "twice": "no_gpu", "missing": "missing"}
+# The class's deadline, set this far ahead when the class hands in: the on-time hand-ins go in before
+# it, the late ones after it, on the drop box's own clock (an attempt cannot be backdated), and the
+# sweep that follows runs after the deadline, as a final sweep does.
+CLASS_DEADLINE_SECONDS = 8
 
 
-def make_class(cfg, base: Path, n: int, due: dt.datetime) -> dict[str, str]:
-    """n synthetic students s01.. (not Unix accounts) stored as root; returns student -> kind."""
+def set_due(cfg_path: Path, due: dt.datetime):
+    """Rewrites [deadline] due of a course.toml written by write_config."""
+    text = Path(cfg_path).read_text()
+    start = text.index("\ndue = ") + 1
+    end = text.index("\n", start)
+    Path(cfg_path).write_text(text[:start] + f"due = {due.isoformat()}" + text[end:])
+
+
+def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, str]:
+    """n synthetic students s01.. (not Unix accounts) stored as root; returns student -> kind. Moves the
+    course's due date CLASS_DEADLINE_SECONDS ahead and hands in around it (the `due` given is ignored)."""
+    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=CLASS_DEADLINE_SECONDS)
+    set_due(cfg.path, due)
     work = base / "class-src"
     dirs = {k: hand_in_dir(work / k, k) for k in ("stub", "reference", "broken")}
-    kinds = {}
+    kinds, late = {}, []
     for i in range(n):
         student, kind = f"s{i + 1:02d}", KINDS[i % len(KINDS)]
         kinds[student] = kind
         if kind == "missing":
             continue
-        src = dirs["stub" if kind in ("late", "twice") else kind]
-        files = dropbox.collect(cfg, src, None)
-        when = due + dt.timedelta(hours=5) if kind == "late" else None
+        if kind == "late":
+            late.append(student)
+            continue
         if kind == "twice":
             dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["broken"], None))
-        dropbox.store_attempt(cfg, student, files, submitted_at=when)
+        dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub" if kind == "twice" else kind], None))
+    assert dt.datetime.now(dt.timezone.utc) < due, "the class took longer to hand in than its deadline allows"
+    time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1.5)
+    for student in late:
+        dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub"], None))
     (base / "roster.txt").write_text("# synthetic class\n" + "\n".join(kinds) + "\n")
     return kinds
 

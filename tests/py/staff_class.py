@@ -32,6 +32,7 @@ STAGES = [Path(n).stem for n in STAGE_FILES]
 # ranks or scores the tensor stage names it.
 SCORED_STAGES = [s for s in STAGES if s != "tensor"]
 DUE = dt.datetime(2026, 12, 4, 23, 59, tzinfo=dt.timezone.utc)
+PLANNED = dt.datetime(2026, 12, 31, 9, 0, tzinfo=dt.timezone.utc)  # the sweeps are planned after every deadline
 D = dt.timedelta(days=1)
 
 
@@ -79,7 +80,7 @@ def plan(cfg, name="final") -> Path:
     grading.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": "2026-12-05T09:00:00Z",
         "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-        "students": gemmlab_cluster.plan_sweep(cfg)})
+        "students": gemmlab_cluster.plan_sweep(cfg, when=PLANNED)})
     return sweep
 
 
