@@ -81,7 +81,7 @@ LDLIBS := -L$(CUDA_LIB) -lcublas -lcurand -ldl -lpthread
 #   grader/src/runner  what runs beside the code it calls: gemmlab-stages (the submission's stages) and
 #                      gemmlab-baselines (the reference, cuBLAS): map the judge's buffers, call, report
 #   grader/src/common  what both share: the model, shapes, statistics, the messages between them
-JUDGE_MAINS := grader/src/judge/main.cpp grader/src/judge/registry_names.cpp
+JUDGE_MAINS := grader/src/judge/main.cpp grader/src/judge/registry_names.cpp grader/src/judge/config_main.cpp
 RUNNER_MAINS := grader/src/runner/submission_main.cpp grader/src/runner/baselines_main.cu \
                 grader/src/runner/registry.cpp grader/src/runner/submission_exports.cpp \
                 grader/src/runner/submission_library.cpp
@@ -179,8 +179,14 @@ BASELINE_RUNNER := $(SUB_BUILD)/gemmlab-baselines
 RUNNER_MAIN_OBJ := $(GRADER_BUILD)/runner/submission_main.o $(GRADER_BUILD)/runner/submission_library.o
 BASELINE_MAIN_OBJ := $(GRADER_BUILD)/runner/baselines_main.cu.o
 JUDGE_MAIN_OBJ := $(GRADER_BUILD)/judge/main.o $(GRADER_BUILD)/judge/registry_names.o
+# gemmlab-config: the grader's reading of course.toml ([bench], [scoring]) on its own, with no GPU and
+# no submission; the cluster tools run it on the login node before a sweep queues anything.
+CONFIG_CHECKER := $(GRADER_BUILD)/gemmlab-config
+$(CONFIG_CHECKER): $(GRADER_BUILD)/judge/config_main.o $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB)
+	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 # Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
-GRADER_TRUSTED := $(GRADER_LIBS) $(RUNNER_MAIN_OBJ) $(BASELINE_MAIN_OBJ) $(JUDGE_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED)
+GRADER_TRUSTED := $(GRADER_LIBS) $(RUNNER_MAIN_OBJ) $(BASELINE_MAIN_OBJ) $(JUDGE_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED) \
+                  $(CONFIG_CHECKER)
 $(STAGE_RUNNER): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) | $(SUB_LIBRARY)
 	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ -ldl -lpthread
 $(BASELINE_RUNNER): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB)
@@ -233,15 +239,20 @@ report-pdf:  ## render report/report.pdf from the measurements make report saved
 
 # ---- cluster (cluster/) -------------------------------------------------------------------------
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
-.PHONY: submit status results sweep sweep-status gradebook-export similarity leaderboard
+.PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
 	$(CLUSTER) status
 results:  ## the results of your latest graded attempt
 	$(CLUSTER) results
+withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)
+	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
+	$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo)
 sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline)
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
+validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
+	$(CLUSTER) validate
 sweep-status:  ## (instructors) progress of the current sweep (SWEEP=name)
 	$(CLUSTER) sweep-status $(if $(SWEEP),--name $(SWEEP))
 # Around the grades (docs/instructor-guide.md): nothing here grades; each reads a sweep's files.

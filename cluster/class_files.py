@@ -12,12 +12,18 @@
   * the leaderboard aliases ([leaderboard] aliases): one line per student who opted in to the
     class leaderboard, with the alias they chose:  alice = "warp-speed"
 
+  * the roster ([cluster] roster): one cluster user name per line, # comments. Every name must be a
+    valid user name, listed once, not the same as another but for case, and (unless [cluster]
+    roster_accounts = false) an account on this machine: a name that is none of these would be
+    graded "missing" and exported as 0.
+
 Every mistake raises ConfigError naming the file, the line, the key and the value found, and what
 to do. Whether a name is a student of the course is checked against the class the caller knows
 (the roster and the drop box, or a sweep's plan), so a misspelt name never passes silently.
 """
 import datetime as dt
 import difflib
+import pwd
 import re
 import tomllib
 from dataclasses import dataclass
@@ -27,6 +33,9 @@ from config import ConfigError, Deadline, parse_when
 from dropbox import iso
 
 EXTENSION_KEYS = ("due", "late_days", "reason")
+# A cluster user name: starts with a letter, digit or '_'; then letters, digits, '_', '.', '-';
+# at most 32 characters (what useradd and directory services accept everywhere).
+USER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")
 # Letters, digits, spaces and - _ . ; starts with a letter or digit; at most 24 characters.
 ALIAS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.\-]{0,23}$")
 
@@ -95,6 +104,46 @@ def _unknown_student(path, line, student, known, class_source) -> ConfigError:
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return ConfigError(f"{_at(path, line)}: {student!r} is not a student of this course{hint}: "
                        f"{class_source}. Fix the name, or add the student to the roster")
+
+
+def read_roster(cfg) -> list[str]:
+    """The names of [cluster] roster, in file order ([] without a roster), every one checked."""
+    path = cfg.roster_path
+    if path is None:
+        return []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise ConfigError(f"{cfg.path}: [cluster] roster = {cfg.values['roster']!r}: cannot read {path} "
+                          f"({e.strerror}): create it, one user name per line, or set roster = \"\"") from None
+    seen, folded, names, not_accounts = {}, {}, [], []
+    for n, raw in enumerate(lines, 1):
+        name = raw.split("#", 1)[0].strip()
+        if not name:
+            continue
+        if not USER_NAME_RE.match(name):
+            raise ConfigError(f"{path}, line {n}: {name!r} is not a user name (letters, digits, '_', '.' and '-', "
+                              "no spaces, at most 32 characters): write the student's cluster login, one per line")
+        if name in seen:
+            raise ConfigError(f"{path}, line {n}: {name!r} is listed twice (line {seen[name]} too): remove one")
+        if name.lower() in folded:
+            other, line = folded[name.lower()]
+            raise ConfigError(f"{path}, lines {line} and {n}: {other!r} and {name!r} differ only in case; user "
+                              "names are case-sensitive, so one of them is probably not the student's login: keep the "
+                              "one the student logs in with")
+        seen[name], folded[name.lower()] = n, (name, n)
+        names.append(name)
+        if cfg.values["roster_accounts"]:
+            try:
+                pwd.getpwnam(name)
+            except KeyError:
+                not_accounts.append(f"{name!r} (line {n})")
+    if not_accounts:
+        raise ConfigError(f"{path}: {len(not_accounts)} name(s) are not accounts on this machine: "
+                          f"{', '.join(not_accounts[:10])}{' ...' if len(not_accounts) > 10 else ''}. Each would be "
+                          "graded 'missing' and exported as 0: fix the names (the students' cluster logins), or set "
+                          f"[cluster] roster_accounts = false in {cfg.path} where this machine cannot see the accounts")
+    return names
 
 
 def load_extensions(cfg, known_students: set[str] | None, class_source: str = "") -> dict[str, Extension]:

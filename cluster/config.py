@@ -25,6 +25,8 @@ class ConfigError(Exception):
 
 # (section, key) -> (default, one line of help used in error messages)
 DEFAULTS = {
+    ("course", "name"): ("gemm-lab", "the course's short name (letters, digits, '.', '_', '-'): handout, LMS columns"),
+    ("course", "title"): ("", "the course's title, shown in the handout and the reports"),
     ("cluster", "scheduler"): ("auto", '"auto" (Slurm when sbatch is on PATH), "slurm" or "local"'),
     ("cluster", "dropbox"): ("results/dropbox", "directory of the hand-ins, one sub-directory per student"),
     ("cluster", "sweeps"): ("results/sweeps", "directory of the class-wide sweeps and gradebooks"),
@@ -44,7 +46,13 @@ DEFAULTS = {
     ("cluster", "sweep_concurrency"): (8, "most grading jobs of one sweep running at once (the array's %N)"),
     ("cluster", "max_source_kb"): (256, "largest accepted stage file, in KiB"),
     ("cluster", "max_report_mb"): (20, "largest accepted report/report.pdf, in MiB"),
+    ("cluster", "queued_per_student"): (2, "most grading jobs of one student waiting or running at once; a hand-in "
+                                        "beyond it is stored (it counts for the deadline) but not queued"),
+    ("cluster", "graded_per_hour"): (6, "most hand-ins of one student queued for grading in any hour; beyond it "
+                                     "they are stored but not queued"),
     ("cluster", "roster"): ("", "file with one student user name per line (# comments); \"\" = whoever handed in"),
+    ("cluster", "roster_accounts"): (True, "every roster name must be an account on this machine (false where "
+                                     "the login node cannot see the students' accounts)"),
     ("cluster", "python"): ("", "Python 3.11+ on the compute nodes; \"\" = the one running this tool"),
     ("deadline", "due"): ("", "due date with a time zone, e.g. 2026-12-04T23:59:00Z; \"\" = no deadline"),
     ("deadline", "grace_minutes"): (0, "minutes after `due` that still count as on time"),
@@ -72,6 +80,16 @@ DEFAULTS = {
     ("leaderboard", "size"): (10, "places shown per stage and precision"),
 }
 SECTIONS = tuple(dict.fromkeys(s for s, _ in DEFAULTS))
+# The sections of course.toml other tools read, and who checks their keys: with SECTIONS, every
+# section a course.toml may have; any other is a mistake (a typo such as [deadlines] would otherwise
+# leave the course without a deadline).
+OTHER_SECTIONS = {
+    "bench": "the grader (gemmlab-config)",
+    "scoring": "the grader (gemmlab-config)",
+    "report": "make report (report/report_data.py)",
+    "handout": "make handout (grader/scripts/handout.py)",
+}
+COURSE_SECTIONS = (*SECTIONS, *OTHER_SECTIONS)
 
 SCHEDULERS = ("auto", "slurm", "local")
 CANVAS_MATCH_COLUMNS = ("SIS Login ID", "SIS User ID", "ID")
@@ -221,6 +239,37 @@ def _where(path, section, key):
     return f"{path}: [{section}] {key}"
 
 
+def _line_of(path, pattern) -> str:
+    """', line N' of the first line of the file that matches `pattern`, or ''."""
+    try:
+        for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+            if re.match(pattern, line):
+                return f", line {n}"
+    except OSError:
+        pass
+    return ""
+
+
+def _only_known_sections(path, doc):
+    """Every top-level name of course.toml is a section some tool reads; a key outside any section
+    or an unknown section is named, with the section probably meant."""
+    for name, value in doc.items():
+        if name in COURSE_SECTIONS:
+            continue
+        if not isinstance(value, dict):
+            owner = next((s for (s, k) in DEFAULTS if k == name), None)
+            hint = f" (it belongs under [{owner}])" if owner else ""
+            line = _line_of(path, r'\s*"?' + re.escape(name) + r'"?\s*=')
+            raise ConfigError(f"{path}{line}: '{name}' is a key outside "
+                              f"any section{hint}: keys go under a [section] header")
+        close = difflib.get_close_matches(name, COURSE_SECTIONS, n=1, cutoff=0.6)
+        hint = f" (did you mean [{close[0]}]?)" if close else ""
+        line = _line_of(path, r'\s*\[+\s*' + re.escape(name) + r'\s*[\].]')
+        raise ConfigError(f"{path}{line}: unknown section "
+                          f"[{name}]{hint}; the sections of course.toml are: "
+                          + ", ".join(f"[{s}]" for s in COURSE_SECTIONS))
+
+
 def parse_when(raw) -> dt.datetime:
     """A TOML offset date-time, or an ISO 8601 string with a time zone, in UTC. A ValueError says
     what is wrong with the value; the caller adds where it was found."""
@@ -281,6 +330,7 @@ def load(path) -> ClusterConfig:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
 
+    _only_known_sections(path, doc)
     values = {}
     for section in SECTIONS:
         table = doc.get(section, {})
@@ -322,7 +372,8 @@ def load(path) -> ClusterConfig:
             bad(key, c[key], "a Slurm name has only letters, digits, '_', '.' and '-'")
     if c["arch"] and not re.match(r"^sm_\d+[a-z]?$", c["arch"]):
         bad("arch", c["arch"], 'use a CUDA architecture such as "sm_80" or "sm_90", or "" for the default')
-    for key, low in (("cpus_per_task", 1), ("sweep_concurrency", 1), ("max_source_kb", 1), ("max_report_mb", 1)):
+    for key, low in (("cpus_per_task", 1), ("sweep_concurrency", 1), ("max_source_kb", 1), ("max_report_mb", 1),
+                     ("queued_per_student", 1), ("graded_per_hour", 1)):
         if c[key] < low:
             bad(key, c[key], f"must be at least {low}")
     if c["staff_group"]:
@@ -370,8 +421,9 @@ def load(path) -> ClusterConfig:
     deadline = Deadline(due=due, grace=dt.timedelta(minutes=grace), policy=policy, cutoff=cutoff,
                         penalty_per_day=float(values["late.penalty_percent_per_day"]),
                         max_penalty=float(values["late.max_penalty_percent"]))
-    course = doc.get("course", {}).get("name", "gemm-lab") if isinstance(doc.get("course"), dict) else "gemm-lab"
-    cfg = ClusterConfig(path=path, course=str(course), values=c, deadline=deadline, settings=values)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", values["course.name"]):
+        bad_in("course", "name", "use letters, digits, '.', '_' or '-' (it names the handout and the LMS columns)")
+    cfg = ClusterConfig(path=path, course=values["course.name"], values=c, deadline=deadline, settings=values)
     if not (cfg.grader_dir / "Makefile").is_file() or not (cfg.grader_dir / "grader").is_dir():
         raise ConfigError(f"{_where(path, 'cluster', 'grader_root')} = {c['grader_root']!r}: "
                           f"{cfg.grader_dir} is not a GEMM Lab tree (no Makefile and grader/ there)")

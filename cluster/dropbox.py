@@ -31,6 +31,10 @@ from pathlib import Path
 ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
 MANIFEST_SCHEMA = "gemmlab.attempt/1"
 REPORT_NAME = "report.pdf"
+# A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop
+# box, but no sweep counts it — so an earlier one counts instead (under the `latest` policy, the
+# way to keep an on-time grade after a late hand-in). Removing it (`make withdraw UNDO=1`) undoes it.
+WITHDRAWN_NAME = "withdrawn.json"
 # Source files that, left out of a hand-in, would change what compiles: refuse rather than drop.
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
 
@@ -154,7 +158,34 @@ def setup_dirs(cfg):
         if gid is not None:
             os.chown(d, -1, gid)
         os.chmod(d, mode)
+    record_course(cfg)
     return cfg.dropbox_dir, cfg.sweeps_dir
+
+
+# The course's own configuration, recorded in the drop box by the staff (setup): student commands
+# and grading jobs read that file, whichever course.toml they were started with (a student's
+# checkout has a copy they can edit). The record is the staff's: a student can neither replace it
+# (sticky drop box) nor plant one (only the drop box's owner or root are believed).
+COURSE_RECORD = ".course-config"
+
+
+def record_course(cfg):
+    tmp = cfg.dropbox_dir / f".{COURSE_RECORD}.{os.getpid()}"
+    tmp.write_text(str(cfg.path) + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, cfg.dropbox_dir / COURSE_RECORD)
+
+
+def recorded_course(cfg) -> Path | None:
+    """The course.toml the staff recorded in cfg's drop box, if any (and believable)."""
+    record = cfg.dropbox_dir / COURSE_RECORD
+    try:
+        st, box = record.stat(), cfg.dropbox_dir.stat()
+        if st.st_uid not in (0, box.st_uid) or st.st_mode & 0o022:
+            return None
+        return Path(record.read_text().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def user_dir(cfg, user: str, create: bool) -> Path:
@@ -283,6 +314,10 @@ class Attempt:
     def submitted_at(self) -> dt.datetime:
         return parse_iso(self.manifest["submitted_at"])
 
+    @property
+    def withdrawn(self) -> bool:
+        return (self.path / WITHDRAWN_NAME).is_file()
+
     def effective_time(self) -> dt.datetime:
         """The later of the manifest's time and the change time (ctime) of every file in the attempt:
         a user can rewrite a manifest but cannot set a ctime, so editing an attempt after the fact
@@ -323,25 +358,32 @@ def list_attempts(d: Path) -> list[Attempt]:
     return sorted(out, key=lambda a: a.number)
 
 
+def withdraw(attempt: Attempt, undo=False):
+    """Mark (or unmark) an attempt as withdrawn by its student."""
+    mark = attempt.path / WITHDRAWN_NAME
+    if undo:
+        mark.unlink(missing_ok=True)
+        return
+    tmp = attempt.path / f".{WITHDRAWN_NAME}.{os.getpid()}"
+    tmp.write_text(json.dumps({"withdrawn_at": iso(dt.datetime.now(dt.timezone.utc)), "by": current_user()}) + "\n")
+    os.replace(tmp, mark)
+
+
 def students(cfg) -> list[str]:
-    """The roster when there is one, plus everyone with a directory in the drop box."""
-    names = set()
-    if cfg.roster_path:
-        try:
-            for line in cfg.roster_path.read_text().splitlines():
-                line = line.split("#", 1)[0].strip()
-                if line:
-                    names.add(line)
-        except OSError as e:
-            raise SubmissionError(f"[cluster] roster = {cfg.roster}: cannot read it ({e.strerror})") from None
+    """The roster when there is one (checked: class_files.read_roster), plus everyone with a
+    directory in the drop box."""
+    from class_files import read_roster  # class_files reads dropbox's helpers: imported here, not above
+    names = set(read_roster(cfg))
     if cfg.dropbox_dir.is_dir():
         names.update(p.name for p in cfg.dropbox_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
     return sorted(names)
 
 
 def choose(attempts: list[Attempt], deadline) -> tuple[Attempt | None, dict]:
-    """The attempt that counts under the late policy, and why: {late, days_late, penalty_pct, note}."""
-    timed = [(a, a.effective_time()) for a in attempts]
+    """The attempt that counts under the late policy, and why: {late, days_late, penalty_pct, note}.
+    Withdrawn attempts never count."""
+    withdrawn = [a for a in attempts if a.withdrawn]
+    timed = [(a, a.effective_time()) for a in attempts if not a.withdrawn]
     if deadline.cutoff is not None:
         dropped = [a for a, t in timed if t > deadline.cutoff]
         timed = [(a, t) for a, t in timed if t <= deadline.cutoff]
@@ -354,8 +396,9 @@ def choose(attempts: list[Attempt], deadline) -> tuple[Attempt | None, dict]:
         pick = on_time[-1] if on_time else (timed[-1] if timed else None)
     else:  # latest
         pick = timed[-1] if timed else None
-    info = {"late": False, "days_late": 0, "penalty_pct": 0.0,
-            "note": f"{len(dropped)} attempt(s) after the cutoff ignored" if dropped else ""}
+    notes = ([f"{len(dropped)} attempt(s) after the cutoff ignored"] if dropped else []) + \
+        ([f"withdrawn by the student: {', '.join(f'#{a.number}' for a in withdrawn)}"] if withdrawn else [])
+    info = {"late": False, "days_late": 0, "penalty_pct": 0.0, "note": "; ".join(notes)}
     if pick is None:
         if attempts:
             info["note"] = "no attempt counts under the late policy" + (f"; {info['note']}" if info["note"] else "")

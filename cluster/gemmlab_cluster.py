@@ -23,11 +23,13 @@ Everything is configured in course.toml: [cluster], [deadline], [late], and for 
 """
 import argparse
 import collections
+import dataclasses
 import datetime as dt
 import json
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -61,6 +63,7 @@ def now():
 # ---- students -------------------------------------------------------------------------------
 def cmd_submit(cfg, args):
     user = _acting_user(args)
+    _on_the_roster(cfg, user, args.off_roster)
     student_dir = Path(args.student_dir).resolve()
     report = Path(args.report).resolve() if args.report else student_dir.parent / "report" / "report.pdf"
     files = dropbox.collect(cfg, student_dir, report)
@@ -72,6 +75,13 @@ def cmd_submit(cfg, args):
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir))
     manifest = json.loads((attempt / "manifest.json").read_text())
     print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
+    for line in how_it_counts(cfg, user, attempt):
+        print(f"submit: {line}")
+    why_not = _why_not_queue(cfg, user, attempt)
+    if why_not:
+        grading.write_json_atomic(attempt / "job.json", {"not_queued": why_not, "at": dropbox.iso(now())})
+        print(f"submit: not queued for grading: {why_not}")
+        return 0
     if cfg.use_slurm():
         script = slurm.render("grade-attempt.sbatch", attempt / "grade.sbatch", cfg.sbatch_options(),
                               user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
@@ -90,6 +100,157 @@ def cmd_submit(cfg, args):
         outcome = grade_attempt(cfg, attempt)
         print(f"submit: {outcome['status']}: {outcome.get('message', '')}")
         print("submit: `make results` shows the details; `make status` lists your attempts.")
+    return 0
+
+
+def _is_staff(cfg) -> bool:
+    return os.getuid() == 0 or (cfg.staff_gid is not None and cfg.staff_gid in os.getgroups())
+
+
+def _on_the_roster(cfg, user, override):
+    """With a roster, only its students hand in; the course staff may hand in for anyone (override)."""
+    if not cfg.roster_path:
+        return
+    if override:
+        if not _is_staff(cfg):
+            raise Refused("--off-roster is for the course staff (root or the staff group)")
+        return
+    try:
+        roster = class_files.read_roster(cfg)
+    except (ConfigError, OSError) as e:  # the staff's mistake: it never stops a hand-in (make validate names it)
+        print(f"submit: note: the course's roster could not be read, so it was not checked ({e})", file=sys.stderr)
+        return
+    if user not in roster:
+        raise Refused(f"{user} is not on this course's roster, so nothing was handed in. If you take the course, ask "
+                      "the course staff to add you (they can also hand in for you: submit --off-roster)")
+
+
+def _waiting_jobs(attempts) -> list[dropbox.Attempt]:
+    """The attempts whose grading job is still waiting or running."""
+    out = []
+    if not shutil.which("scontrol"):
+        return out
+    for a in attempts:
+        job = grading._read_json(a.path / "job.json") or {}
+        if job.get("job_id") and not (a.path / "grading" / "outcome.json").exists():
+            if slurm.job_state(job["job_id"]) in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED"):
+                out.append(a)
+    return out
+
+
+def _why_not_queue(cfg, user, attempt_path: Path) -> str:
+    """Why a stored hand-in gets no grading job of its own ('' when it does): the same files as an
+    earlier attempt, or the course's limits on a student's jobs (Slurm only)."""
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    this = next(a for a in attempts if a.path == attempt_path)
+    earlier = [a for a in attempts if a.number < this.number]
+    same = [a for a in earlier if a.digest == this.digest and ((a.path / "grading").is_dir()
+                                                               or (grading._read_json(a.path / "job.json") or {}).get("job_id"))]
+    if same:
+        return (f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])}): its grading stands "
+                "for this one too (`make results`). Your hand-in is stored, and its time counts for the deadline")
+    if not cfg.use_slurm():
+        return ""
+    waiting = _waiting_jobs(earlier)
+    if len(waiting) >= cfg.queued_per_student:
+        return (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
+                f"{', '.join(f'#{a.number}' for a in waiting)}; the course allows {cfg.queued_per_student}). Your hand-in "
+                "is stored and counts for the deadline; the final sweep grades whichever attempt counts. Hand in again "
+                "for feedback once they have run (`make status`)")
+    hour_ago = now() - dt.timedelta(hours=1)
+    recent = []
+    for a in earlier:
+        job = grading._read_json(a.path / "job.json") or {}
+        if job.get("job_id") and dropbox.parse_iso(job["queued"]) > hour_ago:
+            recent.append(dropbox.parse_iso(job["queued"]))
+    if len(recent) >= cfg.graded_per_hour:
+        free_at = sorted(recent)[-cfg.graded_per_hour] + dt.timedelta(hours=1)
+        return (f"{len(recent)} of your hand-ins were queued for grading in the last hour (the course allows "
+                f"{cfg.graded_per_hour}). Your hand-in is stored and counts for the deadline; the next one can be "
+                f"graded from {dropbox.iso(free_at)}")
+    return ""
+
+
+def _span(d: dt.timedelta) -> str:
+    """A duration as a person says it: '1 day 3 h 5 min', '40 min', '12 s'."""
+    secs = int(d.total_seconds())
+    days, rest = divmod(secs, 86400)
+    hours, rest = divmod(rest, 3600)
+    mins, secs = divmod(rest, 60)
+    parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []
+    parts += [f"{hours} h"] if hours else []
+    parts += [f"{mins} min"] if mins and not days else []
+    return " ".join(parts) or f"{secs} s"
+
+
+def student_deadline(cfg, user):
+    """The student's own deadline (with an extension) and how it is described; a course whose
+    extensions file this user cannot read gives the course's deadline, and says so."""
+    try:
+        ext = class_files.load_extensions(cfg, None).get(user)
+    except (ConfigError, OSError):
+        return cfg.deadline, " (your extension, if any, could not be read here: ask the course staff)"
+    if ext:
+        return ext.deadline(cfg.deadline), f" (with your extension: {ext.describe()})"
+    return cfg.deadline, ""
+
+
+def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
+    """What a hand-in means for the grade: on time or late (by how much, the penalty), and which
+    attempt counts under the course's late policy, with how to keep an earlier one where that helps."""
+    deadline, whose = student_deadline(cfg, user)
+    if deadline.due is None:
+        return []
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    this = next((a for a in attempts if a.path == attempt_path), None)
+    if this is None:
+        return []
+    t = this.effective_time()
+    late = deadline.lateness(t)
+    due = dropbox.iso(deadline.due + deadline.grace)
+    if late <= dt.timedelta(0):
+        return [f"on time: due {due}{whose}, {_span(-late)} to spare"]
+    lines = [f"LATE: handed in {_span(late)} after your due date {due}{whose}"]
+    policy = deadline.policy
+    earlier = [a for a in attempts if a.number < this.number and not a.withdrawn
+               and deadline.lateness(a.effective_time()) <= dt.timedelta(0)]
+    on_time = earlier[-1] if earlier else None
+    if deadline.cutoff is not None and t > deadline.cutoff:
+        lines.append(f"it is after the late cutoff ({dropbox.iso(deadline.cutoff)}): it will not count")
+    elif policy == "on-time-only":
+        lines.append("the course counts on-time hand-ins only: it will not count")
+    else:
+        lines.append(f"late penalty: {deadline.penalty_percent(t):g} % of its score ({deadline.penalty_per_day:g} % per "
+                     f"started day late, at most {deadline.max_penalty:g} %)")
+    pick, _ = dropbox.choose(attempts, deadline)
+    if pick is None:
+        lines.append("no attempt of yours counts now: hand in before the cutoff, or ask the course staff")
+    elif pick.path == this.path:
+        if on_time is not None and policy == "latest":
+            lines.append(f"under the course's policy (latest) this attempt counts, with its penalty, in place of your "
+                         f"on-time attempt #{on_time.number} ({on_time.manifest['submitted_at']}). To keep #{on_time.number} "
+                         f"instead:  make withdraw ATTEMPT={this.number}")
+        else:
+            lines.append(f"this attempt counts (policy: {policy})")
+    else:
+        lines.append(f"your attempt #{pick.number} ({pick.manifest['submitted_at']}) counts, not this one (policy: {policy})")
+    return lines
+
+
+def cmd_withdraw(cfg, args):
+    user = _acting_user(args)
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    a = next((x for x in attempts if x.number == args.attempt), None)
+    if a is None:
+        raise Refused(f"{user} has no attempt #{args.attempt}; `make status` lists yours")
+    dropbox.withdraw(a, undo=args.undo)
+    deadline, whose = student_deadline(cfg, user)
+    pick, info = dropbox.choose(attempts, deadline)
+    print(f"withdraw: attempt #{a.number} is {'back' if args.undo else 'withdrawn: no sweep counts it'}")
+    print(f"withdraw: the attempt that counts now: "
+          + (f"#{pick.number} ({pick.manifest['submitted_at']}"
+             + (f", late: penalty {info['penalty_pct']:g} %)" if info["late"] else ", on time)") if pick else "none")
+          + (f"; undo with  make withdraw ATTEMPT={a.number} UNDO=1" if not args.undo else ""))
     return 0
 
 
@@ -160,6 +321,8 @@ def _attempt_state(a: dropbox.Attempt) -> str:
         pts = f" {score['total']}/{score['max']}" if score and outcome["status"] == "graded" else ""
         return f"{outcome['status']}{pts}"
     job = grading._read_json(a.path / "job.json")
+    if job and job.get("not_queued"):
+        return "not queued (" + job["not_queued"].split(":")[0].split(".")[0] + ")"
     if job:
         state = slurm.job_state(job["job_id"]) if shutil.which("scontrol") else ""
         if state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
@@ -174,10 +337,19 @@ def cmd_status(cfg, args):
     if not attempts:
         print(f"status: no attempts of {user} in {cfg.dropbox_dir} yet (`make submit` hands in)")
         return 0
-    print(f"attempts of {user} in {cfg.dropbox_dir / user}:")
+    deadline, whose = student_deadline(cfg, user)
+    pick, _ = dropbox.choose(attempts, deadline)
+    print(f"attempts of {user} in {cfg.dropbox_dir / user}"
+          + (f" (due {dropbox.iso(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
+          + ":")
     for a in attempts:
+        late = deadline.lateness(a.effective_time()) if deadline.due else dt.timedelta(0)
+        marks = (["withdrawn"] if a.withdrawn else []) + ([f"late {_span(late)}"] if late > dt.timedelta(0) else [])
         print(f"  #{a.number:<3d} {a.manifest['submitted_at']}  {len(a.manifest['files'])} file(s)  "
-              f"{a.digest[:12]}  {_attempt_state(a)}")
+              f"{a.digest[:12]}  {_attempt_state(a)}" + (f"  [{', '.join(marks)}]" if marks else "")
+              + ("  <- counts" if pick is not None and a.path == pick.path else ""))
+    if pick is None:
+        print("  none of these counts under the course's late policy")
     return 0
 
 
@@ -210,6 +382,64 @@ def cmd_results(cfg, args):
 
 
 # ---- staff: set-up and sweeps -----------------------------------------------------------------
+def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False) -> list[str]:
+    """Every file of the course checked as the tools that read it will, on this machine, before
+    anything is queued: course.toml's sections and keys (the cluster's, [report], [handout], and
+    [bench]/[scoring] by the grader's own gemmlab-config from the trusted build), the roster and the
+    extensions and aliases files. The first mistake raises ConfigError (exit 2); returns what was checked.
+    roster_may_be_missing: a roster file that does not exist yet is noted, not an error (setup, early in term)."""
+    checked = [f"course.toml: the cluster's sections ({cfg.path})"]
+    if roster_may_be_missing and cfg.roster_path and not cfg.roster_path.exists():
+        checked.append(f"roster: {cfg.roster_path} does not exist yet (write it before the first sweep)")
+        cfg = dataclasses.replace(cfg, values={**cfg.values, "roster": ""})
+    elif cfg.roster_path:
+        roster = class_files.read_roster(cfg)
+        accounts = ", each an account here" if cfg.values["roster_accounts"] and roster else ""
+        checked.append(f"roster: {len(roster)} student(s){accounts}")
+    else:
+        checked.append("roster: none set (the class is whoever hands in)")
+    known = set(dropbox.students(cfg))
+    ext = class_files.load_extensions(cfg, known, class_source(cfg))
+    checked.append(f"extensions: {len(ext)}")
+    if cfg.file_setting("leaderboard", "aliases") is not None:
+        checked.append(f"leaderboard aliases: {len(class_files.load_aliases(cfg, known, class_source(cfg)))}")
+    tree = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(tree / "report"))
+    import report_data  # noqa: E402  (the report's own reader of [report])
+    try:
+        report_data.load_report_set(cfg.path)
+    except report_data.ReportError as e:
+        raise ConfigError(str(e)) from None
+    checked.append("[report]")
+    if (tree / "grader" / "scripts" / "handout.py").is_file():  # instructor trees only
+        sys.path.insert(0, str(tree / "grader" / "scripts"))
+        import handout  # noqa: E402  (make handout's own reader of [handout])
+        try:
+            handout.load_config(cfg.path)
+        except handout.HandoutError as e:
+            raise ConfigError(str(e)) from None
+        checked.append("[handout]")
+    tool = grading.Toolchain(cfg, say=say)
+    checker = tool.config_checker(tool.trusted(build_log))
+    try:
+        r = subprocess.run([str(checker), "--config", str(cfg.path)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise grading.BuildError(f"the grader's configuration check ({checker}) did not run: {e}") from None
+    if r.returncode == 2:
+        raise ConfigError(f"the grader refuses this course.toml: {r.stderr.strip()}")
+    if r.returncode != 0:
+        raise grading.BuildError(f"the grader's configuration check ({checker}) failed (exit {r.returncode}): "
+                                 f"{(r.stderr or r.stdout).strip()[-2000:]}")
+    checked.append("[bench] and [scoring] by the grader: " + r.stdout.splitlines()[0].split(": ", 2)[-1])
+    return checked
+
+
+def cmd_validate(cfg, args):
+    checked = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log")
+    print("course files valid:\n  " + "\n  ".join(checked))
+    return 0
+
+
 def cmd_setup(cfg, args):
     box, sweeps = dropbox.setup_dirs(cfg)
     cache = cfg.trusted_cache_dir
@@ -222,7 +452,11 @@ def cmd_setup(cfg, args):
     print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
           f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
     if args.build:
-        grading.Toolchain(cfg).trusted(cache / "trusted-build.log")
+        checked = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
+        print("setup: course files valid: " + "; ".join(checked))
+    else:
+        print("setup: the grader's check of [bench] and [scoring] needs its build: run setup --build "
+              "(or make validate) before the first sweep")
     return 0
 
 
@@ -272,6 +506,14 @@ def plan_sweep(cfg, when=None) -> list[dict]:
         else:
             entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name,
                          digest=pick.digest)
+            problem = pick.verify()
+            if problem:  # an integrity case: a person decides; the intact attempt is kept in view
+                entry["review"] = f"attempt #{pick.number} {problem}"
+                intact, intact_info = dropbox.choose([a for a in attempts if not a.verify()], deadline)
+                if intact is not None:
+                    entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name,
+                                       "number": intact.number, "digest": intact.digest,
+                                       "penalty_pct": intact_info["penalty_pct"]}
         entries.append(entry)
     return entries
 
@@ -285,7 +527,11 @@ def cmd_sweep(cfg, args):
                       "(`make sweep-status`) or cancel its jobs (scancel) before sweeping again")
     for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
         shutil.rmtree(stale, ignore_errors=True)
-    entries = plan_sweep(cfg)  # reads the roster and the extensions: their mistakes stop the sweep here
+    try:  # every mistake of the course's files stops the sweep here, before anything is planned or queued
+        validate_course(cfg, sweep / "trusted-build.log")
+    except ConfigError as e:
+        raise ConfigError(f"{e}\nThe sweep queued nothing: fix the file, check it with `make validate`, then sweep again") from None
+    entries = plan_sweep(cfg)
     course_open = cfg.deadline.open_until()
     if course_open is not None and now() < course_open and not args.before_deadline:
         raise Refused(f"the course's deadline has not passed (hand-ins can still count until {dropbox.iso(course_open)}): "
@@ -298,15 +544,16 @@ def cmd_sweep(cfg, args):
         "students": entries})
     todo = []
     for e in entries:
-        if not e.get("digest"):
-            continue
         if args.student and e["student"] not in args.student:
             continue
-        outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
-        if outcome and outcome.get("status") not in grading.RETRIED and not args.force:
-            continue
-        todo.append(dict({k: e[k] for k in ("student", "attempt", "attempt_name", "digest")},
-                         force=bool(args.force and outcome)))
+        # the attempt that counts, and for an integrity case also the intact one a person may choose
+        for graded in [e] if e.get("digest") else []:
+            for g in [graded] + ([graded["intact"]] if graded.get("intact") else []):
+                outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
+                if outcome and outcome.get("status") not in grading.RETRIED and not args.force:
+                    continue
+                todo.append(dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"],
+                                 force=bool(args.force and outcome)))
     missing = [s for s in (args.student or []) if s not in {e["student"] for e in entries}]
     if missing:
         raise Refused(f"no such student in the drop box or roster: {', '.join(missing)}")
@@ -322,8 +569,6 @@ def cmd_sweep(cfg, args):
               f"gradebook and every export. Sweep again after {last}: "
               + ", ".join(f"{e['student']} (until {e['open_until']})" for e in still_open[:8])
               + (" ..." if len(still_open) > 8 else ""))
-    if todo:
-        grading.Toolchain(cfg).trusted(sweep / "trusted-build.log")  # once, before any task starts
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
     (run / "logs").mkdir(parents=True)
     grading.write_json_atomic(run / "tasks.json", todo)
@@ -616,6 +861,7 @@ def parser():
     p.add_argument("--report", help="the report PDF (default: <student-dir>/../report/report.pdf, if present)")
     p.add_argument("--no-compile-check", action="store_true", help="hand in even without nvcc here")
     p.add_argument("--user", help="(staff, as root) hand in for this student")
+    p.add_argument("--off-roster", action="store_true", help="(staff) hand in for a student the roster does not list")
     p.set_defaults(fn=cmd_submit)
 
     p = sub.add_parser("status", help="your attempts and their grading")
@@ -643,6 +889,16 @@ def parser():
     p.add_argument("--force", action="store_true", help="grade again even when graded for the same attempt")
     p.set_defaults(fn=cmd_sweep)
 
+    p = sub.add_parser("withdraw", help="take back one of your attempts: no sweep counts it (an earlier one counts)")
+    p.add_argument("--attempt", type=int, required=True, help="the attempt's number (`make status` lists them)")
+    p.add_argument("--undo", action="store_true", help="count it again")
+    p.add_argument("--user", help=argparse.SUPPRESS)
+    p.set_defaults(fn=cmd_withdraw)
+
+    p = sub.add_parser("validate", help="(staff) check course.toml, the roster and the class files as every tool "
+                       "reads them (builds the trusted grader once)")
+    p.set_defaults(fn=cmd_validate)
+
     p = sub.add_parser("sweep-task", help="(job) one task of a sweep's array")
     p.add_argument("--sweep", required=True)
     p.add_argument("--run", required=True)
@@ -667,11 +923,27 @@ def parser():
     return ap
 
 
+# Commands a student runs (and the grading job of a hand-in): they read the course's configuration
+# as the staff recorded it in the drop box, not the copy in the student's checkout.
+STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt")
+
+
+def course_config(cfg):
+    """The staff's course.toml for a student command: the one recorded in the drop box (setup), else cfg."""
+    recorded = dropbox.recorded_course(cfg)
+    if recorded is None or recorded == cfg.path:
+        return cfg
+    print(f"(the course's configuration is {recorded}; {cfg.path} is not used)", file=sys.stderr)
+    return config_mod.load(recorded)
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     cfg = None
     try:
         cfg = config_mod.load(args.config)
+        if args.command in STUDENT_COMMANDS:
+            cfg = course_config(cfg)
         dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
         return args.fn(cfg, args)
     except ConfigError as e:

@@ -156,12 +156,28 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
         elif row["status"] != "graded":
             row["dispositions"] = row["status"]
         row["final"] = round(row["total"] * (1 - float(row["penalty_pct"]) / 100), 2)
-        if open_until:  # graded as it stands, but the student may still hand in: not a score yet
+        if entry.get("review") or row["status"] == "tampered":  # an integrity case: a person decides
+            row["status"] = "needs_review"
+            row["message"] = f"{entry.get('review') or row['message']}: a person decides. " + _intact_note(sweep, entry)
+        elif open_until:  # graded as it stands, but the student may still hand in: not a score yet
             got = f"{_fmt(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
             row["status"], row["message"] = "pending", f"due {open_until}: can still hand in (as it stands: {got})"
         rows.append(_blank_if_no_score(row))
     stages += [s for s in stage_order if s not in stages]
     return rows, stages
+
+
+def _intact_note(sweep: Path, entry: dict) -> str:
+    intact = entry.get("intact")
+    if not intact:
+        return "The student has no intact attempt that counts under the policy."
+    o = _load(grade_dir(sweep, entry["student"], intact["digest"]) / "outcome.json") or {}
+    r = _load(grade_dir(sweep, entry["student"], intact["digest"]) / "results.json") or {}
+    total = (r.get("score") or {}).get("total")
+    got = (f"graded {_fmt(round(float(total) * (1 - float(intact['penalty_pct']) / 100), 2))} point(s) after a "
+           f"{_fmt(intact['penalty_pct'])} % penalty" if o.get("status") == "graded" and total is not None
+           else o.get("status", "not graded yet"))
+    return f"The intact attempt that would count otherwise: #{intact['number']} ({intact['attempt_name']}, {got})."
 
 
 def _blank_if_no_score(row: dict) -> dict:
@@ -188,6 +204,10 @@ def summary_text(rows, stages, title) -> str:
     status = collections.Counter(r["status"] for r in rows)
     lines = [f"# Gradebook summary: {title}", "", f"{n} student(s): " +
              ", ".join(f"{k} {v}" for k, v in sorted(status.items())), ""]
+    review = [r for r in rows if r["status"] == "needs_review"]
+    if review:
+        lines += [f"## Needs review: {len(review)} (no score, blank in every export)", ""]
+        lines += [f"- {r['student']}: {r['message']}" for r in review] + [""]
     pending = [r for r in rows if r["status"] == "pending"]
     if pending:
         lines += [f"Pending (no score yet, blank in every export): {len(pending)} — "
@@ -212,7 +232,7 @@ def summary_text(rows, stages, title) -> str:
                 d = res.get("disposition")
                 if d not in ("passed", "no_gpu", None):
                     fails[f"{res.get('stage')}/{res.get('precision')}: {d}"] += 1
-        elif r["status"] in ("build_failed", "tampered", "error"):
+        elif r["status"] in ("build_failed", "error"):
             fails[f"{r['status']}"] += 1
     lines += ["## Most common failures", ""]
     lines += [f"- {what}: {count}" for what, count in fails.most_common(10)] or ["- none"]

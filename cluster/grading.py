@@ -218,6 +218,10 @@ class Toolchain:
             _prune_trusted(d, keep=KEEP_TRUSTED_BUILDS)
             return d / self.name
 
+    def config_checker(self, trusted: Path) -> Path:
+        """gemmlab-config of a trusted build: the grader's own check of [bench] and [scoring]."""
+        return Path(make_vars(self.root, trusted, Path("/nonexistent-submission"), self.arch)["CONFIG_CHECKER"])
+
     # ---- the object cache -------------------------------------------------------------------
     def object_cache(self) -> Path:
         for d in cache_dirs(self.cfg):

@@ -9,6 +9,7 @@ precision and error bound from `variant_info`).
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import tomllib
@@ -84,7 +85,9 @@ def load_report_set(config_path):
     known = {f for f in ReportSet.__dataclass_fields__}
     for key in section:
         if key not in known:
-            raise ReportError(f"{where}: unknown key '{key}' (known: {', '.join(sorted(known))})")
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ReportError(f"{where}: unknown key '{key}' ({hint}known: {', '.join(sorted(known))})")
     values = {}
 
     def sizes(key):

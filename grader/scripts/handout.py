@@ -11,6 +11,7 @@ Standard library only (Python 3.11+: tomllib), plus the toolchain: nvcc, g++, ld
 c++filt, strings, readelf, make.
 """
 import argparse
+import difflib
 import fnmatch
 import hashlib
 import json
@@ -88,6 +89,9 @@ def say(msg):
 
 # ---- configuration ---------------------------------------------------------------------------------
 
+HANDOUT_KEYS = ("archs", "ptx", "dist", "docs", "exclude")
+
+
 def load_config(path):
     path = Path(path)
     try:
@@ -99,6 +103,10 @@ def load_config(path):
         raise HandoutError(f"{path}: not valid TOML: {e}")
     course = cfg.get("course", {})
     h = cfg.get("handout", {})
+    for unknown in [k for k in h if k not in HANDOUT_KEYS]:
+        close = difflib.get_close_matches(unknown, HANDOUT_KEYS, n=1)
+        raise HandoutError(f"{path}: [handout] {unknown}: unknown key"
+                           + (f" (did you mean {close[0]!r}?)" if close else f"; the keys are: {', '.join(HANDOUT_KEYS)}"))
 
     def key(table, name, default, kind):
         value = table.get(name, default)

@@ -29,7 +29,8 @@ def write_config(base: Path, scheduler: str, due: dt.datetime, course_timing=Fal
     instead of a short budget at one small shape."""
     lines = ['[course]', 'name = "cluster-test"', "[cluster]", f'scheduler = "{scheduler}"',
              f'dropbox = "{base}/dropbox"', f'sweeps = "{base}/sweeps"', f'grader_root = "{ROOT}"',
-             f'trusted_cache = "{CACHE}"', f'roster = "{base}/roster.txt"']
+             f'trusted_cache = "{CACHE}"', f'roster = "{base}/roster.txt"',
+             "roster_accounts = false"]  # the synthetic students s01.. are not accounts
     lines += [f"{k} = {json.dumps(v)}" for k, v in cluster.items()]
     lines += ["[deadline]", f"due = {due.isoformat()}", "[late]", 'policy = "latest"', "penalty_percent_per_day = 10"]
     if course_timing:

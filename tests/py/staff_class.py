@@ -25,6 +25,7 @@ import gemmlab_cluster  # noqa: E402
 import grading  # noqa: E402
 
 PARTS = ROOT / "tests" / "fixtures" / "similarity"
+CACHE = ROOT / "build" / "cluster-tests" / "cache"  # the trusted grader build, shared with the cluster tests
 STAGE_FILES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
 STAGES = [Path(n).stem for n in STAGE_FILES]
 # The stages the synthetic results score by default: the handout's, but the tensor stage (extra
@@ -38,12 +39,12 @@ D = dt.timedelta(days=1)
 
 def write_config(base: Path, extra: str = "", roster=None) -> Path:
     """course.toml of a local-scheduler course in `base`, due DUE, 10 %/day late penalty."""
-    roster_line = f'roster = "{base}/roster.txt"\n' if roster is not None else ""
+    roster_line = f'roster = "{base}/roster.txt"\nroster_accounts = false\n' if roster is not None else ""
     if roster is not None:
         (base / "roster.txt").write_text("# synthetic class\n" + "\n".join(roster) + "\n")
     path = base / "course.toml"
     path.write_text(f'[course]\nname = "staff-test"\n[cluster]\nscheduler = "local"\ngrader_root = "{ROOT}"\n'
-                    f'dropbox = "{base}/dropbox"\nsweeps = "{base}/sweeps"\n{roster_line}'
+                    f'dropbox = "{base}/dropbox"\nsweeps = "{base}/sweeps"\ntrusted_cache = "{CACHE}"\n{roster_line}'
                     f"[deadline]\ndue = {DUE.isoformat()}\n[late]\npenalty_percent_per_day = 10\n"
                     f"max_penalty_percent = 50\n{extra}\n")
     return path
