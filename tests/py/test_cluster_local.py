@@ -44,16 +44,23 @@ def test_submit_grades_right_away(course):
     outcome = json.loads((attempt / "grading" / "outcome.json").read_text())
     assert outcome["status"] == "no_gpu", outcome
     assert not list(attempt.glob(".grading-tmp-*"))
-    # a second attempt is stored beside the first, which is left as it was
-    before = (attempt / "manifest.json").read_text()
+    # the same files again: stored (its time counts), not graded again
     r = tool(cfg_path, "submit", "--student-dir", student)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert len(list((cfg.dropbox_dir / user).glob("attempt-*"))) == 2
+    assert "not queued for grading: the same files as your attempt #1 (no_gpu)" in r.stdout, r.stdout
+    assert "grading now" not in r.stdout
+    # a changed hand-in is stored beside the first, which is left as it was
+    before = (attempt / "manifest.json").read_text()
+    (student / "naive.cu").write_text((student / "naive.cu").read_text() + "\n// changed\n")
+    r = tool(cfg_path, "submit", "--student-dir", student)
+    assert r.returncode == 0 and "grading now" in r.stdout, r.stdout + r.stderr
+    assert len(list((cfg.dropbox_dir / user).glob("attempt-*"))) == 3
     assert (attempt / "manifest.json").read_text() == before
     r = tool(cfg_path, "status")
-    assert r.returncode == 0 and "#1" in r.stdout and "#2" in r.stdout, r.stdout
+    assert r.returncode == 0 and "#1" in r.stdout and "not queued (the same files as your attempt #1" in r.stdout, r.stdout
+    assert r.stdout.splitlines()[-1].startswith("  #3") and r.stdout.rstrip().endswith("<- counts"), r.stdout
     r = tool(cfg_path, "results")
-    assert r.returncode == 0 and "attempt #2" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "attempt #3" in r.stdout, r.stdout + r.stderr
 
 
 def test_submit_refuses_extra_missing_and_broken_files(course):
@@ -73,7 +80,7 @@ def test_submit_refuses_extra_missing_and_broken_files(course):
 def test_local_sweep_builds_a_complete_gradebook(course):
     base, cfg_path, due = course
     cfg = config.load(cfg_path)
-    for d in cfg.dropbox_dir.iterdir():  # only the synthetic class
+    for d in (cfg.dropbox_dir.iterdir() if cfg.dropbox_dir.is_dir() else []):  # only the synthetic class
         shutil.rmtree(d)
     kinds = make_class(cfg, base, 8, due)
     r = tool(cfg_path, "sweep", "--name", "local")

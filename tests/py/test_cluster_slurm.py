@@ -119,6 +119,7 @@ def course(cluster):
         os.chmod(d, d.stat().st_mode | 0o055)
     r = tool(cfg_path, "setup", "--build")
     assert r.returncode == 0, r.stdout + r.stderr
+    (base / "roster.txt").write_text(f"{ALICE}\n")  # bob is not on it
     yield base, cfg_path, due
     shutil.rmtree(base, ignore_errors=True)
 
@@ -262,6 +263,129 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     assert f"done {graded_count}, running 0, queued 0, failed 0" in status.stdout, status.stdout
     summary = (sweep / "summary.md").read_text()
     assert f"{CLASS_SIZE + 1} student(s)" in summary and "build_failed" in summary
+
+
+def _sweep_and_wait(cfg_path, *args):
+    r = tool(cfg_path, "sweep", *args)
+    if r.returncode != 0:
+        return r
+    cfg = config.load(cfg_path)
+    run = sorted((cfg.sweeps_dir / "final" / "runs").glob("run-*"))[-1]
+    jobs = _sweep_jobs(cfg, "final", run.name)
+    wait_for(lambda: _job_gone(jobs["gradebook"]) and (cfg.sweeps_dir / "final" / "gradebook.csv").exists()
+             and (cfg.sweeps_dir / "final" / "gradebook.csv").stat().st_mtime > run.stat().st_mtime,
+             600, f"the gradebook of {run.name}")
+    return r
+
+
+def _queued_names():
+    return subprocess.run(["squeue", "-h", "-o", "%j"], capture_output=True, text=True).stdout.split()
+
+
+def test_a_semester_of_sweeps_around_the_deadline(course):
+    """As a TA lives it: a rubric with a mistake is refused before anything is queued; a sweep before
+    the deadline is refused, then run with FORCE (everyone pending, blank); after the course's deadline
+    the extended student stays pending and blank, the absent one is a 0, the absent extended one blank."""
+    import csv
+    base = Path(tempfile.mkdtemp(prefix="gemmlab-semester-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=40)
+    cfg_path = write_config(base, "slurm", due, gres="gpu:1", cpus_per_task=1, time_limit="00:15:00",
+                            sweep_concurrency=2)
+    cfg_path.write_text(cfg_path.read_text() + '[extensions]\nfile = "extensions.toml"\n')
+    (base / "extensions.toml").write_text("[ext]\nlate_days = 1\n[ext_absent]\nlate_days = 1\n")
+    (base / "roster.txt").write_text("on_time\next\nabsent\next_absent\n")
+    cfg = config.load(cfg_path)
+    from cluster_helpers import dropbox
+    for student in ("on_time", "ext"):
+        dropbox.store_attempt(cfg, student, dropbox.collect(cfg, hand_in_dir(base / "src", "stub"), None))
+    sweep = cfg.sweeps_dir / "final"
+    try:
+        # a mistake in the rubric: refused with the grader's own message, nothing planned or queued
+        bad = base / "bad.toml"
+        bad.write_text(cfg_path.read_text() + '[scoring.stages.tiled]\ntarget_pct_cublas = { float = "fifteen" }\n')
+        r = tool(bad, "sweep", "--before-deadline")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert 'target_pct_cublas.float must be a number between 0 and 100, got "fifteen"' in r.stderr, r.stderr
+        assert not (sweep / "plan.json").exists() and not (sweep / "runs").exists()
+        assert not [n for n in _queued_names() if n.startswith("gemmlab-")], _queued_names()
+
+        # before the deadline: refused; asked for, everyone is pending
+        r = tool(cfg_path, "sweep")
+        assert r.returncode == 1 and "deadline has not passed" in r.stderr and "FORCE=1" in r.stderr, r.stderr
+        assert dt.datetime.now(dt.timezone.utc) < due, "the class took longer than its deadline allows"
+        r = _sweep_and_wait(cfg_path, "--before-deadline")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "warning: 4 student(s) can still hand in" in r.stdout, r.stdout
+        rows = {row["student"]: row for row in read_gradebook(sweep)}
+        assert {s: (row["status"], row["final"]) for s, row in rows.items()} == {
+            s: ("pending", "") for s in ("on_time", "ext", "absent", "ext_absent")}, rows
+
+        # after the course's deadline (the extended students' runs a day longer)
+        time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1)
+        r = _sweep_and_wait(cfg_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "warning: 2 student(s) can still hand in" in r.stdout and "2 already graded" in r.stdout, r.stdout
+        rows = {row["student"]: row for row in read_gradebook(sweep)}
+        assert (rows["on_time"]["status"], rows["on_time"]["final"]) == ("no_gpu", "")  # no GPU here: never a 0
+        assert (rows["absent"]["status"], rows["absent"]["final"]) == ("missing", "0")
+        assert rows["ext"]["status"] == "pending" and rows["ext"]["final"] == "", rows["ext"]
+        assert "can still hand in (as it stands: no_gpu)" in rows["ext"]["message"], rows["ext"]
+        assert rows["ext_absent"]["status"] == "pending" and rows["ext_absent"]["final"] == ""
+        with open(sweep / "export" / "grades.csv") as f:
+            plain = {row["student"]: row for row in csv.DictReader(f)}
+        assert {s: plain[s]["final"] for s in plain} == {"on_time": "", "ext": "", "absent": "0", "ext_absent": ""}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
+    """make submit as a student after the deadline: it says how late and what it costs; a second
+    hand-in while the first still waits is stored but not queued (queued_per_student = 1); the same
+    files again are not graded again; a student not on the roster hands in nothing."""
+    from cluster_helpers import set_due
+    base, cfg_path, _ = course
+    set_due(cfg_path, dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=1, minutes=5))
+    cfg_path.write_text(cfg_path.read_text().replace("[cluster]\n", "[cluster]\nqueued_per_student = 1\n", 1))
+    roster = base / "roster.txt"
+    names = roster.read_text().split() if roster.exists() else []
+    roster.write_text("\n".join(names + ([] if ALICE in names else [ALICE])) + "\n")
+    d = _student_copy(ALICE)
+    (d / "naive.cu").write_text((d / "naive.cu").read_text() + "\n// late, first\n")
+    # her checkout's course.toml, edited (another rubric, a later due date): not what grades her
+    mine = d.parent / "course.toml"
+    mine.write_text(cfg_path.read_text().replace("\ndue = ", "\ndue = 2027-01-01T00:00:00Z\n# was: ")
+                    + "[scoring.stages.naive]\ncorrectness_points = 50\n")
+    subprocess.run(["chown", "-R", f"{ALICE}:", str(d.parent)], check=True)
+    r = tool(mine, "submit", "--student-dir", d, "--no-compile-check", user=ALICE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"the course's configuration is {cfg_path}; {mine} is not used" in r.stderr, r.stderr
+    attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    assert f"--config {cfg_path} grade-attempt" in (attempt / "grade.sbatch").read_text()
+    assert "submit: LATE: handed in 1 h 5 min after your due date" in r.stdout, r.stdout
+    assert "late penalty: 10 % of its score (10 % per started day late, at most 100 %)" in r.stdout, r.stdout
+    job = re.search(r"grading job (\d+) queued", r.stdout).group(1)
+    subprocess.run(["scontrol", "hold", job], check=True)  # it waits (as on a busy cluster)
+    try:
+        (d / "naive.cu").write_text((d / "naive.cu").read_text() + "// late, second\n")
+        r = tool(cfg_path, "submit", "--student-dir", d, "--no-compile-check", user=ALICE)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "submit: not queued for grading: 1 grading job(s) of yours are still waiting or running" in r.stdout, r.stdout
+        assert not re.search(r"grading job \d+ queued", r.stdout), r.stdout
+    finally:
+        subprocess.run(["scontrol", "release", job], check=True)
+    (d / "naive.cu").write_text((d / "naive.cu").read_text().replace("// late, second\n", ""))
+    r = tool(cfg_path, "submit", "--student-dir", d, "--no-compile-check", user=ALICE)  # the first one's files again
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"not queued for grading: the same files as your attempt #\d+ \(", r.stdout), r.stdout
+    status = tool(cfg_path, "status", user=ALICE)
+    assert "not queued (the same files as your attempt" in status.stdout and "<- counts" in status.stdout, status.stdout
+    # not on the roster: nothing stored
+    before = sorted((config.load(cfg_path).dropbox_dir).glob(f"{BOB}/attempt-*"))
+    r = tool(cfg_path, "submit", "--student-dir", _student_copy(BOB), "--no-compile-check", user=BOB)
+    assert r.returncode == 1 and f"{BOB} is not on this course's roster, so nothing was handed in" in r.stderr, r.stderr
+    assert sorted((config.load(cfg_path).dropbox_dir).glob(f"{BOB}/attempt-*")) == before
+    wait_for(lambda: _job_gone(job), 300, f"the released job {job}")
 
 
 def test_a_site_slurm_from_etc_slurm_is_left_untouched():

@@ -1,0 +1,98 @@
+"""A late hand-in says so at `make submit`: how late, the penalty, and which attempt counts under the
+course's policy — with `make withdraw` where withdrawing the late one keeps an on-time grade — and
+`make status` marks the attempt that counts. (The same on a real Slurm: test_cluster_slurm.py.)"""
+import datetime as dt
+
+import pytest
+
+import staff_class
+from staff_class import DUE
+
+import config  # noqa: E402  (cluster/, on sys.path through staff_class)
+import dropbox  # noqa: E402
+import gemmlab_cluster  # noqa: E402
+
+H = dt.timedelta(hours=1)
+D = dt.timedelta(days=1)
+
+
+def course(tmp_path, late="", extensions=None):
+    extra = late
+    if extensions is not None:
+        (tmp_path / "extensions.toml").write_text(extensions)
+        extra += '[extensions]\nfile = "extensions.toml"\n'
+    return config.load(staff_class.write_config(tmp_path, extra, roster=["alice", "bob"]))
+
+
+def hand_in(cfg, tmp_path, when, student="alice"):
+    return staff_class.hand_in(cfg, tmp_path, student, {}, when=when)
+
+
+def test_on_time_says_how_much_time_was_left(tmp_path):
+    cfg = course(tmp_path)
+    a = hand_in(cfg, tmp_path, DUE - 2 * H - 5 * 60 * dt.timedelta(seconds=1))
+    assert gemmlab_cluster.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
+
+
+def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_path, capsys):
+    cfg = course(tmp_path)
+    first = hand_in(cfg, tmp_path, DUE - H)
+    late = hand_in(cfg, tmp_path, DUE + D + 3 * H)
+    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late)
+    assert lines[0] == "LATE: handed in 1 day 3 h after your due date 2026-12-04T23:59:00Z"
+    assert lines[1] == "late penalty: 20 % of its score (10 % per started day late, at most 50 %)"
+    assert lines[2].startswith("under the course's policy (latest) this attempt counts, with its penalty, in place "
+                               "of your on-time attempt #1") and lines[2].endswith("make withdraw ATTEMPT=2"), lines[2]
+
+    # make withdraw ATTEMPT=2: the on-time attempt counts again; make status marks it
+    args = gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--user", "alice"])
+    assert gemmlab_cluster.cmd_withdraw(cfg, args) == 0
+    out = capsys.readouterr().out
+    assert "attempt #2 is withdrawn" in out and "counts now: #1" in out and "UNDO=1" in out, out
+    pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
+    assert pick.path == first and not info["late"] and "withdrawn by the student: #2" in info["note"]
+    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    status = capsys.readouterr().out.splitlines()
+    assert "(due 2026-12-04T23:59:00Z; policy latest)" in status[0], status
+    assert status[1].endswith("<- counts") and "[withdrawn, late 1 day 3 h]" in status[2], status
+
+    # undone: the late attempt counts again
+    gemmlab_cluster.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo", "--user", "alice"]))
+    pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
+    assert pick.path == late and info["penalty_pct"] == 20
+
+
+@pytest.mark.parametrize("late_section, words", [
+    ('policy = "prefer-on-time"\n', ["late penalty: 10 %", "your attempt #1", "counts, not this one (policy: prefer-on-time)"]),
+    ('policy = "on-time-only"\n', ["the course counts on-time hand-ins only: it will not count",
+                                   "your attempt #1", "counts, not this one"]),
+    (f"cutoff = {(DUE + 2 * H).isoformat()}\n", ["after the late cutoff (2026-12-05T01:59:00Z): it will not count",
+                                                 "your attempt #1"]),
+])
+def test_each_policy_says_which_attempt_counts(tmp_path, late_section, words):
+    cfg = course(tmp_path, late_section)
+    hand_in(cfg, tmp_path, DUE - H)
+    late = hand_in(cfg, tmp_path, DUE + 3 * H)
+    text = "\n".join(gemmlab_cluster.how_it_counts(cfg, "alice", late))
+    assert text.startswith("LATE: handed in 3 h after"), text
+    for w in words:
+        assert w in text, (w, text)
+    assert "make withdraw" not in text
+
+
+def test_an_extension_moves_the_students_own_due_date(tmp_path):
+    cfg = course(tmp_path, extensions="[alice]\nlate_days = 2\n")
+    a = hand_in(cfg, tmp_path, DUE + D)
+    assert gemmlab_cluster.how_it_counts(cfg, "alice", a) == [
+        "on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), 1 day to spare"]
+    b = hand_in(cfg, tmp_path, DUE + D, student="bob")
+    assert gemmlab_cluster.how_it_counts(cfg, "bob", b)[0] == "LATE: handed in 1 day after your due date 2026-12-04T23:59:00Z"
+
+
+def test_the_first_and_only_late_attempt_counts_without_a_way_back(tmp_path):
+    cfg = course(tmp_path)
+    a = hand_in(cfg, tmp_path, DUE + 30 * 60 * dt.timedelta(seconds=1))
+    lines = gemmlab_cluster.how_it_counts(cfg, "alice", a)
+    assert lines == ["LATE: handed in 30 min after your due date 2026-12-04T23:59:00Z",
+                     "late penalty: 10 % of its score (10 % per started day late, at most 50 %)",
+                     "this attempt counts (policy: latest)"]
