@@ -253,8 +253,8 @@ sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook 
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
 	$(CLUSTER) validate
-sweep-status:  ## (instructors) progress of the current sweep (SWEEP=name)
-	$(CLUSTER) sweep-status $(if $(SWEEP),--name $(SWEEP))
+sweep-status:  ## (instructors) progress of the latest sweep (SWEEP=name for another; FOLLOW=1 until it ends)
+	$(CLUSTER) sweep-status $(if $(SWEEP),--name $(SWEEP)) $(if $(FOLLOW),--follow)
 # Around the grades (docs/instructor-guide.md): nothing here grades; each reads a sweep's files.
 gradebook-export:  ## (instructors) rebuild a sweep's gradebook and its LMS files, export/canvas.csv and grades.csv (SWEEP=name)
 	$(CLUSTER) gradebook $(if $(SWEEP),--name $(SWEEP))

@@ -73,7 +73,8 @@ DEFAULTS = {
                                   "name, ID, SIS User ID and Section; \"\" = the user name alone"),
     ("export", "canvas_match"): ("SIS Login ID", 'the canvas_roster column that holds the cluster user name: '
                                  '"SIS Login ID", "SIS User ID" or "ID"'),
-    ("export", "stage_columns"): (True, "one LMS column per stage besides the total"),
+    ("export", "stage_columns"): (False, "one LMS column per stage besides the total (Canvas makes each a new "
+                                  "assignment on every import unless its header carries the assignment id)"),
     ("leaderboard", "aliases"): ("", "TOML file of the students who opted in: student = \"alias\"; "
                                  "\"\" = no leaderboard"),
     ("leaderboard", "stages"): (["reuse", "tensor"], "stages ranked (those no result names are skipped)"),

@@ -9,7 +9,7 @@ Course staff:
   setup                                                create the drop box, sweeps and cache directories
   make sweep          sweep [--name final] [--student S ... --force]
                                                        grade the attempt that counts of every student
-  make sweep-status   sweep-status [--name final]      done / running / queued / failed
+  make sweep-status   sweep-status [--name N] [--follow] the sweeps; done / running / queued / failed of one
   make gradebook-export  gradebook [--name final]      (re)build gradebook.csv, summary.md and export/
                                                        (canvas.csv: Canvas's import layout; grades.csv)
   make similarity     similarity [--name final]        similarity report of the hand-ins, per stage
@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,9 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import class_files  # noqa: E402
 import config as config_mod  # noqa: E402
 import dropbox  # noqa: E402
-import gradebook  # noqa: E402
 import grading  # noqa: E402
-import lms_export  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
 from dropbox import SubmissionError  # noqa: E402
@@ -247,7 +246,7 @@ def cmd_withdraw(cfg, args):
     deadline, whose = student_deadline(cfg, user)
     pick, info = dropbox.choose(attempts, deadline)
     print(f"withdraw: attempt #{a.number} is {'back' if args.undo else 'withdrawn: no sweep counts it'}")
-    print(f"withdraw: the attempt that counts now: "
+    print("withdraw: the attempt that counts now: "
           + (f"#{pick.number} ({pick.manifest['submitted_at']}"
              + (f", late: penalty {info['penalty_pct']:g} %)" if info["late"] else ", on time)") if pick else "none")
           + (f"; undo with  make withdraw ATTEMPT={a.number} UNDO=1" if not args.undo else ""))
@@ -440,6 +439,35 @@ def cmd_validate(cfg, args):
     return 0
 
 
+# The files the staff keep up during the term, and who may read them: the roster is read by every
+# student's `make submit` (am I on it?); extensions (with their reasons) and aliases are the staff's.
+CLASS_FILES = (("extensions", "file", 0o660), ("leaderboard", "aliases", 0o660))
+
+
+def _share_class_files(cfg) -> list[str]:
+    """Give the staff group the files they edit during the term (with staff_group set): group and
+    mode as CLASS_FILES says, the roster readable by all; a directory they cannot write (an editor
+    replaces the file) is named."""
+    files = [(cfg.file_setting(s, k), mode) for s, k, mode in CLASS_FILES]
+    files.append((cfg.roster_path, 0o664))
+    lines = []
+    for path, mode in files:
+        if path is None or not path.exists():
+            continue
+        if cfg.staff_gid is not None:
+            os.chown(path, -1, cfg.staff_gid)
+            os.chmod(path, mode)
+            lines.append(f"{path}: group {cfg.staff_group}, mode {oct(mode)}")
+            d = path.parent.stat()
+            if d.st_gid != cfg.staff_gid or not d.st_mode & 0o020:
+                lines.append(f"note: {path.parent} is not writable by {cfg.staff_group}: a TA's editor that replaces "
+                             f"the file cannot save it there (chgrp {cfg.staff_group} {path.parent}; chmod g+ws "
+                             f"{path.parent}), or keep the staff's files in a directory of their own")
+        else:
+            os.chmod(path, mode & 0o704 if mode & 0o004 else mode & 0o700)
+    return lines
+
+
 def cmd_setup(cfg, args):
     box, sweeps = dropbox.setup_dirs(cfg)
     cache = cfg.trusted_cache_dir
@@ -451,6 +479,8 @@ def cmd_setup(cfg, args):
         os.chmod(cache, 0o755)
     print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
           f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
+    for line in _share_class_files(cfg):
+        print(f"setup: {line}")
     if args.build:
         checked = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
         print("setup: course files valid: " + "; ".join(checked))
@@ -519,6 +549,7 @@ def plan_sweep(cfg, when=None) -> list[dict]:
 
 
 def cmd_sweep(cfg, args):
+    import gradebook  # staff only: not in the handout
     sweep = sweep_dir(cfg, args.name)
     sweep.mkdir(parents=True, exist_ok=True)
     runs = _runs(sweep)
@@ -609,6 +640,7 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
     place for the same attempt is kept (for a --force regrade: one this very task published);
     otherwise the task grades into a hidden temporary directory and renames it into place, and if
     another start published first, that result wins and this one is dropped."""
+    import gradebook  # staff only: not in the handout
     tasks = json.loads((sweep / "runs" / run / "tasks.json").read_text())
     if not 0 <= index < len(tasks):
         raise Refused(f"task {index} is not in {run}/tasks.json ({len(tasks)} tasks)")
@@ -685,6 +717,8 @@ def cmd_sweep_task(cfg, args):
 
 def cmd_gradebook(cfg, args):
     """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv)."""
+    import gradebook  # staff only: not in the handout
+    import lms_export  # staff only: not in the handout
     sweep = Path(args.sweep) if args.sweep else _chosen_sweep(cfg, args)
     try:
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
@@ -729,6 +763,7 @@ def cmd_similarity(cfg, args):
 
 
 def cmd_leaderboard(cfg, args):
+    import gradebook  # staff only: not in the handout
     import leaderboard  # matplotlib: only staff commands need it
     sweep = _chosen_sweep(cfg, args)
     if cfg.file_setting("leaderboard", "aliases") is None:
@@ -739,6 +774,12 @@ def cmd_leaderboard(cfg, args):
     except SubmissionError:
         stage_order = []
     rows, _ = gradebook.build(sweep, stage_order)
+    if not any(r["status"] == "graded" for r in rows):
+        statuses = collections.Counter(r["status"] for r in rows)
+        raise Refused(f"no student of sweep {sweep.name} was graded on a GPU ("
+                      + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "): there is nothing to rank, "
+                      "and a page saying nobody has a correct kernel would be false. No leaderboard was written; "
+                      "make one after a sweep on the GPU nodes")
     students = {r["student"] for r in rows}
     aliases = class_files.load_aliases(cfg, students, f"the sweep's plan ({sweep / 'plan.json'}) does not list them")
     out, boards, notes = leaderboard.write(sweep, rows, aliases, cfg.setting("leaderboard", "stages"),
@@ -780,11 +821,40 @@ def _restart_lines(runs: list[Path], running: set) -> list[str]:
     return lines
 
 
+def _sweeps(cfg) -> list[Path]:
+    """Every sweep with a plan, the most recently planned or run last."""
+    def last_change(d: Path) -> float:
+        return max([(d / "plan.json").stat().st_mtime] + [r.stat().st_mtime for r in _runs(d)])
+    found = [p.parent for p in cfg.sweeps_dir.glob("*/plan.json")] if cfg.sweeps_dir.is_dir() else []
+    return sorted(found, key=last_change)
+
+
 def cmd_sweep_status(cfg, args):
-    sweep = sweep_dir(cfg, args.name)
+    sweeps = _sweeps(cfg)
+    if not sweeps:
+        raise Refused(f"no sweep in {cfg.sweeps_dir} yet (`make sweep` starts one)")
+    if args.name is None:
+        sweep = sweeps[-1]  # the latest
+    else:
+        sweep = sweep_dir(cfg, args.name)
+        if sweep not in sweeps:
+            raise Refused(f"no sweep {args.name!r} in {cfg.sweeps_dir}; the sweeps there: "
+                          + ", ".join(d.name for d in sweeps) + " (`make sweep-status SWEEP=<name>`)")
+    if len(sweeps) > 1:
+        print("sweeps: " + ", ".join(f"{d.name} ({_runs(d)[-1].name if _runs(d) else 'planned'})" for d in sweeps)
+              + f"; showing {sweep.name}" + (" (the latest)" if args.name is None else ""))
+    while True:
+        active = _print_sweep_status(cfg, sweep)
+        if not args.follow or not active:
+            return 0
+        time.sleep(args.follow)
+        print(f"-- {dropbox.iso(now())}")
+
+
+def _print_sweep_status(cfg, sweep: Path) -> bool:
+    """One status report of a sweep; True while its latest run still has jobs in the queue."""
+    import gradebook  # staff only: not in the handout
     plan = grading._read_json(sweep / "plan.json")
-    if plan is None:
-        raise Refused(f"no sweep {args.name!r} in {cfg.sweeps_dir} yet (`make sweep` starts one)")
     runs = _runs(sweep)
     jobs = grading._read_json(runs[-1] / "jobs.json") if runs else None
     tasks = json.loads((runs[-1] / "tasks.json").read_text()) if runs else []
@@ -821,7 +891,7 @@ def cmd_sweep_status(cfg, args):
             counts["failed"] += 1
             failed.append(e["student"])
     total = sum(counts.values())
-    print(f"sweep {args.name} ({runs[-1].name if runs else 'no run'}): " +
+    print(f"sweep {sweep.name} ({runs[-1].name if runs else 'no run'}): " +
           ", ".join(f"{k} {v}" for k, v in counts.items()) + f" (of {total} graded attempts)")
     if failed:
         print(f"  failed or not graded: {', '.join(failed)}; `make sweep` grades them again")
@@ -841,7 +911,7 @@ def cmd_sweep_status(cfg, args):
         print(f"  gradebook job {gb}: {states[gb].lower()}")
     if (sweep / "gradebook.csv").is_file():
         print(f"  gradebook: {sweep / 'gradebook.csv'}")
-    return 0
+    return bool(states)
 
 
 # ---- command line -------------------------------------------------------------------------------
@@ -917,8 +987,10 @@ def parser():
     _sweep_options(p)
     p.set_defaults(fn=cmd_leaderboard)
 
-    p = sub.add_parser("sweep-status", help="(staff) progress of a sweep")
-    p.add_argument("--name", default="final")
+    p = sub.add_parser("sweep-status", help="(staff) the sweeps, and the progress of one (default: the latest)")
+    p.add_argument("--name", help="the sweep (default: the one planned or run last)")
+    p.add_argument("--follow", type=float, nargs="?", const=30.0, default=0.0, metavar="SECONDS",
+                   help="report again every SECONDS (default 30) until its jobs have left the queue")
     p.set_defaults(fn=cmd_sweep_status)
     return ap
 
@@ -926,6 +998,8 @@ def parser():
 # Commands a student runs (and the grading job of a hand-in): they read the course's configuration
 # as the staff recorded it in the drop box, not the copy in the student's checkout.
 STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt")
+# The staff's modules of cluster/, which a handout leaves out (grader/scripts/handout.py).
+STAFF_MODULES = ("gradebook", "lms_export", "similarity", "leaderboard", "staff_pages")
 
 
 def course_config(cfg):
@@ -948,6 +1022,15 @@ def main(argv=None):
         return args.fn(cfg, args)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:  # a staff tool's library (matplotlib, copydetect, ...) is not installed
+        if e.name in STAFF_MODULES:  # this tree is a handout: the staff tools are not in it
+            print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
+                  f"its tools (cluster/{e.name}.py)", file=sys.stderr)
+            return 2
+        print(f"error: `{args.command}` needs the Python module '{e.name}', which {sys.executable} does not have. "
+              f"Install it (`make setup` installs every one the course uses; or `{sys.executable} -m pip install "
+              f"{e.name}`), or run with a Python that has it (make ... PYTHON=/path/to/python3)", file=sys.stderr)
         return 2
     except (Refused, SubmissionError, grading.BuildError, slurm.SlurmError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -3,6 +3,7 @@ cluster tools use: sbatch --parsable, squeue. Every script is written to disk be
 so staff can read it and queue it again by hand with plain `sbatch <script>`.
 """
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -32,13 +33,36 @@ def render(template: str, out: Path, sbatch_options: list[str], **values) -> Pat
     return out
 
 
+# What sbatch's message means, and what to do: the controller not answering is nobody's setting;
+# a refused option names the course.toml key it came from.
+_CONTROLLER_DOWN = re.compile(r"unable to contact slurm controller|connect(ion)? (failure|refused)|socket timed out|"
+                              r"zero bytes were transmitted|communication connection failure", re.I)
+_OPTION_KEYS = [(re.compile(r"partition", re.I), "partition"), (re.compile(r"account", re.I), "account"),
+                (re.compile(r"\bqos\b|quality of service", re.I), "qos"),
+                (re.compile(r"gres|generic resource", re.I), "gres"),
+                (re.compile(r"time limit", re.I), "time_limit"), (re.compile(r"constraint|feature", re.I), "constraint"),
+                (re.compile(r"memory", re.I), "mem")]
+
+
+def hint(message: str) -> str:
+    """What to do about sbatch's `message`."""
+    if _CONTROLLER_DOWN.search(message):
+        return ("the Slurm controller did not answer: the scheduler is down or unreachable from here, not a "
+                "setting of the course. Try again in a while (`sinfo` answers when it is back), or tell the "
+                "cluster's administrators")
+    keys = [key for pattern, key in _OPTION_KEYS if pattern.search(message)]
+    if keys:
+        return f"Slurm refused an option: check [cluster] {', '.join(keys)} in course.toml"
+    return "check [cluster] partition, account, qos, gres and time_limit in course.toml"
+
+
 def sbatch(script: Path, *extra: str, cwd=None) -> str:
     cmd = ["sbatch", "--parsable", *extra, str(script)]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if r.returncode != 0:
-        raise SlurmError(f"sbatch refused {script}: {r.stderr.strip() or r.stdout.strip()}\n"
-                         f"  (command: {' '.join(map(shlex.quote, cmd))}; check [cluster] partition, "
-                         "account, qos, gres and time_limit in course.toml)")
+        message = r.stderr.strip() or r.stdout.strip()
+        raise SlurmError(f"sbatch refused {script}: {message}\n"
+                         f"  ({hint(message)}; command: {' '.join(map(shlex.quote, cmd))})")
     return r.stdout.strip().split(";")[0]
 
 

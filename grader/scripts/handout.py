@@ -58,6 +58,14 @@ NEVER = [
     "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
     "docs/instructor-guide.md",
     "docs/handout.md",
+    # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and
+    # the sweep's job scripts): a student's `make submit`, `status`, `results` need none of them
+    "cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
+    "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "cluster/templates/gradebook.sbatch",
+    "grader/scripts/requirements-staff.txt",
+    # developer tools of this repository, which need the reference sources or the staff's tests
+    "tests/cluster_gpu_demo.sh", "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/probes",
+    "tests/gpu_host_noise.py", "tests/pack_gpu_tools.sh", "tests/py/cluster_helpers.py", "tests/fixtures/cluster",
     "build", "results", "dist", ".deps",
     "report/build", "report/report.pdf",
 ]
@@ -198,6 +206,38 @@ def normalize(line):
     """A line for comparison: whitespace collapsed, and every `<name>_kernel` called KERNEL (a kernel
     declared like naive.cu's is public whatever its name)."""
     return re.sub(r"\b\w+_kernel\b", "KERNEL", " ".join(line.split()))
+
+
+# ---- build: the course's configuration, less the staff's sections ---------------------------------
+
+# Sections of course.toml that are the course staff's alone: the similarity check's thresholds (which
+# would tell a student how much to change a copied kernel), the LMS export, the leaderboard and the
+# extensions file. The handout's course.toml keeps the rest: the rubric, the cluster and the deadline.
+STAFF_SECTIONS = ("similarity", "export", "leaderboard", "extensions")
+
+
+def without_staff_sections(text: str) -> str:
+    """course.toml's text without STAFF_SECTIONS: each from its [header] (and the comments right above
+    it) to the next header."""
+    out, skipping, pending = [], False, []
+    for line in text.splitlines(keepends=True):
+        header = re.match(r"\s*\[+\s*([A-Za-z0-9_-]+)", line)
+        if header:
+            skipping = header.group(1) in STAFF_SECTIONS
+            if not skipping:
+                out += pending
+            pending = []
+            if not skipping:
+                out.append(line)
+            continue
+        if skipping:
+            continue
+        if line.lstrip().startswith("#") or not line.strip():
+            pending.append(line)  # comments above a header belong to the section that follows
+        else:
+            out += pending + [line]
+            pending = []
+    return "".join(out + pending)
 
 
 # ---- build: the file list ------------------------------------------------------------------------
@@ -354,6 +394,7 @@ def build(cfg, dist_override=None):
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, dst)
+    (out / "course.toml").write_text(without_staff_sections((ROOT / "course.toml").read_text()))
     with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
         nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work))
 

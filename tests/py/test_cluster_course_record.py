@@ -52,3 +52,20 @@ def test_a_record_others_could_write_is_not_believed(tmp_path):
     os.chmod(record, 0o644)
     os.chown(record, 12345, -1)  # not the drop box's owner, not root: a student's plant
     assert dropbox.recorded_course(cfg) is None
+
+
+def test_setup_gives_the_staff_the_files_they_edit(tmp_path, capsys):
+    import grp
+    staff = grp.getgrgid(0).gr_name  # a group of this machine stands in for the staff group
+    (tmp_path / "extensions.toml").write_text("[alice]\nlate_days = 1\n")
+    (tmp_path / "aliases.toml").write_text('alice = "ace"\n')
+    path = staff_class.write_config(tmp_path, f'[extensions]\nfile = "extensions.toml"\n[leaderboard]\n'
+                                              f'aliases = "aliases.toml"\n', roster=["alice"])
+    path.write_text(path.read_text().replace("[cluster]\n", f'[cluster]\nstaff_group = "{staff}"\n'))
+    os.chmod(tmp_path, 0o755)
+    assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
+    for name, mode in (("extensions.toml", 0o660), ("aliases.toml", 0o660), ("roster.txt", 0o664)):
+        st = (tmp_path / name).stat()
+        assert (st.st_mode & 0o777, st.st_gid) == (mode, 0), name
+    out = capsys.readouterr().out
+    assert f"is not writable by {staff}" in out  # the directory: named, with the commands that fix it

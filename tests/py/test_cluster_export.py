@@ -28,7 +28,7 @@ def rows_of(path):
 def fixture_sweep(tmp_path):
     """The committed synthetic sweep (ada full marks, bob 2 days late, cyd build_failed, dee missing,
     eve pending, fay partial, gus no_gpu), exported through the command line."""
-    cfg_path = staff_class.write_config(tmp_path)
+    cfg_path = staff_class.write_config(tmp_path, "[export]\nstage_columns = true\n")
     sweep = tmp_path / "sweeps" / "synthetic"
     shutil.copytree(FIXTURE, sweep)
     r = subprocess.run([sys.executable, str(TOOL), "--config", str(cfg_path), "gradebook", "--name", "synthetic"],
@@ -118,8 +118,8 @@ def test_bad_staff_settings_are_named(tmp_path, section, words):
 
 def test_extension_and_penalty_reach_the_plain_export(tmp_path):
     (tmp_path / "extensions.toml").write_text("[alice]\nlate_days = 1\n")
-    cfg = config.load(staff_class.write_config(tmp_path, '[extensions]\nfile = "extensions.toml"\n',
-                                               roster=["alice", "bob"]))
+    cfg = config.load(staff_class.write_config(tmp_path, '[extensions]\nfile = "extensions.toml"\n'
+                                               '[export]\nstage_columns = true\n', roster=["alice", "bob"]))
     staff_class.hand_in(cfg, tmp_path, "alice", {}, when=staff_class.DUE + 3 * staff_class.D)
     staff_class.hand_in(cfg, tmp_path, "bob", {}, when=staff_class.DUE + 3 * staff_class.D)
     sweep = staff_class.plan(cfg)
@@ -139,6 +139,17 @@ def test_extension_and_penalty_reach_the_plain_export(tmp_path):
     canvas = {r[0]: r for r in csv.reader(io.StringIO(written["canvas.csv"]))}
     assert "staff-test: naive" not in canvas["Student"] and "staff-test: tiled" in canvas["Student"]
     assert canvas["alice"][-1] == "32" and canvas["bob"][-1] == "28"
+
+
+def test_stage_columns_are_off_by_default(tmp_path):
+    cfg_path = staff_class.write_config(tmp_path)
+    sweep = tmp_path / "sweeps" / "synthetic"
+    shutil.copytree(FIXTURE, sweep)
+    r = subprocess.run([sys.executable, str(TOOL), "--config", str(cfg_path), "gradebook", "--name", "synthetic"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert rows_of(sweep / "export" / "canvas.csv")[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                                                           "staff-test: total"]
 
 
 @pytest.mark.parametrize("target, command", [("gradebook-export", "gradebook --name midterm"),

@@ -65,7 +65,8 @@ def test_ranking_ties_and_opt_in(tmp_path):
     lines = [ln for ln in fp32.splitlines() if ln.startswith("| ") and not ln.startswith("| place")]
     assert [ln.split("|")[2].strip() for ln in lines] == ["zebra", "aardvark", "Tile Twister"]  # size = 3
     assert lines[0].startswith("| 1 | zebra | 4200.0 |") and lines[1].startswith("| 2 | aardvark | 4200.0 |")
-    assert "2026-12-04 22:29:00 UTC" in lines[0]  # u_clark's hand-in time, the tie-break
+    assert lines[0].rstrip(" |").endswith("| 2026-12-04")  # u_clark's hand-in, the tie-break: its day only
+    assert "22:29" not in md                                # no time of day that could unmask an alias
     assert "d.wrong" not in md             # a failed kernel is never ranked
     assert "f-1" not in fp32               # fourth: beyond size = 3
     assert "reuse, FP64 (DGEMM)" in md
@@ -148,3 +149,21 @@ def test_no_opt_in_file_is_refused(tmp_path):
     staff_class.plan(cfg)
     r = run(cfg)
     assert r.returncode == 1 and "sets no [leaderboard] aliases file" in r.stderr
+
+
+def test_nothing_graded_on_a_gpu_gives_no_page(tmp_path):
+    (tmp_path / "aliases.toml").write_text(ALIASES)
+    cfg = config.load(staff_class.write_config(tmp_path, '[leaderboard]\naliases = "aliases.toml"\n', roster=list(CLASS)))
+    for user in CLASS:
+        staff_class.hand_in(cfg, tmp_path, user, {}, when=DUE - M)
+    sweep = staff_class.plan(cfg)
+    for user in CLASS:
+        staff_class.write_grade(sweep, user, [], status="no_gpu")
+    r = run(cfg)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no student of sweep final was graded on a GPU (no_gpu 6)" in r.stderr and "No leaderboard was written" in r.stderr
+    assert not (sweep / "leaderboard").exists()
+
+
+def test_axis_labels_stay_short_at_tensor_core_speeds():
+    assert [leaderboard._gflops_tick(v, None) for v in (0, 850, 12000, 150000, 1.25e6)] == ["0", "850", "12k", "150k", "1250k"]

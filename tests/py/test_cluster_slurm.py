@@ -272,6 +272,10 @@ def _sweep_and_wait(cfg_path, *args):
     cfg = config.load(cfg_path)
     run = sorted((cfg.sweeps_dir / "final" / "runs").glob("run-*"))[-1]
     jobs = _sweep_jobs(cfg, "final", run.name)
+    # make sweep-status FOLLOW=1: reports until the sweep's jobs have left the queue
+    follow = tool(cfg_path, "sweep-status", "--follow", "1", timeout=600)
+    assert follow.returncode == 0 and follow.stdout.startswith("sweep final (run-"), follow.stdout + follow.stderr
+    assert _job_gone(jobs["gradebook"]), follow.stdout
     wait_for(lambda: _job_gone(jobs["gradebook"]) and (cfg.sweeps_dir / "final" / "gradebook.csv").exists()
              and (cfg.sweeps_dir / "final" / "gradebook.csv").stat().st_mtime > run.stat().st_mtime,
              600, f"the gradebook of {run.name}")
@@ -386,6 +390,19 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     assert r.returncode == 1 and f"{BOB} is not on this course's roster, so nothing was handed in" in r.stderr, r.stderr
     assert sorted((config.load(cfg_path).dropbox_dir).glob(f"{BOB}/attempt-*")) == before
     wait_for(lambda: _job_gone(job), 300, f"the released job {job}")
+    # the controller does not answer (a copy of the configuration naming a port nobody listens on):
+    # the hand-in is kept, and the message says it is the scheduler, not the course's settings
+    down = base / "controller-down" / "slurm.conf"
+    down.parent.mkdir(exist_ok=True)
+    conf = (CI_DIR / "etc" / "slurm.conf").read_text()
+    down.write_text(re.sub(r"(?m)^SlurmctldPort=\d+", "SlurmctldPort=16999", conf))
+    os.chmod(down.parent, 0o755)
+    (d / "naive.cu").write_text((d / "naive.cu").read_text() + "// while the controller is down\n")
+    r = tool(cfg_path, "submit", "--student-dir", d, "--no-compile-check", user=ALICE,
+             env=dict(os.environ, SLURM_CONF=str(down)))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "your hand-in is stored" in r.stderr and "the Slurm controller did not answer" in r.stderr, r.stderr
+    assert "check [cluster]" not in r.stderr, r.stderr
 
 
 def test_a_site_slurm_from_etc_slurm_is_left_untouched():

@@ -267,7 +267,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     assert len(list(final.parent.glob(f"{final.name}.replaced-*"))) == 1
 
     # sweep-status shows the restarts: where each start ran and how it ended
-    assert gemmlab_cluster.cmd_sweep_status(cfg, argparse.Namespace(name="final")) == 0
+    assert gemmlab_cluster.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
     status = capsys.readouterr().out
     assert "restarted: 2 task(s)" in status, status
     assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: no_gpu; n1 #2: kept the result already in place" \

@@ -1,0 +1,56 @@
+"""What the handout leaves out, decided without building one: the staff's tools and developer scripts
+never ship, the student's side of the cluster tool still imports without them, and the handout's
+course.toml has no staff section (the similarity thresholds above all)."""
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+
+import handout  # noqa: E402
+
+
+def shipped():
+    files, _ = handout.select_files(handout.load_config(ROOT / "course.toml"))
+    return set(files)
+
+
+def test_staff_tools_and_developer_scripts_stay_out():
+    files = shipped()
+    for rel in ("cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
+                "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "tests/cluster_gpu_demo.sh",
+                "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/py/cluster_helpers.py",
+                "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json"):
+        assert rel not in files, rel
+    for rel in ("cluster/gemmlab_cluster.py", "cluster/dropbox.py", "cluster/class_files.py", "cluster/config.py",
+                "cluster/grading.py", "cluster/slurm.py", "cluster/templates/grade-attempt.sbatch"):
+        assert rel in files, rel
+
+
+def test_the_students_cluster_commands_run_without_the_staff_tools(tmp_path):
+    """A copy of the shipped cluster/ alone: `status` and `submit --help` work; a staff command says
+    it is not in the handout."""
+    for rel in shipped():
+        if rel.startswith("cluster/"):
+            dst = tmp_path / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes((ROOT / rel).read_bytes())
+    cfg = tmp_path / "course.toml"
+    cfg.write_text(f'[cluster]\nscheduler = "local"\ndropbox = "{tmp_path}/box"\ngrader_root = "{ROOT}"\n')
+    tool = [sys.executable, str(tmp_path / "cluster" / "gemmlab_cluster.py"), "--config", str(cfg)]
+    r = subprocess.run(tool + ["status", "--user", "alice"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "no attempts of alice" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run(tool + ["gradebook"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "is a command of the course staff" in r.stderr, r.stderr
+
+
+def test_the_handouts_course_toml_has_no_staff_section():
+    text = handout.without_staff_sections((ROOT / "course.toml").read_text())
+    doc = tomllib.loads(text)
+    assert not set(doc) & set(handout.STAFF_SECTIONS), list(doc)
+    assert {"course", "cluster", "deadline", "late", "bench", "scoring"} <= set(doc)
+    assert "noise_threshold" not in text and "copydetect" not in text
+    full = tomllib.loads((ROOT / "course.toml").read_text())
+    assert doc["scoring"] == full["scoring"] and doc["cluster"] == full["cluster"]
