@@ -188,7 +188,7 @@ def student_deadline(cfg, user):
     try:
         ext = class_files.load_extensions(cfg, None).get(user)
     except (ConfigError, OSError):
-        return cfg.deadline, " (your extension, if any, could not be read here: ask the course staff)"
+        return cfg.deadline, " (the course's; extensions are private to the staff: if you have one, yours is later)"
     if ext:
         return ext.deadline(cfg.deadline), f" (with your extension: {ext.describe()})"
     return cfg.deadline, ""
@@ -450,7 +450,7 @@ def _share_class_files(cfg) -> list[str]:
     replaces the file) is named."""
     files = [(cfg.file_setting(s, k), mode) for s, k, mode in CLASS_FILES]
     files.append((cfg.roster_path, 0o664))
-    lines = []
+    lines, named = [], set()
     for path, mode in files:
         if path is None or not path.exists():
             continue
@@ -459,7 +459,8 @@ def _share_class_files(cfg) -> list[str]:
             os.chmod(path, mode)
             lines.append(f"{path}: group {cfg.staff_group}, mode {oct(mode)}")
             d = path.parent.stat()
-            if d.st_gid != cfg.staff_gid or not d.st_mode & 0o020:
+            if (d.st_gid != cfg.staff_gid or not d.st_mode & 0o020) and path.parent not in named:
+                named.add(path.parent)
                 lines.append(f"note: {path.parent} is not writable by {cfg.staff_group}: a TA's editor that replaces "
                              f"the file cannot save it there (chgrp {cfg.staff_group} {path.parent}; chmod g+ws "
                              f"{path.parent}), or keep the staff's files in a directory of their own")
@@ -1007,7 +1008,12 @@ def course_config(cfg):
     recorded = dropbox.recorded_course(cfg)
     if recorded is None or recorded == cfg.path:
         return cfg
-    print(f"(the course's configuration is {recorded}; {cfg.path} is not used)", file=sys.stderr)
+    try:
+        same = recorded.read_bytes() == cfg.path.read_bytes()
+    except OSError:
+        same = False
+    if not same:
+        print(f"(the course's configuration is {recorded}; {cfg.path} is not used)", file=sys.stderr)
     return config_mod.load(recorded)
 
 
