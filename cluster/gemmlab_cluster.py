@@ -1024,12 +1024,16 @@ def main(argv=None):
         cfg = config_mod.load(args.config)
         if args.command in STUDENT_COMMANDS:
             cfg = course_config(cfg)
-        dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
-        return args.fn(cfg, args)
+        old_umask = dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
+        try:
+            return args.fn(cfg, args)
+        finally:
+            os.umask(old_umask)  # main() may run inside another program (the tests): leave its umask as it was
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:  # a staff tool's library (matplotlib, copydetect, ...) is not installed
+        e.name = (e.name or "?").split(".")[0]  # the package to install: matplotlib, not matplotlib.pyplot
         if e.name in STAFF_MODULES:  # this tree is a handout: the staff tools are not in it
             print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
                   f"its tools (cluster/{e.name}.py)", file=sys.stderr)

@@ -57,3 +57,14 @@ def test_sweep_status_lists_the_sweeps_and_shows_the_latest(tmp_path, capsys):
     assert "showing midterm\n" in capsys.readouterr().out
     assert gemmlab_cluster.main(["--config", str(cfg.path), "sweep-status", "--name", "fnal"]) == 1
     assert "no sweep 'fnal' in" in capsys.readouterr().err and second.exists()
+
+
+def test_main_leaves_the_callers_umask_as_it_was(tmp_path):
+    import os
+    path = staff_class.write_config(tmp_path, roster=["alice"])
+    old = os.umask(0o022)
+    try:
+        gemmlab_cluster.main(["--config", str(path), "status", "--user", "alice"])
+        assert os.umask(0o022) == 0o022
+    finally:
+        os.umask(old)

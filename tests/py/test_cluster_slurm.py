@@ -120,6 +120,7 @@ def course(cluster):
     r = tool(cfg_path, "setup", "--build")
     assert r.returncode == 0, r.stdout + r.stderr
     (base / "roster.txt").write_text(f"{ALICE}\n")  # bob is not on it
+    os.chmod(base / "roster.txt", 0o644)  # every student's make submit reads it
     yield base, cfg_path, due
     shutil.rmtree(base, ignore_errors=True)
 
@@ -354,6 +355,7 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     roster = base / "roster.txt"
     names = roster.read_text().split() if roster.exists() else []
     roster.write_text("\n".join(names + ([] if ALICE in names else [ALICE])) + "\n")
+    os.chmod(roster, 0o644)  # every student's make submit reads it
     d = _student_copy(ALICE)
     (d / "naive.cu").write_text((d / "naive.cu").read_text() + "\n// late, first\n")
     # her checkout's course.toml, edited (another rubric, a later due date): not what grades her
