@@ -2,8 +2,9 @@
 slurmd, munge; two fake GPUs, so --gres=gpu:1 jobs run on this GPU-less node and the grader there
 honestly records no_gpu). Real Unix users hand in (useradd; runuser); the users and the group the
 tests create are removed when they end. The cluster has its own configuration, munge and ports
-(SLURM_CONF in its directory): a Slurm the machine runs of its own is never touched — one test starts
-such a "site" cluster from /etc/slurm first (where the machine has none) and proves it. Needs root and
+(SLURM_CONF in its directory), and no test writes under /etc/slurm or /etc/munge: a Slurm the machine
+runs of its own is never touched — one test starts such a "site" cluster on Slurm's default ports
+first (where the machine has none) and proves it. Needs root and
 Slurm installed (make setup); skipped with the reason otherwise."""
 import datetime as dt
 import fcntl
@@ -407,20 +408,33 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     assert "check [cluster]" not in r.stderr, r.stderr
 
 
-def test_a_site_slurm_from_etc_slurm_is_left_untouched():
-    """make test as root on a login node: a Slurm the machine runs of its own — configured in
-    /etc/slurm, on Slurm's default ports, with a job running — keeps its configuration, its daemons
-    and its job while the test cluster is started, used and stopped beside it. (Where
-    /etc/slurm/slurm.conf exists, the machine has a Slurm of its own: the stand-in is not started and
-    this test is skipped — it never writes /etc/slurm over anything.)"""
+def _snapshot(*dirs):
+    """Every file under `dirs` with its bytes' hash and mode (a missing directory: nothing)."""
+    import hashlib
+    out = {}
+    for d in dirs:
+        for p in sorted(Path(d).rglob("*")) if Path(d).is_dir() else []:
+            if p.is_file():
+                out[str(p)] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mode)
+    return out
+
+
+def test_a_sites_own_slurm_is_left_untouched():
+    """make test as root on a login node: a Slurm the machine runs of its own — on Slurm's default
+    ports, with a job running — keeps its configuration, its daemons and its job while the test
+    cluster is started, used and stopped beside it; and nothing under /etc/slurm or /etc/munge is
+    written. (The stand-in site keeps its own files in its own directory, like every test file; where
+    the default ports are taken, the machine runs a Slurm of its own and the test is skipped.)"""
     site = SLURM / "site-slurm.sh"
-    if Path("/etc/slurm/slurm.conf").exists():
-        pytest.skip("/etc/slurm/slurm.conf exists: this machine's own Slurm is not touched, so not used here")
+    etc_before = _snapshot("/etc/slurm", "/etc/munge")
     r = subprocess.run(["bash", str(site), "start"], capture_output=True, text=True, timeout=120)
+    if r.returncode == 3:
+        pytest.skip(r.stderr.strip())
+    site_conf = Path("/tmp/gemmlab-site-slurm/etc/slurm.conf")
     try:
         assert r.returncode == 0, r.stdout + r.stderr
-        site_env = dict(os.environ, SLURM_CONF="/etc/slurm/slurm.conf")
-        conf_before = Path("/etc/slurm/slurm.conf").read_bytes()
+        site_env = dict(os.environ, SLURM_CONF=str(site_conf))
+        conf_before = site_conf.read_bytes()
         daemons = [int(Path(f"/tmp/gemmlab-site-slurm/{d}.pid").read_text()) for d in ("slurmctld", "slurmd")]
         job = subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", "--wrap", "sleep 600"], env=site_env,
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -430,28 +444,27 @@ def test_a_site_slurm_from_etc_slurm_is_left_untouched():
         # directory every user may enter: munged runs as munge).
         beside = Path(tempfile.mkdtemp(prefix="gemmlab-slurm-beside-", dir="/tmp"))
         os.chmod(beside, 0o755)
-        tmp_path = beside
-        ci = dict(os.environ, SLURM_CI_DIR=str(tmp_path / "ci"), SLURM_CI_PORT="16917", SLURM_CI_GPUS="1")
+        ci = dict(os.environ, SLURM_CI_DIR=str(beside / "ci"), SLURM_CI_PORT="16917", SLURM_CI_GPUS="1")
         ci.pop("SLURM_CONF", None)
         r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=ci, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
-        ci_env = dict(os.environ, SLURM_CONF=str(tmp_path / "ci" / "etc" / "slurm.conf"))
+        ci_env = dict(os.environ, SLURM_CONF=str(beside / "ci" / "etc" / "slurm.conf"))
         ours = subprocess.run(["sbatch", "--parsable", "--wait", "-o", "/dev/null", "--wrap", "true"], env=ci_env,
                               capture_output=True, text=True, timeout=120)
         assert ours.returncode == 0, ours.stderr
         r = subprocess.run(["bash", str(SLURM / "stop-slurm.sh")], env=ci, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
 
-        assert Path("/etc/slurm/slurm.conf").read_bytes() == conf_before, "the site's slurm.conf changed"
+        assert site_conf.read_bytes() == conf_before, "the site's slurm.conf changed"
         for pid in daemons:
             os.kill(pid, 0)  # the site's slurmctld and slurmd still run
         assert _state(job, site_env) == "RUNNING", "the site's job did not survive the test cluster"
-        assert not Path("/etc/slurm/gres.conf").exists() and not Path("/etc/slurm/cgroup.conf").exists()
     finally:
         subprocess.run(["bash", str(site), "stop"], capture_output=True, timeout=120)
         for d in Path("/tmp").glob("gemmlab-slurm-beside-*"):
             shutil.rmtree(d, ignore_errors=True)
-    assert not Path("/etc/slurm/slurm.conf").exists(), "the stand-in left its configuration behind"
+    assert _snapshot("/etc/slurm", "/etc/munge") == etc_before, "a test wrote under /etc/slurm or /etc/munge"
+    assert not Path("/tmp/gemmlab-site-slurm").exists(), "the stand-in left its files behind"
 
 
 def _state(job, env):

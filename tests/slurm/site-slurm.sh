@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# site-slurm.sh start|stop — a stand-in for a machine's OWN Slurm, the one a login node runs: its
-# configuration in /etc/slurm/slurm.conf, Slurm's default ports (6817/6818). Only for the test that
-# proves the test cluster (start-slurm.sh) leaves such a Slurm alone
-# (tests/py/test_cluster_slurm.py::test_a_site_slurm_from_etc_slurm_is_left_untouched).
-# It refuses to run where /etc/slurm/slurm.conf exists already — a machine with a Slurm of its own is
-# never touched — and `stop` removes everything `start` made: /etc/slurm/slurm.conf and its state.
+# site-slurm.sh start|stop — a stand-in for a machine's OWN Slurm, the one a login node runs: its own
+# configuration, munge and state, on Slurm's default ports (6817/6818). Only for the test that proves
+# the test cluster (start-slurm.sh) leaves such a Slurm alone
+# (tests/py/test_cluster_slurm.py::test_a_sites_own_slurm_is_left_untouched). Like every test file
+# it lives in its own directory, never in /etc: its configuration is $DIR/etc/slurm.conf. It refuses
+# to start where something listens on the default ports already (a Slurm of the machine's own), and
+# `stop` stops only the daemons `start` started, then removes $DIR.
 set -euo pipefail
 DIR=${SITE_SLURM_DIR:-/tmp/gemmlab-site-slurm}
-CONF=/etc/slurm/slurm.conf
+CONF=$DIR/etc/slurm.conf
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 case "${1:-}" in
 start)
   [ "$(id -u)" = 0 ] || { echo "site-slurm: must run as root" >&2; exit 1; }
-  [ ! -e "$CONF" ] || { echo "site-slurm: $CONF exists: this machine has a Slurm of its own; not touching it" >&2; exit 3; }
-  rm -rf "$DIR"; mkdir -p "$DIR"/{state,spool,log}; chmod 0755 "$DIR"
-  install -d -m 0755 /etc/slurm
+  for port in 6817 6818; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "site-slurm: port $port is in use: this machine runs a Slurm of its own; not starting a stand-in" >&2; exit 3
+    fi
+  done
+  rm -rf "$DIR"; mkdir -p "$DIR"/{state,spool,log,etc}; chmod 0755 "$DIR" "$DIR/etc"
   M=$DIR/munge; install -d -o munge -g munge -m 0755 "$M"
   dd if=/dev/urandom of="$M/munge.key" bs=1024 count=1 status=none
   chown munge:munge "$M/munge.key"; chmod 0400 "$M/munge.key"
@@ -25,7 +29,6 @@ start)
   NODE=$(slurmd -C | head -1)
   CPUS=$(sed -n 's/.* CPUs=\([0-9]*\).*/\1/p' <<<"$NODE")
   MEM=$(sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' <<<"$NODE")
-  touch "$DIR/made-etc-slurm-conf"   # what stop removes: only what start made
   cat > "$CONF" <<EOC
 # a stand-in site cluster (tests/slurm/site-slurm.sh)
 ClusterName=site
@@ -73,7 +76,6 @@ stop)
     alive "$p" && kill -KILL "$p" || true
   done
   alive "$MUN" && kill -TERM "$MUN" || true
-  [ -e "$DIR/made-etc-slurm-conf" ] && rm -f "$CONF"
   rm -rf "$DIR"
   echo "site-slurm: stopped" ;;
 *) echo "usage: site-slurm.sh start|stop" >&2; exit 2 ;;
