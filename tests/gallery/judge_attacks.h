@@ -1,5 +1,6 @@
-// tests/gallery/judge_attacks.h — what the gallery's attacks on the judge share (reuse.cu of these
-// entries is the control; unrolled.cu is the attack). Only the `syscall` instruction and plain memory
+// tests/gallery/judge_attacks.h — what the gallery's attacks from inside the process share: the
+// attacks on the judge (reuse.cu of these entries is the control; unrolled.cu is the attack) and
+// hidden_cublas. Only the `syscall` instruction and plain memory
 // access: no name here is one the build's symbol check refuses, so what stops these attacks is the
 // judge's design (docs/gallery.md), not the check. Not a model to follow.
 #pragma once
@@ -16,6 +17,8 @@
 #include <cstring>
 
 #include <cuda_runtime.h>
+
+#include "gemmlab/stages.h"
 
 namespace gallery {
 
@@ -201,3 +204,35 @@ inline bool raw_thread(void (*fn)(void*), void* arg) {
 }
 
 }  // namespace gallery
+
+// ---- the product the attacks compute honestly --------------------------------------------------
+// Each attack launches a correct plain GEMM (naive.cu's kernel) as its own product: what it tries
+// is around that call, not in it.
+
+namespace gemmlab::GEMMLAB_NS {
+namespace {
+
+constexpr int kBlockX = 32;  // one warp along a row of C (as in naive.cu)
+constexpr int kBlockY = 8;
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+gallery_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, const T* __restrict__ B, int ldb,
+               T beta, T* __restrict__ C, int ldc) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= M || col >= N) return;
+    T acc = T(0);
+    for (int k = 0; k < K; ++k) acc += A[row * lda + k] * B[k * ldb + col];
+    T* c = &C[row * ldc + col];
+    *c = (beta == T(0)) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+template <typename T>
+void launch_naive(const GemmProblem<T>& p, cudaStream_t s) {
+    const dim3 block(kBlockX, kBlockY), grid((p.N + kBlockX - 1) / kBlockX, (p.M + kBlockY - 1) / kBlockY);
+    gallery_kernel<T><<<grid, block, 0, s>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc);
+}
+
+}  // namespace
+}  // namespace gemmlab::GEMMLAB_NS

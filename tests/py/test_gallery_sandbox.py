@@ -28,9 +28,13 @@ def probe():
         pytest.skip(f"no host C++ compiler ({cxx})")
     sources = [PROBE_SRC, ROOT / "grader/src/judge/isolation.cpp", ROOT / "grader/src/judge/sandbox.cpp",
                ROOT / "grader/src/common/report_channel.cpp"]
+    # Built under a name of this process's own, then renamed into place: another test worker may be
+    # running the probe it built (overwriting a running executable fails).
+    tmp = out.with_name(f"{out.name}.{os.getpid()}")
     subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "grader/src"),
-                    "-I", str(ROOT / "grader/include"), *map(str, sources), "-o", str(out), "-lpthread"],
+                    "-I", str(ROOT / "grader/include"), *map(str, sources), "-o", str(tmp), "-lpthread"],
                    check=True)
+    os.replace(tmp, out)
     return out
 
 

@@ -11,28 +11,6 @@
 namespace gemmlab::GEMMLAB_NS {
 namespace {
 
-constexpr int kBlockX = 32;  // one warp along a row of C (as in naive.cu)
-constexpr int kBlockY = 8;
-
-template <typename T>
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-gallery_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, const T* __restrict__ B, int ldb,
-               T beta, T* __restrict__ C, int ldc) {
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    const int row = blockIdx.y * blockDim.y + threadIdx.y;
-    if (row >= M || col >= N) return;
-    T acc = T(0);
-    for (int k = 0; k < K; ++k) acc += A[row * lda + k] * B[k * ldb + col];
-    T* c = &C[row * ldc + col];
-    *c = (beta == T(0)) ? alpha * acc : alpha * acc + beta * *c;
-}
-
-template <typename T>
-void launch_naive(const GemmProblem<T>& p, cudaStream_t s) {
-    const dim3 block(kBlockX, kBlockY), grid((p.N + kBlockX - 1) / kBlockX, (p.M + kBlockY - 1) / kBlockY);
-    gallery_kernel<T><<<grid, block, 0, s>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc);
-}
-
 // Once: the CUDA runtime's cudaEventElapsedTime (the one every caller in this process reaches) made
 // writable with mprotect — the system call itself — and overwritten with
 //   mov dword [rdi], 0x3a83126f (1e-3f: one microsecond) ; xor eax, eax (cudaSuccess) ; ret

@@ -9,28 +9,6 @@
 namespace gemmlab::GEMMLAB_NS {
 namespace {
 
-constexpr int kBlockX = 32;  // one warp along a row of C (as in naive.cu)
-constexpr int kBlockY = 8;
-
-template <typename T>
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-gallery_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, const T* __restrict__ B, int ldb,
-               T beta, T* __restrict__ C, int ldc) {
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    const int row = blockIdx.y * blockDim.y + threadIdx.y;
-    if (row >= M || col >= N) return;
-    T acc = T(0);
-    for (int k = 0; k < K; ++k) acc += A[row * lda + k] * B[k * ldb + col];
-    T* c = &C[row * ldc + col];
-    *c = (beta == T(0)) ? alpha * acc : alpha * acc + beta * *c;
-}
-
-template <typename T>
-void launch_naive(const GemmProblem<T>& p, cudaStream_t s) {
-    const dim3 block(kBlockX, kBlockY), grid((p.N + kBlockX - 1) / kBlockX, (p.M + kBlockY - 1) / kBlockY);
-    gallery_kernel<T><<<grid, block, 0, s>>>(p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc);
-}
-
 // The relay: the runner's reports arrive on `from` (the stage's own pipe, now on the runner's report
 // descriptor); they leave on `to` (the real report pipe, moved away) with every status an "ok" and
 // every error dropped. System calls only: this thread shares the caller's thread-local storage.
