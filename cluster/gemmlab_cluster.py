@@ -76,9 +76,9 @@ def cmd_submit(cfg, args):
     print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
     for line in how_it_counts(cfg, user, attempt):
         print(f"submit: {line}")
-    why_not = _why_not_queue(cfg, user, attempt)
+    short, why_not = _why_not_queue(cfg, user, attempt)
     if why_not:
-        grading.write_json_atomic(attempt / "job.json", {"not_queued": why_not, "at": dropbox.iso(now())})
+        grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": why_not, "at": dropbox.iso(now())})
         print(f"submit: not queued for grading: {why_not}")
         return 0
     if cfg.use_slurm():
@@ -137,22 +137,24 @@ def _waiting_jobs(attempts) -> list[dropbox.Attempt]:
     return out
 
 
-def _why_not_queue(cfg, user, attempt_path: Path) -> str:
-    """Why a stored hand-in gets no grading job of its own ('' when it does): the same files as an
-    earlier attempt, or the course's limits on a student's jobs (Slurm only)."""
+def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
+    """Why a stored hand-in gets no grading job of its own, as (a few words for `make status`, the
+    message for the student); ("", "") when it does: the same files as an earlier attempt, or the
+    course's limits on a student's jobs (Slurm only)."""
     attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
     this = next(a for a in attempts if a.path == attempt_path)
     earlier = [a for a in attempts if a.number < this.number]
     same = [a for a in earlier if a.digest == this.digest and ((a.path / "grading").is_dir()
                                                                or (grading._read_json(a.path / "job.json") or {}).get("job_id"))]
     if same:
-        return (f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])}): its grading stands "
-                "for this one too (`make results`). Your hand-in is stored, and its time counts for the deadline")
+        short = f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])})"
+        return short, (f"{short}: its grading stands for this one too (`make results`). Your hand-in is stored, and "
+                       "its time counts for the deadline")
     if not cfg.use_slurm():
-        return ""
+        return "", ""
     waiting = _waiting_jobs(earlier)
     if len(waiting) >= cfg.queued_per_student:
-        return (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
+        return f"{len(waiting)} job(s) waiting, the course allows {cfg.queued_per_student}", (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
                 f"{', '.join(f'#{a.number}' for a in waiting)}; the course allows {cfg.queued_per_student}). Your hand-in "
                 "is stored and counts for the deadline; the final sweep grades whichever attempt counts. Hand in again "
                 "for feedback once they have run (`make status`)")
@@ -164,10 +166,10 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> str:
             recent.append(dropbox.parse_iso(job["queued"]))
     if len(recent) >= cfg.graded_per_hour:
         free_at = sorted(recent)[-cfg.graded_per_hour] + dt.timedelta(hours=1)
-        return (f"{len(recent)} of your hand-ins were queued for grading in the last hour (the course allows "
+        return f"{len(recent)} queued in the last hour, the course allows {cfg.graded_per_hour}", (f"{len(recent)} of your hand-ins were queued for grading in the last hour (the course allows "
                 f"{cfg.graded_per_hour}). Your hand-in is stored and counts for the deadline; the next one can be "
                 f"graded from {dropbox.iso(free_at)}")
-    return ""
+    return "", ""
 
 
 def _span(d: dt.timedelta) -> str:
@@ -321,7 +323,7 @@ def _attempt_state(a: dropbox.Attempt) -> str:
         return f"{outcome['status']}{pts}"
     job = grading._read_json(a.path / "job.json")
     if job and job.get("not_queued"):
-        return "not queued (" + job["not_queued"].split(":")[0].split(".")[0] + ")"
+        return f"not queued ({job['not_queued']})"
     if job:
         state = slurm.job_state(job["job_id"]) if shutil.which("scontrol") else ""
         if state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):

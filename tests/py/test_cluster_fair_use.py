@@ -30,12 +30,12 @@ def test_the_same_files_again_are_stored_but_not_graded_again(tmp_path):
     (first / "grading").mkdir()
     grading.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
-    why = gemmlab_cluster._why_not_queue(cfg, "alice", again)
+    _, why = gemmlab_cluster._why_not_queue(cfg, "alice", again)
     assert why.startswith("the same files as your attempt #1 (graded 5/100): its grading stands"), why
     assert "counts for the deadline" in why
     # changed files are graded
     other = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"}, when=DUE - dt.timedelta(minutes=30))
-    assert gemmlab_cluster._why_not_queue(cfg, "alice", other) == ""
+    assert gemmlab_cluster._why_not_queue(cfg, "alice", other) == ("", "")
 
 
 def test_identical_to_an_attempt_that_was_never_graded_is_graded(tmp_path):
@@ -43,7 +43,7 @@ def test_identical_to_an_attempt_that_was_never_graded_is_graded(tmp_path):
     first = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=2))
     grading.write_json_atomic(first / "job.json", {"not_queued": "limit", "at": "x"})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
-    assert gemmlab_cluster._why_not_queue(cfg, "alice", again) == ""
+    assert gemmlab_cluster._why_not_queue(cfg, "alice", again) == ("", "")
 
 
 def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path):
@@ -53,7 +53,7 @@ def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path):
         a = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"} if i else {}, when=DUE - dt.timedelta(hours=3 - i))
         grading.write_json_atomic(a / "job.json", {"job_id": str(990000 + i), "queued": dropbox.iso(t - dt.timedelta(minutes=ago))})
     third = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_pointer_walk"}, when=DUE - dt.timedelta(hours=1))
-    why = gemmlab_cluster._why_not_queue(cfg, "alice", third)
+    _, why = gemmlab_cluster._why_not_queue(cfg, "alice", third)
     free = dropbox.iso(t - dt.timedelta(minutes=50) + dt.timedelta(hours=1))
     assert why == ("2 of your hand-ins were queued for grading in the last hour (the course allows 2). Your hand-in "
                    f"is stored and counts for the deadline; the next one can be graded from {free}"), why
@@ -89,7 +89,8 @@ def test_status_says_why_an_attempt_was_not_graded(tmp_path, capsys):
     (first / "grading").mkdir()
     grading.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
-    grading.write_json_atomic(again / "job.json", {"not_queued": gemmlab_cluster._why_not_queue(cfg, "alice", again)})
+    short, why = gemmlab_cluster._why_not_queue(cfg, "alice", again)
+    grading.write_json_atomic(again / "job.json", {"not_queued": short, "why": why})
     gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     out = capsys.readouterr().out.splitlines()
     assert "not queued (the same files as your attempt #1 (graded 5/100))" in out[2] and out[2].endswith("<- counts"), out
