@@ -223,9 +223,11 @@ grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/resu
 	@mkdir -p $(RESULTS)
 	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --out $(RESULTS)
 
-.PHONY: list
+.PHONY: list rubric
 list: $(GRADER)  ## the stage registry
 	@$(GRADER) list
+rubric: $(CONFIG_CHECKER)  ## the rubric as the grader reads it from course.toml (CONFIG=): points, targets, shapes
+	@$(CONFIG_CHECKER) --config $(CONFIG)
 
 # ---- lab report (report/) ----------------------------------------------------------------------
 # make report measures on the GPU (report/build/results) and renders where pandoc is installed;

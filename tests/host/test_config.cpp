@@ -23,48 +23,47 @@ std::string error_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("defaults: every rubric key scored, 100 points, targets 80% of the reference speeds") {
+TEST_CASE("the grader holds no rubric of its own: no points, no targets, no graded shapes") {
     const CourseConfig c = default_config(kKeys);
-    CHECK(c.scoring.max_points() == doctest::Approx(100.0));
+    CHECK(c.scoring.stages.empty());
+    CHECK(c.scoring.shapes.empty());
+    CHECK(c.scoring.max_points() == 0);
     CHECK(c.scoring.interpolation == Interpolation::log);
-    REQUIRE(c.scoring.shapes.size() == 2);
-    CHECK(c.scoring.shapes[0].shape.M == 4096);
-    CHECK(c.scoring.stages.at("naive").performance_points.f32 == 0);
-    CHECK(c.scoring.stages.at("tiled").target_pct_cublas.f32 == 15);   // floor(0.8 x 19.3)
-    CHECK(c.scoring.stages.at("tiled").target_pct_cublas.f64 == 9);    // not floor(0.8 x 10.4) = 8: above naive
-    CHECK(c.scoring.stages.at("reuse").target_pct_cublas.f32 == 79);   // floor(0.8 x 98.9)
-    CHECK(c.scoring.stages.at("reuse").target_pct_cublas.f64 == 83);   // floor(0.8 x 103.9)
-    CHECK(c.bench.shapes.size() == 1);
+    CHECK(c.bench.shapes.size() == 1);  // a timing setting, not the rubric
     CHECK(c.notes.empty());
 }
 
-TEST_CASE("a stage the defaults do not know gets correctness points only, and a note") {
-    const CourseConfig c = default_config({"naive", "warp"});
-    CHECK(c.scoring.stages.at("warp").performance_points.f32 == 0);
-    CHECK(c.scoring.stages.at("warp").correctness_points.f32 > 0);
-    REQUIRE(c.notes.size() == 1);
-    CHECK(c.notes[0].find("warp") != std::string::npos);
+TEST_CASE("grading refuses a course.toml without a stage's rubric or graded shapes") {
+    const std::string shapes = "[[scoring.shapes]]\nshape = \"1024\"\n";
+    std::string all;
+    for (const std::string& k : kKeys) all += "[scoring.stages." + k + "]\ncorrectness_points = 1\n";
+    CHECK_NOTHROW(require_rubric(parse_config(shapes + all, "course.toml", kKeys), kKeys));
+    try {
+        require_rubric(parse_config(shapes + "[scoring.stages.naive]\n", "course.toml", kKeys), kKeys);
+        FAIL("no error");
+    } catch (const ConfigError& e) {
+        const std::string m = e.what();
+        CHECK(m.find("missing [scoring.stages.tiled], [scoring.stages.unrolled]") != std::string::npos);
+    }
+    CHECK_THROWS_WITH_AS(require_rubric(parse_config(all, "course.toml", kKeys), kKeys),
+                         doctest::Contains("at least one [[scoring.shapes]]"), ConfigError);
+    const CourseConfig missing = load_config("/nonexistent/course.toml", kKeys);
+    REQUIRE_FALSE(missing.notes.empty());  // check and bench still run on defaults
+    CHECK_THROWS_AS(require_rubric(missing, kKeys), ConfigError);
 }
 
-TEST_CASE("the tensor stage is extra credit by default; extra_credit = false makes it count") {
-    const CourseConfig c = default_config(kKeys);
-    const StageRubric& t = c.scoring.stages.at("tensor");
-    CHECK(t.extra_credit);
-    CHECK(t.correctness_points.f32 + t.performance_points.f32 + t.correctness_points.f64 + t.performance_points.f64 ==
-          doctest::Approx(10.0));
-    CHECK(c.scoring.max_points() == doctest::Approx(100.0));  // the 100-point scale is unchanged
-    for (const auto& [key, rubric] : c.scoring.stages)
-        if (key != "tensor") CHECK_FALSE(rubric.extra_credit);
-    const CourseConfig counted = parse_config("[scoring.stages.tensor]\nextra_credit = false\n", "course.toml", kKeys);
-    CHECK_FALSE(counted.scoring.stages.at("tensor").extra_credit);
-    CHECK(counted.scoring.max_points() == doctest::Approx(110.0));
+TEST_CASE("extra credit counts in the total, not the maximum; extra_credit = false makes it count") {
+    const std::string base = "[scoring.stages.tiled]\ncorrectness_points = 5\n[scoring.stages.tensor]\ncorrectness_points = 2.5\n";
+    const CourseConfig on = parse_config(base + "extra_credit = true\n", "course.toml", kKeys);
+    CHECK(on.scoring.max_points() == doctest::Approx(10.0));
+    const CourseConfig off = parse_config(base + "extra_credit = false\n", "course.toml", kKeys);
+    CHECK(off.scoring.max_points() == doctest::Approx(15.0));
     CHECK(error_of("[scoring.stages.tensor]\nextra_credit = 1\n").find("extra_credit must be true or false") !=
           std::string::npos);
 }
 
 TEST_CASE("a missing file means defaults and a note") {
     const CourseConfig c = load_config("/nonexistent/course.toml", kKeys);
-    CHECK(c.scoring.max_points() == doctest::Approx(100.0));
     REQUIRE_FALSE(c.notes.empty());
     CHECK(c.notes[0].find("defaults") != std::string::npos);
 }
@@ -82,9 +81,11 @@ min_repetitions = 3
 shapes = ["1024", "512x256x128"]
 [scoring]
 interpolation = "linear"
+max_call_ms_at_peak = 12.5
 shapes = ["2048", { shape = "1000x1000x1000", weight = 0.5 }]
 [scoring.stages.tiled]
-target_pct_cublas = 10
+target_pct_reference = 80
+correctness_points = 5
 performance_points = { float = 4, double = 6 }
 )",
                                         "course.toml", kKeys);
@@ -96,21 +97,29 @@ performance_points = { float = 4, double = 6 }
     CHECK(c.scoring.interpolation == Interpolation::linear);
     REQUIRE(c.scoring.shapes.size() == 2);
     CHECK(c.scoring.shapes[1].weight == 0.5);
-    CHECK(c.scoring.stages.at("tiled").target_pct_cublas.f32 == 10);
-    CHECK(c.scoring.stages.at("tiled").target_pct_cublas.f64 == 10);
+    CHECK(c.scoring.max_call_ms_at_peak == 12.5);
+    CHECK(c.scoring.stages.at("tiled").target_pct_reference.f32 == 80);
+    CHECK(c.scoring.stages.at("tiled").target_pct_reference.f64 == 80);
     CHECK(c.scoring.stages.at("tiled").performance_points.f64 == 6);
-    CHECK(c.scoring.stages.at("tiled").correctness_points.f32 == 5);  // untouched default
+    CHECK(c.scoring.stages.at("tiled").correctness_points.f32 == 5);
 }
 
 TEST_CASE("wrong values name the table, the key and what they got") {
-    CHECK(error_of("[scoring.stages.tiled]\ntarget_pct_cublas = \"fast\"\n") ==
-          "course.toml: [scoring.stages.tiled] target_pct_cublas must be a number between 0 and 100, or a table "
+    CHECK(error_of("[scoring.stages.tiled]\ntarget_pct_reference = \"fast\"\n") ==
+          "course.toml: [scoring.stages.tiled] target_pct_reference must be a number between 0 and 1000, or a table "
           "like { float = 12, double = 9 }, got \"fast\"");
-    CHECK(error_of("[scoring.stages.tiled]\ntarget_pct_cublas = 150\n") ==
-          "course.toml: [scoring.stages.tiled] target_pct_cublas must be a number between 0 and 100, got 150");
-    CHECK(error_of("[scoring.stages.reuse]\ntarget_pct_cublas = { float = 80, double = -1 }\n")
-              .find("target_pct_cublas.double must be a number between 0 and 100, got -1") != std::string::npos);
-    CHECK(error_of("[scoring.stages.reuse]\ntarget_pct_cublas = { half = 3 }\n").find("unknown precision 'half'") !=
+    CHECK(error_of("[scoring.stages.tiled]\ntarget_pct_reference = 1500\n") ==
+          "course.toml: [scoring.stages.tiled] target_pct_reference must be a number between 0 and 1000, got 1500");
+    CHECK(error_of("[scoring.stages.reuse]\ntarget_pct_reference = { float = 80, double = -1 }\n")
+              .find("target_pct_reference.double must be a number between 0 and 1000, got -1") != std::string::npos);
+    CHECK(error_of("[scoring.stages.reuse]\ntarget_pct_reference = { half = 3 }\n").find("unknown precision 'half'") !=
+          std::string::npos);
+    // Performance points need a target; the old cuBLAS-relative key says what replaced it.
+    CHECK(error_of("[scoring.stages.reuse]\nperformance_points = 5\n").find("target_pct_reference is missing") !=
+          std::string::npos);
+    CHECK(error_of("[scoring.stages.reuse]\ntarget_pct_cublas = 79\n").find("write target_pct_reference") !=
+          std::string::npos);
+    CHECK(error_of("[scoring]\nmax_call_ms_at_peak = -1\n").find("max_call_ms_at_peak must be a number") !=
           std::string::npos);
     CHECK(error_of("[bench]\nmin_repetitions = \"five\"\n") ==
           "course.toml: [bench] min_repetitions must be a whole number between 1 and 100000, got \"five\"");
@@ -142,17 +151,20 @@ TEST_CASE("broken TOML says where") {
     CHECK(e.find("not valid TOML") != std::string::npos);
 }
 
-TEST_CASE("the course.toml of the repository parses and keeps the calibrated defaults") {
+TEST_CASE("the course.toml of the repository is a complete rubric: 100 points, targets from the reference") {
     const CourseConfig file = load_config("course.toml", kKeys);  // tests run in the repository root
-    const CourseConfig defaults = default_config(kKeys);
     CHECK(file.notes.empty());
-    CHECK(file.scoring.max_points() == doctest::Approx(defaults.scoring.max_points()));
-    for (const auto& [key, rubric] : defaults.scoring.stages) {
+    CHECK_NOTHROW(require_rubric(file, kKeys));
+    CHECK(file.scoring.max_points() == doctest::Approx(100.0));
+    CHECK(file.scoring.stages.at("tensor").extra_credit);
+    CHECK(file.scoring.max_call_ms_at_peak > 0);
+    for (const auto& [key, rubric] : file.scoring.stages) {
         CAPTURE(key);
-        CHECK(file.scoring.stages.at(key).target_pct_cublas.f32 == rubric.target_pct_cublas.f32);
-        CHECK(file.scoring.stages.at(key).target_pct_cublas.f64 == rubric.target_pct_cublas.f64);
+        for (Precision p : {Precision::f32, Precision::f64})
+            if (rubric.performance_points.get(p) > 0) CHECK(rubric.target_pct_reference.get(p) > 0);
     }
-    // ... and the timing settings the defaults have (docs/timing.md describes both at once).
+    // ... and [bench] shows the timing defaults (docs/timing.md describes both at once).
+    const CourseConfig defaults = default_config(kKeys);
     CHECK(file.bench.warmup == defaults.bench.warmup);
     CHECK(file.bench.min_repetitions == defaults.bench.min_repetitions);
     CHECK(file.bench.max_repetitions == defaults.bench.max_repetitions);

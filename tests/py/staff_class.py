@@ -46,8 +46,14 @@ def write_config(base: Path, extra: str = "", roster=None) -> Path:
     path.write_text(f'[course]\nname = "staff-test"\n[cluster]\nscheduler = "local"\ngrader_root = "{ROOT}"\n'
                     f'dropbox = "{base}/dropbox"\nsweeps = "{base}/sweeps"\ntrusted_cache = "{CACHE}"\n{roster_line}'
                     f"[deadline]\ndue = {DUE.isoformat()}\n[late]\npenalty_percent_per_day = 10\n"
-                    f"max_penalty_percent = 50\n{extra}\n")
+                    f"max_penalty_percent = 50\n{extra}\n{rubric()}")
     return path
+
+
+def rubric() -> str:
+    """The repository's [bench] and [scoring] (the rubric lives in course.toml only)."""
+    course = (ROOT / "course.toml").read_text()
+    return course[course.index("\n[bench]"):]
 
 
 def splice(stage: str, part: str) -> str:

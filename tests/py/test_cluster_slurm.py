@@ -309,10 +309,10 @@ def test_a_semester_of_sweeps_around_the_deadline(course):
     try:
         # a mistake in the rubric: refused with the grader's own message, nothing planned or queued
         bad = base / "bad.toml"
-        bad.write_text(cfg_path.read_text() + '[scoring.stages.tiled]\ntarget_pct_cublas = { float = "fifteen" }\n')
+        bad.write_text(cfg_path.read_text() + '[scoring.stages.tiled]\ntarget_pct_reference = { float = "fifteen" }\n')
         r = tool(bad, "sweep", "--before-deadline")
         assert r.returncode == 2, r.stdout + r.stderr
-        assert 'target_pct_cublas.float must be a number between 0 and 100, got "fifteen"' in r.stderr, r.stderr
+        assert 'target_pct_reference.float must be a number between 0 and 1000, got "fifteen"' in r.stderr, r.stderr
         assert not (sweep / "plan.json").exists() and not (sweep / "runs").exists()
         assert not [n for n in _queued_names() if n.startswith("gemmlab-")], _queued_names()
 

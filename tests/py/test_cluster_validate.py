@@ -103,11 +103,11 @@ def test_the_grader_checks_its_own_sections_with_its_own_reader(tmp_path):
     r = tool(path, "validate")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[bench] and [scoring] by the grader: 100 points; graded at 1024x1024x1024 (weight 1)" in r.stdout, r.stdout
-    path.write_text(path.read_text() + '[scoring.stages.tiled]\ntarget_pct_cublas = { float = "fifteen" }\n')
+    edit(path, "target_pct_reference = { float = 80, double = 95 }", 'target_pct_reference = { float = "fifteen" }')
     r = tool(path, "validate")
     assert r.returncode == 2, r.stdout + r.stderr
-    assert ('the grader refuses this course.toml: ' in r.stderr and '[scoring.stages.tiled] target_pct_cublas.float '
-            'must be a number between 0 and 100, got "fifteen"' in r.stderr), r.stderr
+    assert ('the grader refuses this course.toml: ' in r.stderr and '[scoring.stages.tiled] target_pct_reference.float '
+            'must be a number between 0 and 1000, got "fifteen"' in r.stderr), r.stderr
     edit(path, "[scoring.stages.tiled]", "[scoring.stages.tield]")
     r = tool(path, "validate")
     assert r.returncode == 2 and "did you mean 'tiled'?" in r.stderr, r.stderr

@@ -54,21 +54,20 @@ def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path)
     assert sum(t["max_score"] for t in gs["tests"]) == 100
 
 
-@needs_no_gpu
-def test_grade_without_config_file_uses_defaults(grader, tmp_path):
+def test_grade_without_a_rubric_is_refused_before_anything_runs(grader, tmp_path):
+    # The rubric lives in course.toml only: without it there is nothing to score against.
     out = run(grader, "grade", "--config", str(tmp_path / "absent.toml"), "--out", str(tmp_path))
-    assert out.returncode == 3
-    res = json.loads((tmp_path / "results.json").read_text())
-    assert any("defaults" in n for n in res["config"]["notes"])
-    assert res["score"]["max"] == 100
+    assert out.returncode == 2
+    assert "grading needs the rubric of every stage; missing [scoring.stages.naive]" in out.stderr, out.stderr
+    assert not (tmp_path / "results.json").exists()
 
 
 def test_bad_config_names_the_key(grader, tmp_path):
     bad = tmp_path / "course.toml"
-    bad.write_text('[scoring.stages.tiled]\ntarget_pct_cublas = "fast"\n')
+    bad.write_text('[scoring.stages.tiled]\ntarget_pct_reference = "fast"\n')
     out = run(grader, "grade", "--config", str(bad), "--out", str(tmp_path))
     assert out.returncode == 2
-    assert '[scoring.stages.tiled] target_pct_cublas must be a number between 0 and 100' in out.stderr
+    assert '[scoring.stages.tiled] target_pct_reference must be a number between 0 and 1000' in out.stderr
     assert 'got "fast"' in out.stderr
     assert not (tmp_path / "results.json").exists()
     bad.write_text("[bench]\nmax_secs = 1\n")

@@ -42,6 +42,10 @@ struct StageVariant {
     StageFns<float> f32;
     StageFns<double> f64;
     InputPrecision float_inputs = InputPrecision::full;
+    // The oldest GPU architecture (compute capability × 10) whose instructions the variant needs,
+    // per precision; 0: any. On an older GPU, or in a build for an older ARCH, the variant is
+    // `unsupported`: never run, not scored (docs/scoring.md).
+    int min_arch_f32 = 0, min_arch_f64 = 0;
 
     template <typename T>
     const StageFns<T>& fns() const;
@@ -130,12 +134,13 @@ inline std::vector<StageInfo> stage_table() {
         {"tensor", "Tensor cores (WMMA, mma.sync)", "tensor",
          "warp-wide matrix instructions on the tensor cores, by input precision; double on the FP64 tensor cores",
          Operands::dense, false,
+         // FP16 mma.sync from sm_75; TF32 and the FP64 tensor cores (DMMA) from sm_80.
          {{"fp16", stage_fns_dense<float>(&gemm_tensor<float, InputPrecision::fp16>),
-           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::fp16},
+           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::fp16, 75, 80},
           {"tf32", stage_fns_dense<float>(&gemm_tensor<float, InputPrecision::tf32>),
-           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::tf32},
+           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::tf32, 80, 80},
           {"3xtf32", stage_fns_dense<float>(&gemm_tensor<float, InputPrecision::full>),
-           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::full}},
+           stage_fns_dense<double>(&gemm_tensor<double, InputPrecision::full>), InputPrecision::full, 80, 80}},
          true},
     };
 }

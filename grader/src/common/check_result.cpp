@@ -123,7 +123,8 @@ std::string paint_disposition(Disposition d, const MessageStyle& style) {
         case Disposition::passed: code = "32"; break;                 // green
         case Disposition::not_implemented:
         case Disposition::skipped: code = "33"; break;                // yellow
-        case Disposition::no_gpu: code = "36"; break;                 // cyan
+        case Disposition::no_gpu:
+        case Disposition::unsupported: code = "36"; break;            // cyan
         default: code = "31;1"; break;                                // bold red
     }
     return std::string("\033[") + code + "m" + name + "\033[0m";

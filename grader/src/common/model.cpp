@@ -132,6 +132,7 @@ const char* disposition_name(Disposition d) {
         case Disposition::rejected: return "rejected";
         case Disposition::no_gpu: return "no_gpu";
         case Disposition::skipped: return "skipped";
+        case Disposition::unsupported: return "unsupported";
     }
     return "unknown";
 }
@@ -139,7 +140,7 @@ const char* disposition_name(Disposition d) {
 std::optional<Disposition> parse_disposition(const std::string& s) {
     for (Disposition d : {Disposition::passed, Disposition::not_implemented, Disposition::failed,
                           Disposition::out_of_bounds, Disposition::crashed, Disposition::timed_out,
-                          Disposition::rejected, Disposition::no_gpu, Disposition::skipped})
+                          Disposition::rejected, Disposition::no_gpu, Disposition::skipped, Disposition::unsupported})
         if (s == disposition_name(d)) return d;
     return std::nullopt;
 }
@@ -147,6 +148,7 @@ std::optional<Disposition> parse_disposition(const std::string& s) {
 int severity(Disposition d) {
     switch (d) {
         case Disposition::skipped: return 0;
+        case Disposition::unsupported: return 0;
         case Disposition::passed: return 1;
         case Disposition::not_implemented: return 2;
         case Disposition::failed: return 3;

@@ -47,6 +47,8 @@ enum class Disposition {
     rejected,       // benchmark result that cannot be real (faster than peak, unverified output)
     no_gpu,         // nothing could run: no CUDA GPU on this machine
     skipped,        // not run (e.g. not asked for)
+    unsupported,    // not run: this GPU, or the arch the grader was built for, lacks what the variant
+                    // needs (gemmlab/stages.h min_arch); not scored, never a failure
 };
 
 const char* disposition_name(Disposition d);

@@ -54,4 +54,14 @@ std::vector<StageRun> expand(Side side, const Selection& sel) {
     return runs;
 }
 
+std::string unsupported_reason(const StageRun& run, int device_arch, int code_arch) {
+    const int need = run.min_arch();
+    if (need <= 0 || (need <= device_arch && need <= code_arch)) return "";
+    const std::string sm = "sm_" + std::to_string(need);
+    if (need > device_arch)
+        return "needs " + sm + " or newer; this GPU is sm_" + std::to_string(device_arch);
+    return "needs " + sm + " or newer; the grader was built for sm_" + std::to_string(code_arch) +
+           " (ARCH=sm_" + std::to_string(code_arch) + "), although this GPU is sm_" + std::to_string(device_arch);
+}
+
 }  // namespace gemmlab

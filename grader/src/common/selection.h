@@ -25,7 +25,12 @@ struct StageRun {
     const StageVariant* variant;
     Precision precision;
     std::string label() const;  // "tiled/16" or "naive"
+    int min_arch() const { return precision == Precision::f32 ? variant->min_arch_f32 : variant->min_arch_f64; }
 };
+
+// Why a run cannot run where the usable architecture is `usable_arch` (the lower of the GPU's and
+// the build's; gemmlab/stages.h min_arch), or "" when it can. `device_arch`, `code_arch` name which.
+std::string unsupported_reason(const StageRun& run, int device_arch, int code_arch);
 std::vector<StageRun> expand(Side side, const Selection& sel);
 
 }  // namespace gemmlab

@@ -204,7 +204,8 @@ TimedStages time_checked_stages(GpuContext& ctx, const TimedStagesRequest& req) 
     TimedStages out;
     for (Precision p : req.precisions) {
         const std::string prec = precision_name(p);
-        BenchPlan plan = plan_from_config(req.config, p, req.shapes, req.seed);
+        const auto own = req.shapes_for.find(p);
+        BenchPlan plan = plan_from_config(req.config, p, own != req.shapes_for.end() ? own->second : req.shapes, req.seed);
         plan.items = {baseline_item(), BenchItem::cublas()};
         std::vector<json> rows;  // the check results of the stages timed, in plan order after the baselines
         for (const json& r : req.checked) {
@@ -214,7 +215,7 @@ TimedStages time_checked_stages(GpuContext& ctx, const TimedStagesRequest& req) 
         }
         const size_t first_reference = plan.items.size();
         for (const StageRun& run : req.reference_runs)
-            if (run.precision == p && !run.stage->baseline)
+            if (run.precision == p && !run.stage->baseline && unsupported_reason(run, ctx.device_arch, ctx.code_arch).empty())
                 plan.items.push_back(BenchItem::of_stage(Side::reference, run.stage->name, run.variant->label));
         const size_t end_reference = plan.items.size();
         add_tensor_core_baselines(plan);  // after every stage item: their indices stay as above
@@ -277,7 +278,8 @@ int run_bench_command(GpuContext& ctx, const BenchCommandOptions& opt) {
     for (const std::string& n : timed.notes) std::cout << "  note: " << n << "\n";
     int status = 0;
     for (const json& r : timed.results)
-        if (r.value("disposition", "") != "passed" && r.value("disposition", "") != "not_implemented") status = 1;
+        if (const std::string d = r.value("disposition", ""); d != "passed" && d != "not_implemented" && d != "unsupported")
+            status = 1;
     if (!opt.json_out.empty()) {
         json doc{{"schema", kResultsSchema},
                  {"kind", "bench"},

@@ -64,6 +64,7 @@ int run_bench_command(GpuContext& ctx, const BenchCommandOptions& opt);
 struct TimedStagesRequest {
     std::vector<Precision> precisions;
     std::vector<Shape> shapes;
+    std::map<Precision, std::vector<Shape>> shapes_for;  // a precision's own shapes, where given
     BenchConfig config;
     uint64_t seed = 0;
     bool progress = false;

@@ -147,11 +147,13 @@ void print_verdict(const StageRun& run, const json& r, const CheckOptions& opt, 
             b << std::setprecision(3) << bound;
             std::cout << " (bound " << b.str() << " u·G for " << r["error_bound"].value("inputs", "") << " inputs)";
         }
+    } else if (d == Disposition::unsupported) {
+        std::cout << "not run: " << r.value("problem", "") << " (not scored)";
     } else if (d != Disposition::not_implemented) {
         std::cout << passed << " of " << r.value("expected_cases", cases.size()) << " cases passed";
     }
     std::cout << "\n";
-    if (d == Disposition::passed || d == Disposition::not_implemented) return;
+    if (d == Disposition::passed || d == Disposition::not_implemented || d == Disposition::unsupported) return;
     const bool any_failing_case =
         std::any_of(cases.begin(), cases.end(), [](const json& c) { return c.value("disposition", "") != "passed"; });
     if (!any_failing_case) std::cout << "  " << r.value("problem", "") << "\n";  // it ended before any case
@@ -206,6 +208,13 @@ json run_checks(GpuContext& ctx, const CheckOptions& opt) {
               << " shape set, seed " << opt.seed << "\n";
     for (size_t i = 0; i < runs.size(); ++i) {
         const StageRun& run = runs[i];
+        if (const std::string why = unsupported_reason(run, ctx.device_arch, ctx.code_arch); !why.empty()) {
+            json r{{"stage", run.stage->name}, {"variant", run.variant->label}, {"precision", precision_name(run.precision)},
+                   {"disposition", "unsupported"}, {"problem", why}, {"cases", json::array()}, {"expected_cases", 0}};
+            print_verdict(run, r, opt, opt.seed);
+            results.push_back(r);
+            continue;
+        }
         CheckRun cr;
         cr.side = Side::submission;
         cr.stage = run.stage->name;
@@ -236,7 +245,8 @@ json run_checks(GpuContext& ctx, const CheckOptions& opt) {
 
 int exit_status(const json& results) {
     for (const json& r : results)
-        if (r.value("disposition", "") != "passed" && r.value("disposition", "") != "not_implemented") return 1;
+        if (const std::string d = r.value("disposition", ""); d != "passed" && d != "not_implemented" && d != "unsupported")
+            return 1;
     return 0;
 }
 

@@ -29,47 +29,8 @@ namespace {
 
 // ---- defaults ----------------------------------------------------------------------------------
 //
-// Points: 50 per precision, 100 in all. naive is given complete in the handout, so it earns
-// nothing; every other stage earns 5 for correctness and performance points that grow with what
-// the stage teaches. Targets are 80% of what the reference solutions reach (docs/scoring.md), the
-// slower of the two graded shapes, measured by `make SUBMISSION=reference grade` on an H100
-// (2026-11-23, docs/PERFORMANCE.md). The tensor stage is extra credit (10 points on top of the
-// 100): its float variants are compared with cuBLAS in their own input precision, the best
-// variant counting (the reference's best is 3xtf32, against true-FP32 SGEMM); its double is the
-// reference's DMMA kernel against cuBLAS DGEMM.
-constexpr double kCalibrationMargin = 0.8;  // targets sit 20% below the reference's own speed
-
-struct DefaultRubric {
-    const char* key;
-    double correctness, performance;
-    double reference_pct_f32, reference_pct_f64;  // % of cuBLAS the reference solution reaches
-    bool extra_credit = false;
-    // A target never below this: where 80% of the reference would not be faster than naive itself
-    // (naive's own speed would then earn every point).
-    double min_target_pct_f64 = 0;
-};
-constexpr DefaultRubric kDefaultRubrics[] = {
-    {"naive", 0, 0, 0, 0},
-    // tiled double: one element of C per thread from shared memory tops out near 11% of cuBLAS
-    // DGEMM (docs/reference-kernels.md) while naive runs at 8.5%: 80% of the reference (8.3%) would
-    // be slower than naive, so the target stays at 9%.
-    {"tiled", 5, 5, 19.3, 10.4, false, 9},
-    {"unrolled", 5, 7, 62.1, 36.6},
-    {"pitched", 5, 8, 65.9, 79.5},
-    {"reuse", 5, 10, 98.9, 103.9},
-    {"tensor", 2.5, 2.5, 99.7, 61.6, true},
-};
-// A stage added to the registry without a default here: correctness points only, and a note.
-constexpr double kUnknownStageCorrectness = 5;
-constexpr double kUnknownStageTargetPct = 50;
-
-// The graded shapes: large enough that every reference stage fills the GPU (4096³ is 16 waves of
-// 128×128 tiles on 132 SMs), small enough that a full grade stays under a minute.
-constexpr const char* kDefaultScoringShapes[][2] = {{"4096x4096x4096", "2"}, {"2048x2048x2048", "1"}};
+// Only the settings: the rubric (points, targets, graded shapes) lives in course.toml alone.
 constexpr const char* kDefaultBenchShape = "4096x4096x4096";
-
-// Targets are whole percentages, rounded down so the margin never shrinks.
-double target_from_reference(double reference_pct) { return std::floor(reference_pct * kCalibrationMargin); }
 
 Shape must_parse(const std::string& text) {
     std::string err;
@@ -222,6 +183,8 @@ constexpr int kMaxRepetitionsLimit = 100000;
 constexpr double kMaxSecondsLimit = 3600;
 constexpr double kMaxPoints = 1000;
 constexpr double kMaxWeight = 1000;
+constexpr double kMaxTargetPct = 1000;   // a target may lie above the reference's own speed
+constexpr double kMaxCallMsAtPeak = 1e6;
 
 void read_bench(const Section& s, BenchConfig& b) {
     s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "min_timed_ms", "clear_l2",
@@ -247,19 +210,28 @@ void read_bench(const Section& s, BenchConfig& b) {
 }
 
 void read_stage(const Section& s, StageRubric& r) {
-    s.only_keys({"correctness_points", "performance_points", "target_pct_cublas", "extra_credit"});
+    if (s.get("target_pct_cublas"))
+        s.fail("target_pct_cublas", "is no longer read: targets are a % of the reference solution's speed on the "
+               "same GPU; write target_pct_reference (docs/scoring.md, \"Targets\")", nullptr);
+    s.only_keys({"correctness_points", "performance_points", "target_pct_reference", "extra_credit"});
     s.per_precision("correctness_points", 0, kMaxPoints, &r.correctness_points);
     s.per_precision("performance_points", 0, kMaxPoints, &r.performance_points);
-    s.per_precision("target_pct_cublas", 0, 100, &r.target_pct_cublas);
+    s.per_precision("target_pct_reference", 0, kMaxTargetPct, &r.target_pct_reference);
+    if (s.get("performance_points") && !s.get("target_pct_reference"))
+        for (Precision p : {Precision::f32, Precision::f64})
+            if (r.performance_points.get(p) > 0)
+                s.fail("target_pct_reference", "is missing: performance points need a target (e.g. "
+                       "target_pct_reference = 80, 80% of the reference solution's speed)", nullptr);
     if (auto v = s.boolean("extra_credit")) r.extra_credit = *v;
 }
 
 void read_scoring(const Section& s, ScoringConfig& sc, const std::vector<std::string>& rubric_keys) {
-    s.only_keys({"interpolation", "shapes", "gradescope_visibility", "measure_reference", "stages"});
+    s.only_keys({"interpolation", "shapes", "gradescope_visibility", "measure_reference", "max_call_ms_at_peak", "stages"});
     if (auto v = s.choice("interpolation", {"log", "linear"})) sc.interpolation = *v == "log" ? Interpolation::log : Interpolation::linear;
     if (auto v = s.choice("gradescope_visibility", {"visible", "hidden", "after_due_date", "after_published"}))
         sc.gradescope_visibility = *v;
     if (auto v = s.boolean("measure_reference")) sc.measure_reference = *v;
+    if (auto v = s.number("max_call_ms_at_peak", 0, kMaxCallMsAtPeak)) sc.max_call_ms_at_peak = *v;
     if (const toml::node* n = s.get("shapes")) {
         const toml::array* arr = n->as_array();
         const std::string form = "must be a non-empty list of shapes: [[scoring.shapes]] tables with shape = "
@@ -304,32 +276,22 @@ void read_scoring(const Section& s, ScoringConfig& sc, const std::vector<std::st
 
 }  // namespace
 
-CourseConfig default_config(const std::vector<std::string>& rubric_keys) {
+CourseConfig default_config(const std::vector<std::string>&) {
     CourseConfig c;
     c.source = "defaults";
     c.bench.shapes = {must_parse(kDefaultBenchShape)};
-    for (const auto& [text, weight] : kDefaultScoringShapes)
-        c.scoring.shapes.push_back({must_parse(text), std::stod(weight)});
-    for (const std::string& key : rubric_keys) {
-        StageRubric r;
-        const DefaultRubric* d = nullptr;
-        for (const DefaultRubric& cand : kDefaultRubrics)
-            if (key == cand.key) d = &cand;
-        if (d) {
-            r.correctness_points = {d->correctness, d->correctness};
-            r.performance_points = {d->performance, d->performance};
-            r.target_pct_cublas = {target_from_reference(d->reference_pct_f32),
-                                   std::max(target_from_reference(d->reference_pct_f64), d->min_target_pct_f64)};
-            r.extra_credit = d->extra_credit;
-        } else {
-            r.correctness_points = {kUnknownStageCorrectness, kUnknownStageCorrectness};
-            r.target_pct_cublas = {kUnknownStageTargetPct, kUnknownStageTargetPct};
-            c.notes.push_back("stage '" + key + "' has no built-in rubric: " +
-                              "correctness points only until [scoring.stages." + key + "] sets it");
-        }
-        c.scoring.stages[key] = r;
-    }
     return c;
+}
+
+void require_rubric(const CourseConfig& c, const std::vector<std::string>& rubric_keys) {
+    std::string missing;
+    for (const std::string& key : rubric_keys)
+        if (!c.scoring.stages.count(key)) missing += (missing.empty() ? "" : ", ") + std::string("[scoring.stages.") + key + "]";
+    if (!missing.empty())
+        throw ConfigError(c.source + ": grading needs the rubric of every stage; missing " + missing +
+                          " (course.toml of the GEMM Lab repository has them; docs/scoring.md)");
+    if (c.scoring.shapes.empty())
+        throw ConfigError(c.source + ": grading needs at least one [[scoring.shapes]] (docs/scoring.md)");
 }
 
 CourseConfig parse_config(const std::string& text, const std::string& source,

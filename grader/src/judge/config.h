@@ -32,9 +32,11 @@ struct PerPrecision {
 
 // How one stage (one rubric key of the registry) earns points, per precision.
 struct StageRubric {
-    PerPrecision correctness_points;  // given when every variant passes (shared out per variant)
-    PerPrecision performance_points;  // 0 at naive speed, all of them at the target
-    PerPrecision target_pct_cublas;   // the speed that earns full performance points
+    PerPrecision correctness_points;    // given when every variant passes (shared out per variant)
+    PerPrecision performance_points;    // 0 at naive speed, all of them at the target
+    // The speed that earns full performance points: this % of the reference solution's speed,
+    // measured in the same grade on the same GPU (docs/scoring.md, "Targets").
+    PerPrecision target_pct_reference;
     // Extra credit: the stage's points are added to the total but not to the maximum, so the
     // 100-point scale stays as it is (set it to false to make them count toward the maximum).
     bool extra_credit = false;
@@ -50,7 +52,12 @@ struct ScoringConfig {
     std::vector<ScoringShape> shapes;            // the first one is the headline shape of tables
     std::map<std::string, StageRubric> stages;   // by rubric key (gemmlab/stages.h)
     std::string gradescope_visibility = "visible";
-    bool measure_reference = true;               // grade also times the reference stages
+    // grade times the reference stages, whose speeds are the targets; false (tests of the flow
+    // only) leaves performance unscored.
+    bool measure_reference = true;
+    // Each precision's graded shapes are halved (all three dimensions) until one call at the GPU's
+    // peak in that precision would take at most this long; 0 keeps them as listed.
+    double max_call_ms_at_peak = 0;
     double max_points() const;                   // over both precisions, extra credit not included
 };
 
@@ -73,8 +80,13 @@ struct CourseConfig {
     std::vector<std::string> notes;   // things worth telling (e.g. "no course.toml: defaults")
 };
 
-// The defaults for a registry whose rubric keys are `rubric_keys`.
+// The defaults of [bench] and [scoring]'s settings. The rubric itself (points, targets, graded
+// shapes) has no defaults: it lives in course.toml only.
 CourseConfig default_config(const std::vector<std::string>& rubric_keys);
+
+// What grading needs beyond a valid file: a [scoring.stages.<key>] table for every rubric key and
+// at least one graded shape. Throws ConfigError naming what is missing.
+void require_rubric(const CourseConfig& c, const std::vector<std::string>& rubric_keys);
 
 // Parses course.toml text; `source` names it in messages. Throws ConfigError.
 CourseConfig parse_config(const std::string& text, const std::string& source,

@@ -43,7 +43,7 @@ json rubric_json(const CourseConfig& c) {
     for (const auto& [key, r] : c.scoring.stages) {
         stages[key] = {{"correctness_points", {{"float", r.correctness_points.f32}, {"double", r.correctness_points.f64}}},
                        {"performance_points", {{"float", r.performance_points.f32}, {"double", r.performance_points.f64}}},
-                       {"target_pct_cublas", {{"float", r.target_pct_cublas.f32}, {"double", r.target_pct_cublas.f64}}},
+                       {"target_pct_reference", {{"float", r.target_pct_reference.f32}, {"double", r.target_pct_reference.f64}}},
                        {"extra_credit", r.extra_credit}};
         if (r.extra_credit)
             extra += r.correctness_points.f32 + r.correctness_points.f64 + r.performance_points.f32 + r.performance_points.f64;
@@ -56,6 +56,7 @@ json rubric_json(const CourseConfig& c) {
             {"max_points", c.scoring.max_points()},
             {"extra_credit_points", extra},
             {"interpolation", interpolation_name(c.scoring.interpolation)},
+            {"max_call_ms_at_peak", c.scoring.max_call_ms_at_peak},
             {"scoring_shapes", shapes},
             {"bench_shapes", bench_shapes},
             {"stages", stages},
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     }
     try {
         const CourseConfig c = load_config(path, rubric_keys());
+        require_rubric(c, rubric_keys());
         if (as_json) {
             std::cout << rubric_json(c).dump(1) << "\n";
             return 0;
@@ -88,12 +90,15 @@ int main(int argc, char** argv) {
         std::cout << path << ": [bench] and [scoring] are valid: " << num(c.scoring.max_points()) << " points";
         std::cout << "; graded at";
         for (const ScoringShape& s : c.scoring.shapes) std::cout << " " << s.shape.dims() << " (weight " << num(s.weight) << ")";
+        if (c.scoring.max_call_ms_at_peak > 0)
+            std::cout << "  (each precision's shapes halved on a GPU where a call would take more than "
+                      << num(c.scoring.max_call_ms_at_peak) << " ms at its peak)";
         std::cout << "\n";
         for (const std::string& key : rubric_keys()) {  // in the registry's order
             const StageRubric& r = c.scoring.stages.at(key);
             std::cout << "  " << key << ": correctness " << per_precision(r.correctness_points) << ", performance "
-                      << per_precision(r.performance_points) << " at " << per_precision(r.target_pct_cublas)
-                      << " % of cuBLAS" << (r.extra_credit ? " (extra credit)" : "") << "\n";
+                      << per_precision(r.performance_points) << " in full at " << per_precision(r.target_pct_reference)
+                      << " % of the reference solution's speed" << (r.extra_credit ? " (extra credit)" : "") << "\n";
         }
         for (const std::string& n : c.notes) std::cout << "  note: " << n << "\n";
         return 0;

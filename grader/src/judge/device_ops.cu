@@ -341,6 +341,12 @@ void count_unwritten_impl(const T* C, int ldc, int M, int N, uint64_t secret, in
 
 }  // namespace
 
+int compiled_arch() {
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, stamp_kernel));
+    return attr.ptxVersion;
+}
+
 void stamp_clock(uint64_t* out, cudaStream_t s) {
     stamp_kernel<<<1, 1, 0, s>>>(out);
     CUDA_CHECK_LAUNCH();

@@ -75,6 +75,10 @@ CompareReport compare_with_reference(const double* C, int ldc, const double* ref
 // Writes the GPU's %globaltimer (nanoseconds) into *out when the stream reaches this point.
 void stamp_clock(uint64_t* out, cudaStream_t s);
 
+// The virtual architecture the grader's device code was compiled for, e.g. 75 for compute_75 (also
+// when the driver JIT-compiles that PTX for a newer GPU): the build runs no instruction newer.
+int compiled_arch();
+
 // Adds to *count how many of `samples` positions of the M×N matrix C (ld = ldc), drawn from `secret`,
 // still hold the NaN poison: elements a call was meant to write and had not when it said it was done.
 void count_unwritten_sample(const float* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count,

@@ -1,6 +1,8 @@
 // gpu_context.cu — the judge's CUDA context, the FP64 reference GEMM, exported buffers.
 #include "judge/gpu_context.h"
 
+#include "judge/device_ops.h"
+
 #include <stdexcept>
 #include <utility>
 
@@ -32,6 +34,8 @@ GpuContext::GpuContext(uint64_t seed) {
     shape.max_sm_clock_mhz = clock_khz / 1000.0;
     l2_bytes = static_cast<size_t>(prop.l2CacheSize);
     name = prop.name;
+    device_arch = prop.major * 10 + prop.minor;
+    code_arch = compiled_arch();
     char bus[64] = {0};
     CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus - 1, dev));
     pci_bus_id = bus;

@@ -25,6 +25,10 @@ struct GpuContext {
     GpuShape shape;
     size_t l2_bytes = 0;
     std::string pci_bus_id, name;
+    int device_arch = 0;  // the GPU's compute capability, e.g. 90
+    int code_arch = 0;    // what this build's device code targets, e.g. 75 for ARCH=sm_75 (device_ops.h)
+    // What a variant may use here: the lower of the two (gemmlab/stages.h min_arch).
+    int usable_arch() const { return device_arch < code_arch ? device_arch : code_arch; }
 
     // Opens the context on the current device. Throws CudaError, or std::runtime_error when the
     // driver lacks what the judge needs (stream memory operations), saying so.

@@ -38,11 +38,12 @@ json config_json(const CourseConfig& cfg) {
     for (const auto& [key, r] : cfg.scoring.stages)
         stages[key] = {{"correctness_points", {{"float", r.correctness_points.f32}, {"double", r.correctness_points.f64}}},
                        {"performance_points", {{"float", r.performance_points.f32}, {"double", r.performance_points.f64}}},
-                       {"target_pct_cublas", {{"float", r.target_pct_cublas.f32}, {"double", r.target_pct_cublas.f64}}},
+                       {"target_pct_reference", {{"float", r.target_pct_reference.f32}, {"double", r.target_pct_reference.f64}}},
                        {"extra_credit", r.extra_credit}};
     return {{"source", cfg.source},
             {"notes", cfg.notes},
             {"interpolation", interpolation_name(cfg.scoring.interpolation)},
+            {"max_call_ms_at_peak", cfg.scoring.max_call_ms_at_peak},
             {"shapes", shapes},
             {"stages", stages}};
 }
@@ -50,28 +51,55 @@ json config_json(const CourseConfig& cfg) {
 std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
 std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s; }
 
-// The best reference variant's share of cuBLAS at the headline shape, per stage and precision.
-using ReferenceSpeeds = std::map<std::pair<std::string, std::string>, double>;
+// The reference's speeds, the targets' base: per stage, precision, input precision and shape, the
+// fastest of its variants that multiply in that input precision (score.h).
+using ReferenceKey = std::tuple<std::string, std::string, int, std::string>;  // stage, precision, inputs, dims
+using ReferenceSpeeds = std::map<ReferenceKey, double>;
 
-void print_score(const Score& score, const ReferenceSpeeds& ref, const CourseConfig& cfg, const MessageStyle& style) {
-    const std::string head = cfg.scoring.shapes.empty() ? "" : cfg.scoring.shapes.front().shape.dims();
+int inputs_of(const std::string& stage, const std::string& variant, Precision p) {
+    if (p == Precision::f64) return static_cast<int>(InputPrecision::full);
+    const StageInfo* st = find_stage(Side::reference, stage);
+    const StageVariant* v = st ? find_variant(*st, variant) : nullptr;
+    return static_cast<int>(v ? v->float_inputs : InputPrecision::full);
+}
+
+ReferenceSpeeds reference_speeds(const json& reference) {
+    ReferenceSpeeds out;
+    for (const json& r : reference) {
+        const Precision p = r.value("precision", "") == "double" ? Precision::f64 : Precision::f32;
+        const int inputs = inputs_of(r.value("stage", ""), r.value("variant", ""), p);
+        for (const json& t : r["bench"]) {
+            if (t.value("disposition", "") != "passed") continue;
+            const Timing tm = timing_from_json(t);
+            double& best = out[{r.value("stage", ""), r.value("precision", ""), inputs, tm.shape.dims()}];
+            best = std::max(best, tm.gflops);
+        }
+    }
+    return out;
+}
+
+void print_score(const Score& score, const std::map<Precision, std::vector<ScoringShape>>& shapes, const CourseConfig& cfg,
+                 const MessageStyle& style) {
+    std::string head;
+    for (const auto& [p, list] : shapes)
+        if (!list.empty() && head.find(list.front().shape.dims()) == std::string::npos)
+            head += (head.empty() ? "" : " / ") + list.front().shape.dims();
     std::cout << "\nScore (speeds at " << head << ", " << interpolation_name(cfg.scoring.interpolation)
-              << " scale from naive to the target)\n"
+              << " scale from naive to the target, a % of the reference solution's speed in this run)\n"
               << "  " << pad("stage", 10) << pad("prec", 8) << pad("variant", 8) << lpad("correct", 12)
               << lpad("speed", 12) << lpad("GFLOPS", 10) << lpad("x naive", 9) << lpad("% cuBLAS", 10)
-              << lpad("ref %", 8) << "  \n";
+              << lpad("% ref", 8) << "  \n";
     for (const StageScore& s : score.stages) {
         std::cout << "  " << pad(s.stage + (s.extra_credit ? "*" : ""), 10) << pad(s.precision, 8)
                   << pad(s.variant_used.empty() ? "-" : s.variant_used, 8)
                   << lpad(fixed(s.correctness, 2) + "/" + fixed(s.correctness_max, 0), 12)
                   << lpad(fixed(s.performance, 2) + "/" + fixed(s.performance_max, 0), 12);
         if (s.disposition == Disposition::passed)
-            std::cout << lpad(fixed(s.gflops, 0), 10) << lpad(fixed(s.x_naive, 2), 9) << lpad(fixed(s.pct_cublas, 1) + "%", 10);
+            std::cout << lpad(fixed(s.gflops, 0), 10) << lpad(fixed(s.x_naive, 2), 9) << lpad(fixed(s.pct_cublas, 1) + "%", 10)
+                      << lpad(s.pct_reference > 0 ? fixed(s.pct_reference, 1) + "%" : "-", 8);
         else
-            std::cout << "  " << pad(paint_disposition(s.disposition, style), style.color ? 36 : 27);
-        auto r = ref.find({s.stage, s.precision});
-        std::cout << lpad(r != ref.end() ? fixed(r->second, 1) + "%" : "-", 8);
-        if (s.disposition != Disposition::passed && !s.note.empty()) std::cout << "  " << s.note;
+            std::cout << "  " << pad(paint_disposition(s.disposition, style), style.color ? 44 : 35);
+        if ((s.disposition != Disposition::passed || s.performance_max == 0) && !s.note.empty()) std::cout << "  " << s.note;
         std::cout << "\n";
     }
     double extra = 0;
@@ -160,7 +188,28 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
     if (int changed = apply_symbol_scan(scan, checked["results"]))
         std::cout << "symbol scan (" << scan.path << "): " << changed << " stage run(s) rejected\n";
 
+    // Each precision's graded shapes, fitted to this GPU's peak in it ([scoring] max_call_ms_at_peak).
+    std::map<Precision, std::vector<ScoringShape>> graded;
+    std::map<Precision, ScoringConfig> scoring_of;
+    json shapes_used = json::object();
+    std::vector<std::string> shape_notes;
     TimedStagesRequest req;
+    for (Precision p : {Precision::f32, Precision::f64}) {
+        std::string why;
+        graded[p] = shapes_for_gpu(cfg.scoring, peak_gflops(p, ctx.shape), &why);
+        scoring_of[p] = cfg.scoring;
+        scoring_of[p].shapes = graded[p];
+        json list = json::array();
+        for (const ScoringShape& s : graded[p]) {
+            list.push_back({{"shape", s.shape.dims()}, {"weight", s.weight}});
+            req.shapes_for[p].push_back(s.shape);
+        }
+        shapes_used[precision_name(p)] = {{"shapes", list}, {"why", why}};
+        if (!why.empty()) {
+            shape_notes.push_back(std::string(precision_name(p)) + ": " + why);
+            std::cout << "note: " << precision_name(p) << ": " << why << "\n";
+        }
+    }
     req.precisions = {Precision::f32, Precision::f64};
     req.shapes = scoring_shapes(cfg);
     req.config = cfg.bench;
@@ -171,12 +220,7 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
     const TimedStages timed = time_checked_stages(ctx, req);
 
     std::vector<StageScore> rows;
-    ReferenceSpeeds ref_speeds;
-    for (const json& r : timed.reference)
-        if (!r["bench"].empty() && r["bench"][0].value("disposition", "") == "passed") {
-            double& best = ref_speeds[{r["stage"], r["precision"]}];
-            best = std::max(best, r["bench"][0].value("pct_cublas", 0.0));
-        }
+    const ReferenceSpeeds ref_speeds = reference_speeds(timed.reference);
     for (const auto& [p, out] : timed.outcomes) {
         const std::string prec = precision_name(p);
         const int naive = item_index(out.plan, baseline_item());
@@ -204,6 +248,8 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
                         sp.gflops = tm.gflops;
                         sp.naive_gflops = naive >= 0 ? out.timings[static_cast<size_t>(naive)][s].gflops : 0;
                         sp.cublas_gflops = cublas >= 0 ? out.timings[static_cast<size_t>(cublas)][s].gflops : 0;
+                        const auto ref = ref_speeds.find({st.name, prec, inputs_of(st.name, v.label, p), tm.shape.dims()});
+                        sp.reference_gflops = ref != ref_speeds.end() ? ref->second : 0;
                         vo.speeds.push_back(sp);
                         if (tm.disposition != Disposition::passed && vo.problem.empty())
                             vo.problem = "while timed at " + tm.shape.dims() + ": " + tm.problem;
@@ -211,11 +257,11 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
                 }
                 variants.push_back(vo);
             }
-            rows.push_back(score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants));
+            rows.push_back(score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), scoring_of.at(p), variants));
         }
     }
     const Score score = total_score(rows);
-    print_score(score, ref_speeds, cfg, style);
+    print_score(score, graded, cfg, style);
     for (const std::string& r : timed.notes) std::cout << "  note: " << r << "\n";
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -225,10 +271,18 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
     doc["baselines"] = timed.baselines;
     doc["reference"] = timed.reference;
     doc["score"] = to_json(score);
+    // Where the targets come from: the reference solution timed in this grade, on this GPU.
+    doc["targets"] = {{"source", cfg.scoring.measure_reference && opt.with_reference ? "reference" : "none"},
+                      {"gpu", ctx.name},
+                      {"gpu_arch", "sm_" + std::to_string(ctx.device_arch)},
+                      {"build_arch", "sm_" + std::to_string(ctx.code_arch)},
+                      {"measured", "in this grade, beside the submission"},
+                      {"shapes", shapes_used}};
     doc["device"] = timed.devices;
     doc["environment"]["clocks"] = clocks_from_devices(timed.devices);
     doc["symbol_scan"] = to_json(scan);
     doc["notes"] = timed.notes;
+    for (const std::string& n : shape_notes) doc["notes"].push_back(n);
     doc["seconds"] = seconds;
     json settings = to_json(plan_from_config(cfg.bench, Precision::f32, scoring_shapes(cfg), opt.seed));
     settings.erase("precision");
@@ -236,7 +290,8 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
     doc["settings"] = settings;
     std::ostringstream summary;
     summary << "Score " << fixed(score.total, 2) << " / " << fixed(score.max, 2) << " (seed " << opt.seed
-            << "; speeds measured next to naive and cuBLAS in the same run, on the judge's clock).";
+            << "; on " << ctx.name << ", speeds measured next to naive, cuBLAS and the reference solution in the same"
+            << " run, on the judge's clock; targets are a % of the reference's speed).";
     write_outputs(opt, doc, score, summary.str(), seconds, cfg);
     return 0;
 }

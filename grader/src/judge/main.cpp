@@ -241,6 +241,7 @@ int cmd_bench(const Args& a) {
 
 int cmd_grade(const Args& a) {
     const CourseConfig cfg = load_course(a);
+    require_rubric(cfg, rubric_keys());
     GradeOptions opt;
     opt.out_dir = a.out_dir;
     opt.seed = a.seed ? a.seed : fresh_seed();

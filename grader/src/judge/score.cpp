@@ -58,18 +58,29 @@ Disposition bench_disposition(const VariantOutcome& v, const std::vector<Scoring
 }
 
 StageScore score_stage(const std::string& stage, Precision prec, const StageRubric& rubric, const ScoringConfig& cfg,
-                       const std::vector<VariantOutcome>& variants) {
+                       const std::vector<VariantOutcome>& all_variants) {
     StageScore s;
     s.stage = stage;
     s.precision = precision_name(prec);
     s.correctness_max = rubric.correctness_points.get(prec);
     s.performance_max = rubric.performance_points.get(prec);
     s.extra_credit = rubric.extra_credit;
+    // Variants this GPU or build cannot run are not part of the stage here (score.h).
+    std::vector<VariantOutcome> variants;
+    std::string unsupported_why;
+    for (const VariantOutcome& v : all_variants)
+        if (v.check == Disposition::unsupported) {
+            if (unsupported_why.empty()) unsupported_why = (v.variant.empty() ? "" : v.variant + ": ") + v.problem;
+        } else {
+            variants.push_back(v);
+        }
     if (variants.empty()) {
-        s.note = "no variants to score";
+        s.correctness_max = s.performance_max = 0;
+        s.disposition = all_variants.empty() ? Disposition::skipped : Disposition::unsupported;
+        s.note = all_variants.empty() ? "no variants to score" : "not scored on this GPU: " + unsupported_why;
         return s;
     }
-    const double target_pct = rubric.target_pct_cublas.get(prec);
+    const double target_pct = rubric.target_pct_reference.get(prec);
     double total_weight = 0;
     for (const ScoringShape& ws : cfg.shapes) total_weight += ws.weight;
 
@@ -77,7 +88,7 @@ StageScore score_stage(const std::string& stage, Precision prec, const StageRubr
     double best_f = -1;
     const VariantOutcome* best = nullptr;
     std::vector<Disposition> all;
-    std::string first_problem;
+    std::string first_problem, no_target;
     for (const VariantOutcome& v : variants) {
         const bool passed_check = counts_as_correct(v.check);
         const bool wrong_timed = passed_check && wrong_while_timed(v);
@@ -90,32 +101,49 @@ StageScore score_stage(const std::string& stage, Precision prec, const StageRubr
             first_problem = (v.variant.empty() ? "" : v.variant + ": ") + v.problem;
         if (!passed_check || wrong_timed || bench != Disposition::passed) continue;
         double f = 0;
+        bool has_target = true;
         for (const ScoringShape& ws : cfg.shapes) {
             const ShapeSpeed* sp = find_speed(v, ws.shape);
+            if (!(sp->reference_gflops > 0)) {
+                has_target = false;
+                if (no_target.empty()) no_target = ws.shape.dims();
+            }
             f += ws.weight * performance_fraction(sp->gflops, sp->naive_gflops,
-                                                  target_pct / 100.0 * sp->cublas_gflops, cfg.interpolation);
+                                                  target_pct / 100.0 * sp->reference_gflops, cfg.interpolation);
         }
+        if (!has_target) f = 0;
         f = total_weight > 0 ? f / total_weight : 0;
-        if (f > best_f) best_f = f, best = &v;
+        if (f > best_f || !best) best_f = f, best = &v;
     }
     s.correctness = round_points(s.correctness_max * correct / static_cast<double>(variants.size()));
     if (best) {
         s.variant_used = best->variant;
         s.disposition = Disposition::passed;
-        s.performance = round_points(s.performance_max * best_f);
+        std::ostringstream note;
+        if (!no_target.empty() && best_f <= 0) {
+            // No reference speed, no target: the points are not given and not taken (score.h).
+            s.performance_max = 0;
+            note << "performance not scored: the reference solution was not timed at " << no_target
+                 << " in this grade";
+        }
+        s.performance = round_points(s.performance_max * std::max(best_f, 0.0));
         if (!cfg.shapes.empty())
             if (const ShapeSpeed* head = find_speed(*best, cfg.shapes.front().shape)) {
                 s.gflops = head->gflops;
                 s.x_naive = head->naive_gflops > 0 ? head->gflops / head->naive_gflops : 0;
                 s.pct_cublas = head->cublas_gflops > 0 ? 100.0 * head->gflops / head->cublas_gflops : 0;
+                s.pct_reference = head->reference_gflops > 0 ? 100.0 * head->gflops / head->reference_gflops : 0;
+                s.target_gflops = target_pct / 100.0 * head->reference_gflops;
             }
-        std::ostringstream note;
         if (s.performance_max > 0)
-            note << fmt(s.pct_cublas) << "% of cuBLAS at " << cfg.shapes.front().shape.dims() << " (full marks at "
-                 << fmt(target_pct) << "%), " << fmt(s.x_naive) << "x naive";
+            note << fmt(s.pct_reference) << "% of the reference at " << cfg.shapes.front().shape.dims()
+                 << " (full marks at " << fmt(target_pct) << "%), " << fmt(s.x_naive) << "x naive";
         if (correct < static_cast<int>(variants.size()))
             note << (note.tellp() > 0 ? "; " : "") << correct << " of " << variants.size()
                  << " variants correct" << (first_problem.empty() ? "" : " (" + first_problem + ")");
+        if (variants.size() < all_variants.size())
+            note << (note.tellp() > 0 ? "; " : "") << all_variants.size() - variants.size()
+                 << " variant(s) not scored on this GPU (" << unsupported_why << ")";
         s.note = note.str();
     } else {
         s.disposition = combine(all);
@@ -143,6 +171,8 @@ nlohmann::json to_json(const Score& score) {
                         {"gflops", r.gflops},
                         {"x_naive", r.x_naive},
                         {"pct_cublas", r.pct_cublas},
+                        {"pct_reference", r.pct_reference},
+                        {"target_gflops", r.target_gflops},
                         {"note", r.note},
                         {"extra_credit", r.extra_credit}});
     return {{"total", score.total}, {"max", score.max}, {"stages", rows}};
@@ -165,11 +195,47 @@ Score score_from_json(const nlohmann::json& j) {
         row.gflops = r.value("gflops", 0.0);
         row.x_naive = r.value("x_naive", 0.0);
         row.pct_cublas = r.value("pct_cublas", 0.0);
+        row.pct_reference = r.value("pct_reference", 0.0);
+        row.target_gflops = r.value("target_gflops", 0.0);
         row.note = r.value("note", "");
         row.extra_credit = r.value("extra_credit", false);
         s.stages.push_back(row);
     }
     return s;
+}
+
+std::vector<ScoringShape> shapes_for_gpu(const ScoringConfig& cfg, double peak_gflops, std::string* why) {
+    constexpr int kSmallestDimension = 256;
+    std::vector<ScoringShape> out = cfg.shapes;
+    if (why) why->clear();
+    if (!(cfg.max_call_ms_at_peak > 0) || !(peak_gflops > 0) || out.empty()) return out;
+    auto largest_ms = [&] {
+        double ms = 0;
+        for (const ScoringShape& s : out) ms = std::max(ms, s.shape.flops() / (peak_gflops * 1e6));
+        return ms;
+    };
+    auto smallest_dim = [&] {
+        int d = 1 << 30;
+        for (const ScoringShape& s : out) d = std::min({d, s.shape.M, s.shape.N, s.shape.K});
+        return d;
+    };
+    int halvings = 0;
+    while (largest_ms() > cfg.max_call_ms_at_peak && smallest_dim() >= 2 * kSmallestDimension) {
+        for (ScoringShape& s : out) {
+            s.shape.M /= 2, s.shape.N /= 2, s.shape.K /= 2;
+            s.shape.lda = s.shape.ldb = s.shape.ldc = 0;
+        }
+        ++halvings;
+    }
+    if (halvings > 0 && why) {
+        std::ostringstream os;
+        os << cfg.shapes.front().shape.dims() << " would take " << fmt(cfg.shapes.front().shape.flops() / (peak_gflops * 1e6))
+           << " ms per call even at this GPU's peak of " << fmt(peak_gflops / 1e3) << " TFLOPS (more than max_call_ms_at_peak = "
+           << fmt(cfg.max_call_ms_at_peak) << "): graded at " << out.front().shape.dims() << " instead, every shape's sides halved "
+           << halvings << " time(s)";
+        *why = os.str();
+    }
+    return out;
 }
 
 Score total_score(std::vector<StageScore> rows) {
