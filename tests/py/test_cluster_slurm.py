@@ -309,7 +309,8 @@ def test_a_semester_of_sweeps_around_the_deadline(course):
     try:
         # a mistake in the rubric: refused with the grader's own message, nothing planned or queued
         bad = base / "bad.toml"
-        bad.write_text(cfg_path.read_text() + '[scoring.stages.tiled]\ntarget_pct_reference = { float = "fifteen" }\n')
+        bad.write_text(cfg_path.read_text().replace("target_pct_reference = { float = 80, double = 95 }",
+                                                    'target_pct_reference = { float = "fifteen" }'))
         r = tool(bad, "sweep", "--before-deadline")
         assert r.returncode == 2, r.stdout + r.stderr
         assert 'target_pct_reference.float must be a number between 0 and 1000, got "fifteen"' in r.stderr, r.stderr
@@ -362,7 +363,7 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     # her checkout's course.toml, edited (another rubric, a later due date): not what grades her
     mine = d.parent / "course.toml"
     mine.write_text(cfg_path.read_text().replace("\ndue = ", "\ndue = 2027-01-01T00:00:00Z\n# was: ")
-                    + "[scoring.stages.naive]\ncorrectness_points = 50\n")
+                    .replace("correctness_points = 0\nperformance_points = 0", "correctness_points = 50\nperformance_points = 0"))
     subprocess.run(["chown", "-R", f"{ALICE}:", str(d.parent)], check=True)
     r = tool(mine, "submit", "--student-dir", d, "--no-compile-check", user=ALICE)
     assert r.returncode == 0, r.stdout + r.stderr

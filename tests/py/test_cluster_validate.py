@@ -116,7 +116,8 @@ def test_the_grader_checks_its_own_sections_with_its_own_reader(tmp_path):
 @NEEDS_NVCC
 def test_a_sweep_with_a_bad_rubric_is_refused_before_anything_is_planned(tmp_path):
     from cluster_helpers import config, dropbox, hand_in_dir
-    path = course(tmp_path, "[scoring.stages.reuse]\nperformance_points = -3\n")
+    path = course(tmp_path)
+    edit(path, "performance_points = 10", "performance_points = -3")  # [scoring.stages.reuse]
     cfg = config.load(path)
     dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, hand_in_dir(tmp_path / "src", "stub"), None))
     r = tool(path, "sweep")
