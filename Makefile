@@ -218,10 +218,14 @@ bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS me
 	@mkdir -p $(RESULTS)
 	$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --submission $(SUB_DIR) --json $(RESULTS)/bench.json
 
+# The fingerprint of the stage files graded (grader/scripts/fingerprint.py), which results.json
+# carries: the same hash the lab report, the tuning history and the drop box record.
+FINGERPRINT := $(SUB_BUILD)/fingerprint.json
 .PHONY: grade
 grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
 	@mkdir -p $(RESULTS)
-	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --out $(RESULTS)
+	$(PYTHON) grader/scripts/fingerprint.py $(SUB_DIR) --json $(FINGERPRINT)
+	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --fingerprint $(FINGERPRINT) --out $(RESULTS)
 
 .PHONY: list
 list: $(GRADER)  ## the stage registry
@@ -231,11 +235,13 @@ list: $(GRADER)  ## the stage registry
 # make report measures on the GPU (report/build/results) and renders where pandoc is installed;
 # make report-pdf renders those saved results on any machine with pandoc (no GPU, no grader build).
 RERUN ?= 1
-.PHONY: report report-pdf
+.PHONY: report report-pdf report-demo
 report: $(GRADER)  ## the lab report PDF, report/report.pdf, from your own measurements (RERUN=0 reuses fresh ones)
 	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse)
 report-pdf:  ## render report/report.pdf from the measurements make report saved (no GPU needed)
 	$(PYTHON) report/make_report.py --render-only --config $(CONFIG) --results $(RESULTS)
+report-demo:  ## the example report from the instructor's example data, "EXAMPLE DATA" on every page: report/build/demo/example-report.pdf
+	$(PYTHON) report/make_report.py --demo --config $(CONFIG)
 
 # ---- cluster (cluster/) -------------------------------------------------------------------------
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
