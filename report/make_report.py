@@ -44,6 +44,7 @@ from report_data import (GRADE_FILE, REGISTRY_FILE, RUN_FILE, ReportError, load_
 from report_render import ToolsMissing, render, scan_template  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import bench_history  # noqa: E402  (make bench's tuning history)
 import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
 
 BUILD = HERE / "build"
@@ -318,6 +319,9 @@ def main(argv=None):
                                                     "no fingerprint; default out: report/build/demo)")
     ap.add_argument("--demo", action="store_true", help="the example report: --from tests/fixtures/report "
                                                         "(make report-demo)")
+    ap.add_argument("--history", help="stages whose tuning history (RESULTS/bench-history.jsonl) the report "
+                                      "shows, comma-separated (make report HISTORY=reuse; default: course.toml "
+                                      "[report] history)")
     ap.add_argument("--build", help="work folder (default report/build, report/build/demo for example data)")
     ap.add_argument("--template", default=str(HERE / "report.md"), help="the report text (default report/report.md)")
     ap.add_argument("--out", help="the PDF (default report/report.pdf; report/build/demo/example-report.pdf "
@@ -346,6 +350,17 @@ def main(argv=None):
         ds = load_dataset(results_dir)
         generated = build / "generated"
         blocks = build_generated(ds, rs, generated)
+        history = [n for n in args.history.split(",") if n] if args.history is not None else list(rs.history)
+        if history:
+            from report_history import add_history
+            source = Path(args.results) / bench_history.FILE if args.results else None
+            try:
+                entries = bench_history.load(source) if source else []
+            except bench_history.HistoryError as e:
+                raise ReportError(str(e)) from None
+            add_history(blocks, generated, entries, history, ds, rs.precisions,
+                        str(source) if source else "no results folder (--results)")
+            say(f"tuning history of {', '.join(history)}: {len(entries)} run(s) in {source}")
         for warning in scan_template(args.template, set(blocks), ROOT, ds.stage_names()):
             say(f"warning: {warning}")
         example = bool(args.from_dir) or measured_submission(ds) is None

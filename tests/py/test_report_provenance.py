@@ -218,3 +218,128 @@ def test_measure_records_the_fingerprint_and_measures_again_when_files_change(tm
     assert len(log.read_text().splitlines()) == 2 * calls
     run = json.loads((build / "results" / "report-run.json").read_text())
     assert run["submission"]["fingerprint"] == fingerprint.of_directory(alice)["fingerprint"]
+
+
+# ---- the tuning history (make bench TAG=...) ---------------------------------------------------
+
+import bench_history  # noqa: E402
+
+FAKE_BENCH = r'''#!{python}
+"""A stand-in for gemmlab bench: writes the fixture's float bench, its GFLOPS scaled, then exits."""
+import json, sys
+from pathlib import Path
+args = sys.argv[1:]
+out = Path(args[args.index("--json") + 1])
+doc = json.loads(Path({fixture!r}).read_text())
+doc["created"] = "2026-12-01T10:00:%02dZ" % {second}
+doc["seed"] = {second}
+for r in doc["results"]:
+    for b in r.get("bench") or []:
+        if b.get("gflops"):
+            b["gflops"] *= {scale}
+out.write_text(json.dumps(doc))
+sys.exit({status})
+'''
+
+
+def fake_bench(tmp_path, second, scale=1.0, status=0):
+    path = tmp_path / "gemmlab"
+    path.write_text(FAKE_BENCH.format(python=sys.executable, fixture=str(FIXTURES / "bench-float.json"),
+                                      second=second, scale=scale, status=status))
+    path.chmod(0o755)
+    return path
+
+
+def make_bench(tmp_path, grader, submission, *extra):
+    # -o: the stand-in is never remade (make would otherwise link the real grader over it)
+    return subprocess.run(["make", "-s", "-o", str(grader), "bench", f"GRADER={grader}", f"SUBMISSION={submission}",
+                           f"RESULTS={tmp_path / 'results'}", f"PYTHON={sys.executable}", *extra],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def test_make_bench_keeps_a_history_labelled_by_tag(tmp_path):
+    alice = stage_dir(tmp_path / "alice")
+    history = tmp_path / "results" / "bench-history.jsonl"
+    out = make_bench(tmp_path, fake_bench(tmp_path, 1), alice, "TAG=bm64-bk8")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "added to" in out.stdout
+    (alice / "reuse.cu").write_text((alice / "reuse.cu").read_text() + "// BM = 128\n")
+    out = make_bench(tmp_path, fake_bench(tmp_path, 2, scale=1.5), alice, "TAG=bm128-bk8")
+    assert out.returncode == 0, out.stdout + out.stderr
+    # the same bench.json again is not a new run
+    again = subprocess.run([sys.executable, str(ROOT / "grader" / "scripts" / "bench_history.py"), "append",
+                            "--bench", str(tmp_path / "results" / "bench.json"), "--submission", str(alice),
+                            "--history", str(history)], capture_output=True, text=True)
+    assert again.returncode == 0 and "already" in again.stdout
+    out = make_bench(tmp_path, fake_bench(tmp_path, 3, status=3), alice, "TAG=no-gpu")  # a failed bench
+    assert out.returncode != 0
+    entries = bench_history.load(history)
+    assert [e["tag"] for e in entries] == ["bm64-bk8", "bm128-bk8"]
+    first, second = entries
+    assert first["submission"]["name"] == "alice"
+    assert second["submission"]["fingerprint"] == fingerprint.of_directory(alice)["fingerprint"]
+    assert first["files"]["reuse.cu"] != second["files"]["reuse.cu"]
+    assert second["files"]["reuse.cu"] == fingerprint.of_directory(alice)["files"]["reuse.cu"]
+    assert first["files"]["tiled.cu"] == second["files"]["tiled.cu"]
+    env = json.loads((FIXTURES / "bench-float.json").read_text())["environment"]
+    assert first["gpu"]["name"] == env["gpu"]["name"]
+    r1 = {(r["stage"], r["variant"], r["shape"]): r["gflops"] for r in first["results"] if r["gflops"]}
+    r2 = {(r["stage"], r["variant"], r["shape"]): r["gflops"] for r in second["results"] if r["gflops"]}
+    assert r1 and set(r1) == set(r2) and all(abs(r2[k] - 1.5 * r1[k]) < 1e-6 * r2[k] for k in r1)
+
+
+def history_from_fixtures(tmp_path, tags_scales):
+    """A history of runs made from the fixture's bench files, GFLOPS scaled per run."""
+    alice = stage_dir(tmp_path / "alice")
+    history = tmp_path / "results" / "bench-history.jsonl"
+    for i, (tag, scale) in enumerate(tags_scales):
+        doc = json.loads((FIXTURES / "bench-float.json").read_text())  # one bench of both precisions
+        doc["results"] += json.loads((FIXTURES / "bench-double.json").read_text())["results"]
+        doc["created"], doc["seed"] = f"2026-12-0{i + 1}T10:00:00Z", i
+        for r in doc["results"]:
+            for b in r.get("bench") or []:
+                if b.get("gflops"):
+                    b["gflops"] *= scale
+        assert bench_history.append(history, bench_history.entry_of(doc, alice, tag))
+    return history
+
+
+@needs_mpl
+def test_report_shows_a_stages_tuning_history(tmp_path):
+    history = history_from_fixtures(tmp_path, [("bm64-bk8", 0.5), ("bm128-bk8", 0.8), ("bm128-bk16", 1.0)])
+    entries = bench_history.load(history)
+    from report_history import history_rows
+    shape, header, rows = history_rows(entries, "reuse", ("float", "double"))
+    assert shape == "8192x8192x8192"  # the largest shape every run timed
+    assert [r[1] for r in rows] == ["bm64-bk8", "bm128-bk8", "bm128-bk16"]
+    assert header[4:] == ["FP32 GFLOPS", "FP32 % cuBLAS", "FP64 GFLOPS", "FP64 % cuBLAS"]
+    for prec, column in (("float", 4), ("double", 6)):
+        best = max(b["gflops"] for r in json.loads((FIXTURES / f"bench-{prec}.json").read_text())["results"]
+                   if r["stage"] == "reuse" for b in r["bench"] if (b["shape"]["M"], b["shape"]["N"], b["shape"]["K"]) == (8192,) * 3)
+        assert rows[2][column].startswith(f"{best:,.0f}") and rows[0][column].startswith(f"{best * 0.5:,.0f}")
+
+    build = tmp_path / "build"
+    env = dict(os.environ, PATH=str(tmp_path / "no-pandoc-here"))  # the blocks only
+    out = make_report("--from", FIXTURES, "--build", build, "--results", tmp_path / "results",
+                      "--history", "reuse", env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    block = (build / "generated" / "stage-reuse.md").read_text()
+    for words in ("Tuning history of reuse", "bm64-bk8", "bm128-bk8", "bm128-bk16", "FP32 GFLOPS", "8192³",
+                  "fig-history-reuse.pdf"):
+        assert words in block, words
+    assert (build / "generated" / "figures" / "fig-history-reuse.pdf").exists()
+    assert "Tuning history" not in (build / "generated" / "stage-tiled.md").read_text()
+    out = make_report("--from", FIXTURES, "--build", build, "--results", tmp_path / "results",
+                      "--history", "reus", env=env)
+    assert out.returncode == 1 and "no stage named 'reus'" in out.stderr
+
+
+def test_history_key_of_course_toml(tmp_path):
+    from report_data import ReportError, load_report_set
+    cfg = tmp_path / "course.toml"
+    cfg.write_text('[report]\nhistory = ["reuse", "tiled"]\n')
+    assert load_report_set(cfg).history == ("reuse", "tiled")
+    cfg.write_text('[report]\nhistory = "reuse"\n')
+    with pytest.raises(ReportError, match="history must be a list of stage names"):
+        load_report_set(cfg)
+    assert load_report_set(ROOT / "course.toml").history == ()
