@@ -213,15 +213,25 @@ sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and race
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 
+# Each bench that succeeds adds a line to the tuning history, results/<submission>/bench-history.jsonl
+# (grader/scripts/bench_history.py), labelled with TAG= (e.g. TAG=bm128-bk8); make report shows a
+# stage's history with HISTORY=<stage> or course.toml [report] history.
+TAG ?=
 .PHONY: bench
-bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS measured in the same run
+bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS measured in the same run (TAG=label: kept in the tuning history)
 	@mkdir -p $(RESULTS)
 	$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --submission $(SUB_DIR) --json $(RESULTS)/bench.json
+	$(PYTHON) grader/scripts/bench_history.py append --bench $(RESULTS)/bench.json --submission $(SUB_DIR) \
+	    --history $(RESULTS)/bench-history.jsonl $(if $(TAG),--tag '$(TAG)')
 
+# The fingerprint of the stage files graded (grader/scripts/fingerprint.py), which results.json
+# carries: the same hash the lab report, the tuning history and the drop box record.
+FINGERPRINT := $(SUB_BUILD)/fingerprint.json
 .PHONY: grade
 grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
 	@mkdir -p $(RESULTS)
-	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --out $(RESULTS)
+	$(PYTHON) grader/scripts/fingerprint.py $(SUB_DIR) --json $(FINGERPRINT)
+	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --fingerprint $(FINGERPRINT) --out $(RESULTS)
 
 .PHONY: list rubric
 list: $(GRADER)  ## the stage registry
@@ -233,11 +243,16 @@ rubric: $(CONFIG_CHECKER)  ## the rubric as the grader reads it from course.toml
 # make report measures on the GPU (report/build/results) and renders where pandoc is installed;
 # make report-pdf renders those saved results on any machine with pandoc (no GPU, no grader build).
 RERUN ?= 1
-.PHONY: report report-pdf
+# HISTORY=reuse[,tiled]: the stages whose tuning history (make bench TAG=...) the report shows.
+HISTORY ?=
+REPORT_HISTORY := $(if $(HISTORY),--history $(HISTORY))
+.PHONY: report report-pdf report-demo
 report: $(GRADER)  ## the lab report PDF, report/report.pdf, from your own measurements (RERUN=0 reuses fresh ones)
-	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse)
+	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse) $(REPORT_HISTORY)
 report-pdf:  ## render report/report.pdf from the measurements make report saved (no GPU needed)
-	$(PYTHON) report/make_report.py --render-only --config $(CONFIG) --results $(RESULTS)
+	$(PYTHON) report/make_report.py --render-only --config $(CONFIG) --results $(RESULTS) $(REPORT_HISTORY)
+report-demo:  ## the example report from the instructor's example data, "EXAMPLE DATA" on every page: report/build/demo/example-report.pdf
+	$(PYTHON) report/make_report.py --demo --config $(CONFIG)
 
 # ---- cluster (cluster/) -------------------------------------------------------------------------
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)

@@ -10,6 +10,8 @@ Layout (docs/instructor-guide.md explains the permissions):
         manifest.json                 who, when (drop-box file system clock), sha256 of every file
         files/<stage>.cu ...          the whitelisted stage files only
         files/report.pdf              when handed in
+        (manifest.json `report`: whether the report was made from measurements of these very stage
+        files: report_check below; the sweep checks the stored files again for the gradebook)
         grading/                      the feedback grading of this attempt (written by its job)
 
 An attempt is written into a hidden temporary directory and renamed into place in one step, so a
@@ -25,8 +27,12 @@ import re
 import secrets
 import socket
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
+import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
 
 ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
 MANIFEST_SCHEMA = "gemmlab.attempt/1"
@@ -109,6 +115,66 @@ def collect(cfg, student_dir: Path, report: Path | None) -> dict[str, Path]:
     if problems:
         raise SubmissionError("the hand-in was not accepted:\n  - " + "\n  - ".join(problems))
     return files
+
+
+# What a hand-in's report says about the stage files beside it (report_check): "ok" (the report was
+# made from measurements of exactly these files), "mismatch" (of other files), "unstamped" (it names
+# no files: an old report, or one not made by `make report`), "example" (the demo report of the
+# instructor's example data, `make report-demo`), "none" (no report handed in).
+REPORT_VERDICTS = ("ok", "mismatch", "unstamped", "example", "none")
+
+
+def report_check(files: dict) -> dict:
+    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path: the
+    fingerprint of its stage files against the one its report.pdf carries (grader/scripts/
+    fingerprint.py; `differ` names the stage files whose hash is not the report's)."""
+    stages = fingerprint.of_files(files)["fingerprint"]
+    out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": []}
+    if REPORT_NAME not in files:
+        return out
+    try:
+        stamp = fingerprint.read_report_stamp(files[REPORT_NAME])
+    except (OSError, ValueError):
+        stamp = fingerprint.parse_stamp("")
+    out.update(report=stamp["fingerprint"], report_submission=stamp["submission"])
+    if stamp["example"]:
+        out["verdict"] = "example"
+    elif not stamp["fingerprint"]:
+        out["verdict"] = "unstamped"
+    elif stamp["fingerprint"] == stages:
+        out["verdict"] = "ok"
+    else:
+        out["verdict"] = "mismatch"
+        mine = {n: fingerprint.sha256_file(p) for n, p in files.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
+        theirs = stamp["files"]  # name -> the first digits of its sha256
+        out["differ"] = sorted(n for n in set(mine) | set(theirs)
+                               if n not in mine or n not in theirs or not mine[n].startswith(theirs[n]))
+    return out
+
+
+def report_check_dir(files_dir: Path) -> dict:
+    """report_check of a stored attempt's files/ directory."""
+    return report_check({p.name: p for p in Path(files_dir).iterdir() if p.is_file()})
+
+
+def report_warning(check: dict) -> str:
+    """What `make submit` tells a student whose report is not of the stage files handed in ('' when
+    it is, or when there is no report)."""
+    fix = ("To hand in a report of these files: `make report` (on a GPU node: srun --gres=gpu:1 make report), "
+           "then `make submit` again.")
+    v = check["verdict"]
+    if v == "mismatch":
+        which = f"; the files that differ: {', '.join(check['differ'])}" if check["differ"] else ""
+        return (f"the report was made from measurements of other stage files than the ones handed in: it names "
+                f"{check['report_submission'] or 'a submission'} with fingerprint {check['report']}, the stage files "
+                f"handed in have {check['stages']}{which}. {fix}")
+    if v == "unstamped":
+        return ("the report names no stage files (made before reports carried a fingerprint, or not by `make "
+                f"report`), so nothing shows its measurements are of the files handed in. {fix}")
+    if v == "example":
+        return ("the report handed in is the EXAMPLE report (`make report-demo`: the instructor's example data, "
+                f"not your measurements). {fix}")
+    return ""
 
 
 def git_info(path: Path):

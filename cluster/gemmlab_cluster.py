@@ -71,9 +71,16 @@ def cmd_submit(cfg, args):
           + (f" and {report}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
     if not args.no_compile_check:
         _compile_check(cfg, files)
-    attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir))
+    # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
+    # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
+    report = dropbox.report_check(files)
+    attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir), extra={"report": report})
     manifest = json.loads((attempt / "manifest.json").read_text())
     print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
+    warning = dropbox.report_warning(report)
+    if warning:
+        print(f"submit: WARNING: {warning} This hand-in is stored as it is; the course staff see the report "
+              f"marked `report: {report['verdict']}` in the gradebook.", file=sys.stderr)
     for line in how_it_counts(cfg, user, attempt):
         print(f"submit: {line}")
     short, why_not = _why_not_queue(cfg, user, attempt)
@@ -539,6 +546,11 @@ def plan_sweep(cfg, when=None) -> list[dict]:
         else:
             entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name,
                          digest=pick.digest)
+            # Checked again on the stored files (the manifest is the student's to write).
+            try:
+                entry["report"] = dropbox.report_check_dir(pick.path / "files")["verdict"]
+            except OSError:
+                entry["report"] = ""
             problem = pick.verify()
             if problem:  # an integrity case: a person decides; the intact attempt is kept in view
                 entry["review"] = f"attempt #{pick.number} {problem}"

@@ -31,6 +31,10 @@ HEAD_COLUMNS = ["student", "status", "attempt", "submitted_at", "extension", "la
                 "penalty_pct", "final"]
 TAIL_COLUMNS = ["dispositions", "message"]
 WHERE_COLUMNS = ["node", "gpu", "gpu_changed"]
+# Whether the report handed in was made from measurements of the stage files handed in (dropbox.
+# report_check, checked by the sweep on the stored files): ok, mismatch, unstamped, example, none.
+# Last, so existing imports keep working.
+REPORT_COLUMNS = ["report"]
 FIXED_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
 
 
@@ -121,7 +125,8 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
                "late": "yes" if entry.get("late") else "no",
                "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
                "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
-               "node": "", "gpu": "", "gpu_changed": "", "_points": {}, "_results": None}
+               "node": "", "gpu": "", "gpu_changed": "", "report": entry.get("report", ""),
+               "_points": {}, "_results": None}
         open_until = entry.get("open_until")
         if not entry.get("digest"):
             row["status"] = "pending" if open_until else entry.get("status", "missing")
@@ -190,12 +195,12 @@ def _blank_if_no_score(row: dict) -> dict:
 def write_csv(rows, stages, path: Path):
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS + WHERE_COLUMNS
+    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS
     w.writerow(header)
     for r in rows:
         fixed = [_fmt(r.get(c)) for c in HEAD_COLUMNS]
         per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] and not r.get("_no_score") else "" for s in stages]
-        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS])
+        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS])
     _atomic_write(path, out.getvalue())
 
 
@@ -236,6 +241,10 @@ def summary_text(rows, stages, title) -> str:
             fails[f"{r['status']}"] += 1
     lines += ["## Most common failures", ""]
     lines += [f"- {what}: {count}" for what, count in fails.most_common(10)] or ["- none"]
+    doubtful = [r for r in rows if r.get("report") in ("mismatch", "unstamped", "example")]
+    if doubtful:
+        lines += ["", f"## Reports not made from the stage files handed in: {len(doubtful)}", ""]
+        lines += [f"- {r['student']}: report: {r['report']}" for r in doubtful]
     late = [r["student"] for r in rows if r["late"] == "yes"]
     lines += ["", f"Late: {len(late)}" + (f" ({', '.join(late)})" if late else ""), ""]
     extended = [r for r in rows if r.get("extension")]

@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from dropbox import iso, sha256_file
+from dropbox import fingerprint, iso, sha256_file
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
 RETRIED = ("error",)
@@ -339,6 +339,11 @@ def _has_grade_command(grader: Path) -> bool:
     return any(line.split()[:1] == ["grade"] for line in r.stdout.splitlines())
 
 
+def _grade_takes_fingerprint(grader: Path) -> bool:
+    r = subprocess.run([str(grader), "grade", "--help"], capture_output=True, text=True)
+    return "--fingerprint" in r.stdout + r.stderr
+
+
 def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
     """Grade the stage files in files_dir; write outcome.json (+ results.json, gradescope.json,
     build.log, grader.log) into out, which must be a fresh directory. Returns the outcome."""
@@ -364,6 +369,10 @@ def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
         glog = out / "grader.log"
         if _has_grade_command(grader):
             cmd = [grader, "grade", "--config", cfg.path, "--out", out]
+            if _grade_takes_fingerprint(grader):  # results.json names the files it graded
+                fp = scratch / "fingerprint.json"
+                fp.write_text(json.dumps(fingerprint.of_directory(submission)) + "\n")
+                cmd += ["--fingerprint", fp]
         else:  # a grader from before `grade` existed: `check` still tells whether there is a GPU
             cmd = [grader, "check", "--full", "--no-color", "--json", out / "check.json"]
             outcome["note"] = "this grader has no `grade` subcommand; ran `check` instead"

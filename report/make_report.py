@@ -11,7 +11,16 @@ Three steps, each usable alone, because the GPU node and the machine with Pandoc
 
   make report                 all three (RERUN=0: reuse fresh measurements)
   make report-pdf             steps 2 and 3 from report/build/results (no GPU, no grader build)
-  report/make_report.py --from tests/fixtures/report --out /tmp/r.pdf     render saved results
+  make report-demo            the example report: the instructor's example measurements
+                              (tests/fixtures/report), "EXAMPLE DATA" on every page
+  report/make_report.py --from DIR --out /tmp/r.pdf     render other saved results, as example data
+
+Whose measurements: `make report` records the fingerprint of the stage files it measured
+(grader/scripts/fingerprint.py) in report-run.json, and the PDF states it — submission, fingerprint,
+GPU and date on the first page, and in the PDF's Subject and Keywords, which `make submit` reads back.
+Results that carry no such record — anything given with --from, or saved results that make report
+did not measure — render only as example data: "EXAMPLE DATA — not your measurements" in the head of
+every page and no fingerprint in the PDF.
 """
 from __future__ import annotations
 
@@ -34,7 +43,13 @@ from report_data import (GRADE_FILE, REGISTRY_FILE, RUN_FILE, ReportError, load_
                          load_report_set, shape_str)
 from report_render import ToolsMissing, render, scan_template  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import bench_history  # noqa: E402  (make bench's tuning history)
+import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
+
 BUILD = HERE / "build"
+DEMO_RESULTS = ROOT / "tests" / "fixtures" / "report"  # the instructor's example measurements
+WATERMARK = "EXAMPLE DATA — not your measurements"
 NO_GPU_EXIT = 3  # the grader's exit status when the machine has no GPU
 
 
@@ -73,7 +88,17 @@ def expected_files(rs):
     return [bench_file(p) for p in rs.precisions]
 
 
-def fresh_reason(results_dir, grader, rs):
+def submission_fingerprint(submission):
+    """fingerprint.of_directory of the submission measured, or None when none is named."""
+    if not submission:
+        return None
+    try:
+        return fingerprint.of_directory(submission)
+    except FileNotFoundError as e:
+        raise ReportError(str(e)) from None
+
+
+def fresh_reason(results_dir, grader, rs, fp=None):
     """None when the saved measurements can be reused, else why not."""
     run_path = results_dir / RUN_FILE
     if not run_path.exists():
@@ -88,6 +113,8 @@ def fresh_reason(results_dir, grader, rs):
         return "the grader (with your stages in it) was rebuilt since"
     if run.get("report_set") != rs.fingerprint():
         return "course.toml [report] changed since"
+    if fp and (run.get("submission") or {}).get("fingerprint") != fp["fingerprint"]:
+        return f"the stage files of {fp['name']} changed since (their fingerprint is not the one measured)"
     missing = [f for f in expected_files(rs) + [REGISTRY_FILE] if not (results_dir / f).exists()]
     if missing:
         return f"{', '.join(missing)} missing"
@@ -103,8 +130,9 @@ def measure(grader, config, rs, results_dir, grade_source, reuse, submission=Non
     if not grader.exists():
         raise ReportError(f"the grader {grader} is not built: run `make` first (make report builds it)")
     results_dir.mkdir(parents=True, exist_ok=True)
+    fp = submission_fingerprint(submission)
     if reuse:
-        why = fresh_reason(results_dir, grader, rs)
+        why = fresh_reason(results_dir, grader, rs, fp)
         if why is None:
             copy_grade(grade_source, results_dir)
             run = json.loads((results_dir / RUN_FILE).read_text())
@@ -167,6 +195,10 @@ def measure(grader, config, rs, results_dir, grade_source, reuse, submission=Non
         shutil.rmtree(new_dir, ignore_errors=True)
         raise
 
+    if fp and submission_fingerprint(submission)["fingerprint"] != fp["fingerprint"]:
+        shutil.rmtree(new_dir, ignore_errors=True)
+        raise ReportError(f"the stage files of {submission} changed while they were measured: "
+                          "run make report again (it rebuilds and measures what is there now)")
     commit, dirty = git_commit()
     run = {"tool": "report/make_report.py",
            "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -174,6 +206,8 @@ def measure(grader, config, rs, results_dir, grade_source, reuse, submission=Non
            "grader": str(grader), "grader_sha256": sha256_of(grader),
            "report_set": rs.fingerprint(), "seconds": round(time.monotonic() - started, 1),
            "commands": commands}
+    if fp:
+        run["submission"] = fp  # whose stage files these are: the report states it, make submit checks it
     (new_dir / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
     for old in [*results_dir.glob("bench-*.json"), results_dir / RUN_FILE, results_dir / REGISTRY_FILE]:
         old.unlink(missing_ok=True)  # never mix runs of different sets
@@ -220,8 +254,19 @@ def build_generated(ds, rs, generated_dir):
     return blocks
 
 
-def describe_run(ds):
-    """(footer line, PDF metadata) naming the GPU, clocks, driver, CUDA, date and commit."""
+def measured_submission(ds):
+    """The submission record make report measured (report-run.json `submission`), or None."""
+    fp = ds.run.get("submission") if isinstance(ds.run, dict) else None
+    if isinstance(fp, dict) and str(fp.get("fingerprint", "")).startswith(fingerprint.PREFIX) \
+            and isinstance(fp.get("files"), dict) and fp.get("name"):
+        return fp
+    return None
+
+
+def describe_run(ds, example):
+    """(footer line, PDF metadata, marks) naming the submission measured and its fingerprint, the GPU,
+    clocks, driver, CUDA, date and commit. marks: {"provenance": the first page's statement,
+    "watermark": the head of every page ("" but for example data)}. Example data gets no fingerprint."""
     env, run = ds.environment, ds.run
     gpu = (env.get("gpu") or {}).get("name", "no GPU")
     when = (run.get("created") or ds.created or "")[:10] or "not measured"
@@ -235,11 +280,27 @@ def describe_run(ds):
         parts.append(f"commit {run['commit'][:12]}" + ("+" if run.get("commit_dirty") else ""))
     else:
         parts.append("commit unknown")
-    footer = " · ".join(parts)
     clock = (env.get("gpu") or {}).get("max_sm_clock_mhz")
-    subject = "GEMM Lab report measured on " + ", ".join(
-        parts[:1] + ([f"max SM clock {clock} MHz"] if clock else []) + parts[1:])
-    return footer, {"subject": subject, "keywords": f"GEMM, CUDA, SGEMM, DGEMM, {gpu}"}
+    measured_on = ", ".join(parts[:1] + ([f"max SM clock {clock} MHz"] if clock else []) + parts[1:])
+    keywords = ["GEMM", "CUDA", "SGEMM", "DGEMM", gpu]
+    fp = None if example else measured_submission(ds)
+    if fp:
+        who = f"{fp['name']} {fp['fingerprint'][:len(fingerprint.PREFIX) + 12]}"
+        subject = f"GEMM Lab report of submission {fp['name']} ({fp['fingerprint']}) measured on {measured_on}"
+        keywords += fingerprint.report_keywords(fp)
+        provenance = (f"Measurements of submission {fp['name']}, stage files fingerprint "
+                      f"{fp['fingerprint']}, on {gpu}, measured {when}.")
+        watermark = ""
+    else:
+        who = "EXAMPLE DATA"
+        subject = f"EXAMPLE DATA, not a student's measurements: GEMM Lab example report measured on {measured_on}"
+        keywords.append(fingerprint.EXAMPLE_KEYWORD)
+        provenance = (f"{WATERMARK}: saved example results, rendered without a submission fingerprint "
+                      f"(measured on {gpu}, {when}). `make report` measures yours.")
+        watermark = WATERMARK
+    footer = " · ".join([who] + parts)
+    return footer, {"subject": subject, "keywords": ", ".join(keywords)}, \
+        {"provenance": provenance, "watermark": watermark}
 
 
 def main(argv=None):
@@ -254,12 +315,24 @@ def main(argv=None):
     ap.add_argument("--reuse", action="store_true", help="reuse measurements while grader and set are unchanged")
     ap.add_argument("--render-only", action="store_true", help="no measuring: figures, tables and PDF "
                                                                "from saved results")
-    ap.add_argument("--from", dest="from_dir", help="render these saved results (a copy of "
-                                                    "report/build/results, e.g. tests/fixtures/report)")
-    ap.add_argument("--build", default=str(BUILD), help="work folder (default report/build)")
+    ap.add_argument("--from", dest="from_dir", help="render these saved results as EXAMPLE DATA (watermarked, "
+                                                    "no fingerprint; default out: report/build/demo)")
+    ap.add_argument("--demo", action="store_true", help="the example report: --from tests/fixtures/report "
+                                                        "(make report-demo)")
+    ap.add_argument("--history", help="stages whose tuning history (RESULTS/bench-history.jsonl) the report "
+                                      "shows, comma-separated (make report HISTORY=reuse; default: course.toml "
+                                      "[report] history)")
+    ap.add_argument("--build", help="work folder (default report/build, report/build/demo for example data)")
     ap.add_argument("--template", default=str(HERE / "report.md"), help="the report text (default report/report.md)")
-    ap.add_argument("--out", default=str(HERE / "report.pdf"), help="the PDF (default report/report.pdf)")
+    ap.add_argument("--out", help="the PDF (default report/report.pdf; report/build/demo/example-report.pdf "
+                                  "for example data)")
     args = ap.parse_args(argv)
+    if args.demo and not args.from_dir:
+        args.from_dir = str(DEMO_RESULTS)
+    # Example data never lands where make submit looks (report/report.pdf) unless asked for by name.
+    example_dir = BUILD / "demo"
+    args.build = args.build or str(example_dir if args.from_dir else BUILD)
+    args.out = args.out or str(example_dir / "example-report.pdf" if args.from_dir else HERE / "report.pdf")
 
     try:
         build = Path(args.build)
@@ -277,11 +350,29 @@ def main(argv=None):
         ds = load_dataset(results_dir)
         generated = build / "generated"
         blocks = build_generated(ds, rs, generated)
+        history = [n for n in args.history.split(",") if n] if args.history is not None else list(rs.history)
+        if history:
+            from report_history import add_history
+            source = Path(args.results) / bench_history.FILE if args.results else None
+            try:
+                entries = bench_history.load(source) if source else []
+            except bench_history.HistoryError as e:
+                raise ReportError(str(e)) from None
+            add_history(blocks, generated, entries, history, ds, rs.precisions,
+                        str(source) if source else "no results folder (--results)")
+            say(f"tuning history of {', '.join(history)}: {len(entries)} run(s) in {source}")
         for warning in scan_template(args.template, set(blocks), ROOT, ds.stage_names()):
             say(f"warning: {warning}")
-        footer, pdf_meta = describe_run(ds)
+        example = bool(args.from_dir) or measured_submission(ds) is None
+        if example and not args.from_dir:
+            say(f"note: {results_dir} does not say which stage files it measured (results from before "
+                "reports carried a fingerprint, or not measured by make report): the PDF is marked "
+                f"\"{WATERMARK}\" on every page. `make report` measures your stages.")
+        elif example:
+            say(f"rendering {results_dir} as example data: \"{WATERMARK}\" on every page, no fingerprint")
+        footer, pdf_meta, marks = describe_run(ds, example)
         try:
-            render(args.template, generated, build / "latex", args.out, ROOT, footer, pdf_meta)
+            render(args.template, generated, build / "latex", args.out, ROOT, footer, pdf_meta, marks)
         except ToolsMissing as e:
             say(f"{e}: the PDF is not rendered here.")
             say(f"  Measurements, figures and tables are saved in {build}. Finish the PDF on a "

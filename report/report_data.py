@@ -40,6 +40,7 @@ class ReportSet:
     headline_size: int = 4096
     max_seconds_per_shape: float = 0.5
     gpu_peaks: dict = field(default_factory=dict, hash=False, compare=False)
+    history: tuple = ()  # stages whose tuning history (make bench TAG=...) the report shows
 
     def groups(self):
         """(name, what it is for, shapes) of each group of shapes, in the order they are measured."""
@@ -126,6 +127,11 @@ def load_report_set(config_path):
         if not isinstance(v, dict) or not all(isinstance(x, dict) for x in v.values()):
             raise ReportError(f"{where}: gpu_peaks must be tables, e.g. [report.gpu_peaks.\"NVIDIA H100 PCIe\"]")
         values["gpu_peaks"] = v
+    if "history" in section:
+        v = section["history"]
+        if not (isinstance(v, list) and all(isinstance(n, str) and n for n in v)):
+            raise ReportError(f"{where}: history must be a list of stage names, e.g. [\"reuse\"], got {v!r}")
+        values["history"] = tuple(v)
     return ReportSet(**{**defaults.__dict__, **values})
 
 

@@ -77,16 +77,20 @@ def latex_escape(text):
     return "".join(table.get(c, c) for c in str(text))
 
 
-def render(template, generated_dir, work_dir, out_pdf, root, footer, pdf_meta):
-    """Renders the PDF; returns the path of the LaTeX log. Raises ReportError with the tool's own
-    message when Pandoc or LaTeX fails."""
+def render(template, generated_dir, work_dir, out_pdf, root, footer, pdf_meta, marks=None):
+    """Renders the PDF; returns the path of the LaTeX log. marks: {"provenance": the statement of whose
+    measurements these are, under the title; "watermark": the head of every page, "" for none}.
+    Raises ReportError with the tool's own message when Pandoc or LaTeX fails."""
     missing = missing_tools()
     if missing:
         raise ToolsMissing(" and ".join(missing) + " not found on this machine")
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     meta_tex = work_dir / "gemmlab-meta.tex"
-    meta_tex.write_text("\\newcommand{\\gemmlabfooter}{" + latex_escape(footer) + "}\n", encoding="utf-8")
+    marks = marks or {}
+    meta_tex.write_text("".join(f"\\newcommand{{\\{name}}}{{{latex_escape(text)}}}\n" for name, text in (
+        ("gemmlabfooter", footer), ("gemmlabprovenance", marks.get("provenance", "")),
+        ("gemmlabwatermark", marks.get("watermark", "")))), encoding="utf-8")
     tex = work_dir / "report.tex"
     template = Path(template).resolve()
     cmd = ["pandoc", "-f", READER, str(template), "-t", "latex", "-s", "-o", str(tex),

@@ -54,6 +54,26 @@ def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path)
     assert sum(t["max_score"] for t in gs["tests"]) == 100
 
 
+@needs_no_gpu
+def test_grade_records_the_fingerprint_of_the_stage_files(grader, root, tmp_path):
+    """results.json `submission` carries what grader/scripts/fingerprint.py --json wrote, as it is."""
+    fp_file = tmp_path / "fingerprint.json"
+    made = subprocess.run(["python3", str(root / "grader" / "scripts" / "fingerprint.py"), str(root / "student"),
+                           "--json", str(fp_file)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    fp = json.loads(fp_file.read_text())
+    out = run(grader, "grade", "--config", str(root / "course.toml"), "--submission", str(root / "student"),
+              "--fingerprint", str(fp_file), "--out", str(tmp_path))
+    assert out.returncode == 3, out.stdout + out.stderr
+    sub = json.loads((tmp_path / "results.json").read_text())["submission"]
+    assert sub["name"] == "student"
+    assert (sub["fingerprint"], sub["files"], sub["scheme"]) == (fp["fingerprint"], fp["files"], fp["scheme"])
+    fp_file.write_text('{"files": {}}')
+    out = run(grader, "grade", "--config", str(root / "course.toml"), "--fingerprint", str(fp_file),
+              "--out", str(tmp_path / "bad"))
+    assert out.returncode not in (0, 3) and "holds no fingerprint" in out.stderr, out.stdout + out.stderr
+
+
 def test_grade_without_a_rubric_is_refused_before_anything_runs(grader, tmp_path):
     # The rubric lives in course.toml only: without it there is nothing to score against.
     out = run(grader, "grade", "--config", str(tmp_path / "absent.toml"), "--out", str(tmp_path))

@@ -50,7 +50,7 @@ constexpr int kExitNoJudge = 4;
 
 // What the command line gave, shared by the commands.
 struct Args {
-    std::string stage, prec, json_out, shapes, config = "course.toml", submission_dir, out_dir = ".", symbols;
+    std::string stage, prec, json_out, shapes, config = "course.toml", submission_dir, out_dir = ".", symbols, fingerprint;
     std::string run_prec = "float", run_shape;
     bool full = false, no_color = false, list_json = false, reference = false, no_reference = false;
     uint64_t seed = 0;
@@ -250,6 +250,7 @@ int cmd_grade(const Args& a) {
     opt.with_reference = cfg.scoring.measure_reference && !a.no_reference;
     opt.submission = submission_json(a.submission_dir);
     opt.symbols_path = a.symbols;
+    if (!a.fingerprint.empty()) add_fingerprint(opt.submission, a.fingerprint);
     std::string why;
     if (!gpu_available(&why)) {
         write_no_gpu_grade(opt, cfg, why);
@@ -308,6 +309,8 @@ int main(int argc, char** argv) {
     grade->add_option("--seed", a.seed, "seed of the random data and shapes (default: fresh)");
     grade->add_flag("--no-reference", a.no_reference, "do not time the reference stages");
     grade->add_option("--submission", a.submission_dir, "the submission directory, recorded in results.json");
+    grade->add_option("--fingerprint", a.fingerprint,
+                      "the submission's fingerprint (grader/scripts/fingerprint.py --json), recorded in results.json");
     grade->add_option("--symbols", a.symbols, "the symbol scan of the build (default: symbols.json beside the grader)");
     grade->add_flag("--no-color", a.no_color, "plain output");
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace gemmlab {
@@ -39,6 +40,18 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 
 void write_json_atomically(const std::string& path, const nlohmann::json& j) {
     write_text_atomically(path, j.dump(2) + "\n");
+}
+
+void add_fingerprint(nlohmann::json& submission, const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read the fingerprint file " + path + ": " + strerror(errno));
+    const nlohmann::json fp = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!fp.is_object() || !fp.contains("fingerprint") || !fp["fingerprint"].is_string() ||
+        fp["fingerprint"].get<std::string>().rfind("sha256:", 0) != 0)
+        throw std::runtime_error(path + " holds no fingerprint (expected the JSON object of "
+                                 "grader/scripts/fingerprint.py --json, with \"fingerprint\": \"sha256:...\")");
+    for (const char* key : {"scheme", "fingerprint", "files"})
+        if (fp.contains(key)) submission[key] = fp[key];
 }
 
 }  // namespace gemmlab
