@@ -1063,7 +1063,8 @@ Status run_wgmma(const GemmProblem<float>& p) {
 // float: 128×128 blocks of 8 warps, warp tiles of 64×32 (4×4 mma tiles, 64 accumulators), slabs
 // of 32 k. The split scheme doubles its accumulators (128 registers, ~250 in all): one block per
 // SM. The others would fit two blocks in shared memory, but at the 128 registers that allows
-// ptxas spills; one block of up to 255 registers does not.
+// ptxas spills; one block of up to 255 registers does not. (Chosen among the candidates on an H100
+// before the wgmma path; not re-tuned for the GPUs that run them now.)
 //                                                     scheme             BM   BN  BK  WM  WN  ST  MINB
 struct Fp16Config  : TensorConfig<Scheme::fp16,       128, 128, 32, 64, 32, 3, 1> {};
 struct Tf32Config  : TensorConfig<Scheme::tf32,       128, 128, 32, 64, 32, 3, 1> {};
