@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
+#include "gemmlab/stage_api.h"  // GEMMLAB_NS
+
 namespace gemmlab::GEMMLAB_NS {
 
 // The virtual architecture (75, 80, 90, ...) of the image of `kernel` this process runs, from the
