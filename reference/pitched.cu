@@ -20,9 +20,9 @@
 // DGEMM: the same pitched 16-byte loads and register double buffering, but the products run on
 // the FP64 tensor cores (IEEE double arithmetic, like an FMA): mma.sync.m16n8k4.f64, one 16×8×4
 // product per warp instruction, in pitched_dmma_kernel ("DGEMM" below; reuse.cu, Part 2, says
-// why the tensor cores). A is not transposed there: the tensor cores want it by rows. Measured on
-// an H100 at 4096³: with FP64 FMAs 38% of cuBLAS DGEMM (bound by shared memory), with the
-// Ampere-era m8n8k4 56%, with m16n8k4 on 64×128 blocks, two per SM, 80% (71% at 8192³).
+// why the tensor cores). A is not transposed there: the tensor cores want it by rows. GPUs before
+// sm_80 have no FP64 tensor cores: there the double stage runs the FMA kernel above.
+// Measured speeds of every configuration: docs/reference-kernels.md.
 //
 // Any M, N, K: a vector that straddles the end of a row (K or N not a multiple of V) is loaded
 // whole — the rest of the vector lies inside the pitch padding, which is allocated and readable —
@@ -37,11 +37,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "arch.h"
 #include "gemmlab/stages.h"
-
-#ifdef GEMMLAB_TUNE
-#include "tuning/candidates.h"
-#endif
 
 namespace gemmlab::GEMMLAB_NS {
 
@@ -350,14 +347,14 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 
 // D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
 // a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
-// D[g+8][2t], D[g+8][2t+1]} (the PTX ISA's fragment tables for .f64).
+// D[g+8][2t], D[g+8][2t+1]} (the PTX ISA's fragment tables for .f64). sm_80 and later only.
 template <int K>
 __device__ __forceinline__ void dmma_16x8(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
     static_assert(K == 4 || K == 8 || K == 16, "sm_90 has m16n8k4, m16n8k8 and m16n8k16 for f64");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-    // sm_80 (the handout builds for it) has only m8n8k4 (C(8×8) += A(8×4)·B(4×8), lane l holding
-    // A[l/4][l%4], B[l%4][l/4], C[l/4][2(l%4) + {0,1}]): the same product as 2·K/4 of those, rows
-    // g and g + 8 separately, with the same fragments.
+    // sm_80 to sm_89 have only m8n8k4 (C(8×8) += A(8×4)·B(4×8), lane l holding A[l/4][l%4],
+    // B[l%4][l/4], C[l/4][2(l%4) + {0,1}]): the same product as 2·K/4 of those, rows g and g + 8
+    // separately, with the same fragments.
 #pragma unroll
     for (int j = 0; j < K / 4; ++j)
 #pragma unroll
@@ -418,6 +415,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 pitched_dmma_kernel(int M, int N, int K, double alpha,
                     const double* __restrict__ A, int lda, const double* __restrict__ B, int ldb,
                     double beta, double* __restrict__ C, int ldc, bool vec_c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    // No FP64 tensor cores: never launched (gemm_pitched runs the FMA kernel). The fragment sizes
+    // are named here too, so that no build finds them unused.
+    static_assert(Cfg::FRAG_A > 0 && Cfg::FRAG_B > 0);
+    __trap();
+#else
     constexpr int V = Cfg::V, BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, MT = Cfg::MT, NT = Cfg::NT;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MMA_K = Cfg::MMA_K;
 
@@ -534,6 +537,7 @@ pitched_dmma_kernel(int M, int N, int K, double alpha,
             write_pair(m, n, acc[i][j][0], acc[i][j][1]);      // row g: columns 2t, 2t+1
             write_pair(m + 8, n, acc[i][j][2], acc[i][j][3]);  // row g + 8
         }
+#endif
 }
 
 // Launches a DMMA configuration; its two buffers may exceed the 48 KB of static shared memory,
@@ -558,24 +562,26 @@ Status run_dmma(const GemmProblem<double>& p) {
     return Status::ok;
 }
 
-//                                        T   TM  TN  BK  MIN_BLOCKS
+// The configurations the stage uses (docs/reference-kernels.md has the measurements behind them).
+// Each is a named type, so that the kernels' symbols say what they are for.
+//                                              T   TM  TN  BK  MIN_BLOCKS
 // float: 8×8 per thread as 2×2 fragments of 4×4, 128×128 block tile, K slabs of 16 (half as
 // many barriers as slabs of 8), two buffers (2 × 16.6 KB of shared memory), two blocks per SM.
-using FloatLarge = PitchedConfig<float,   8,  8, 16, 2>;
+struct FloatLarge : PitchedConfig<float,   8,  8, 16, 2> {};
 // float, 128×64 and 64×64 block tiles: more, smaller blocks when the large tiles would leave
-// SMs idle in the last wave (2049³: 27.2 against 19.4 TFLOPS) or stick out of a skinny matrix.
-using FloatMid   = PitchedConfig<float,   8,  4, 16, 3>;
-using FloatSmall = PitchedConfig<float,   4,  4, 16, 4>;
-// double: the FP64 tensor cores with m16n8k4 (see "DGEMM" above). 64×128 blocks of 8 warps of
-// 32×32 (2×4 mma tiles: 32 accumulators, 128 registers in all), slabs of 16 k, two blocks per SM:
-// while one block waits at its barrier or for its loads, the other one's mma keep the tensor
-// cores busy; 128 registers, no spill. Measured on an H100 (tuning candidates, cuBLAS DGEMM in
-// the same run): 37.4 TFLOPS at 4096³ (80% of cuBLAS), 33.4 at 8192³ (71%); one block of
-// 128×128 per SM (8 warps of 64×32) only 16.5–21.1: with a single block per SM every barrier and
-// every exposed load stalls the whole SM. m16n8k8 on the same tile: 32.2 (its fragments push the
-// 128-register budget into spills). With FMAs this stage reached 17.6, with m8n8k4 25.5.
-//                                         BM   BN  BK  WM  WN MMA_K MINB
-using DoubleDmma = PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2>;
+// SMs idle in the last wave or stick out of a skinny matrix.
+struct FloatMid   : PitchedConfig<float,   8,  4, 16, 3> {};
+struct FloatSmall : PitchedConfig<float,   4,  4, 16, 4> {};
+// double before sm_80 (no FP64 tensor cores): FMAs, 4×8 per thread, 64×128 block tile, slabs of 8
+// k, two blocks per SM; shared memory bounds it (FP64 FMAs need twice the bytes per FMA of float).
+struct DoubleFma  : PitchedConfig<double,  4,  8,  8, 2> {};
+// double from sm_80: the FP64 tensor cores (see "DGEMM" above). 64×128 blocks of 8 warps of 32×32
+// (2×4 mma tiles: 32 accumulators, 128 registers in all), slabs of 16 k, two blocks per SM: while
+// one block waits at its barrier or for its loads, the other one's mma keep the tensor cores busy
+// (one 128×128 block per SM stalls the whole SM at every barrier); m16n8k4, whose fragments fit
+// the 128-register budget that two blocks per SM leave (m16n8k8's spill).
+//                                            BM   BN  BK  WM  WN MMA_K MINB
+struct DoubleDmma : PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2> {};
 
 // sm_count and estimated_speed repeat reuse.cu's on purpose: each stage file is a self-contained
 // hand-in (students and the cluster copy single .cu files; nothing beside them is shipped).
@@ -608,14 +614,16 @@ template <typename T>
 Status gemm_pitched(const GemmProblem<T>& p) {
     if (p.M <= 0 || p.N <= 0) return Status::ok;
     if constexpr (sizeof(T) == 4) {
-        // Relative speeds at 8192³ on an H100: 36.8, 36.0 and 29.8 TFLOPS.
+        // Relative speeds: the three configurations at 8192³ on an H100 (docs/reference-kernels.md).
         const double large = estimated_speed<FloatLarge>(p, 1.0);
         const double mid = estimated_speed<FloatMid>(p, 0.978);
         const double small = estimated_speed<FloatSmall>(p, 0.81);
         if (large >= mid && large >= small) return run_config<FloatLarge>(p);
         return (mid >= small) ? run_config<FloatMid>(p) : run_config<FloatSmall>(p);
     } else {
-        return run_dmma<DoubleDmma>(p);
+        // The FP64 tensor cores where the loaded image of the kernel was compiled for sm_80 or later.
+        static const bool dmma = compiled_arch(pitched_dmma_kernel<DoubleDmma, true>) >= 80;
+        return dmma ? run_dmma<DoubleDmma>(p) : run_config<DoubleFma>(p);
     }
 }
 
@@ -628,29 +636,8 @@ template Status pitched_download<double>(double*, int, const PitchedMatrix<doubl
 template Status gemm_pitched<float>(const GemmProblem<float>&);
 template Status gemm_pitched<double>(const GemmProblem<double>&);
 
-#ifdef GEMMLAB_TUNE
-void pitched_candidates(std::vector<tuning::Candidate<float>>& f32,
-                        std::vector<tuning::Candidate<double>>& f64) {
-    //                                                                   T  TM TN BK MINB
-    f32.push_back({"pitched", "t8x8 bk8 minb2", &run_config<PitchedConfig<float, 8, 8, 8, 2>>});
-    f32.push_back({"pitched", "t8x8 bk16 minb2", &run_config<PitchedConfig<float, 8, 8, 16, 2>>});
-    f32.push_back({"pitched", "t4x8 bk16 minb3", &run_config<PitchedConfig<float, 4, 8, 16, 3>>});
-    f32.push_back({"pitched", "t8x4 bk16 minb3", &run_config<PitchedConfig<float, 8, 4, 16, 3>>});
-    f32.push_back({"pitched", "t4x4 bk16 minb4", &run_config<PitchedConfig<float, 4, 4, 16, 4>>});
-    f64.push_back({"pitched", "t8x4 bk8 minb1", &run_config<PitchedConfig<double, 8, 4, 8, 1>>});
-    f64.push_back({"pitched", "t4x8 bk8 minb2", &run_config<PitchedConfig<double, 4, 8, 8, 2>>});
-    f64.push_back({"pitched", "t4x4 bk16 minb3", &run_config<PitchedConfig<double, 4, 4, 16, 3>>});
-    f64.push_back({"pitched", "t8x8 bk8 minb1", &run_config<PitchedConfig<double, 8, 8, 8, 1>>});
-    f64.push_back({"pitched", "t4x4 bk8 minb3", &run_config<PitchedConfig<double, 4, 4, 8, 3>>});
-    f64.push_back({"pitched", "t8x4 bk8 minb2", &run_config<PitchedConfig<double, 8, 4, 8, 2>>});
-    // DGEMM on the tensor cores (labels: block tile, warp tile, mma k, blocks per SM).
-    //                                                                          BM   BN  BK  WM  WN MMA_K MINB
-    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k4 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 4, 2>>});
-    f64.push_back({"pitched", "m16n8 64x128x16 w32x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<64, 128, 16, 32, 32, 8, 2>>});
-    f64.push_back({"pitched", "m16n8 128x128x8 w64x32 k8 1/SM", &run_dmma<PitchedDmmaConfig<128, 128, 8, 64, 32, 8, 1>>});
-    f64.push_back({"pitched", "m16n8 128x128x16 w64x32 k16 1/SM", &run_dmma<PitchedDmmaConfig<128, 128, 16, 64, 32, 16, 1>>});
-    f64.push_back({"pitched", "m16n8 128x64x8 w64x32 k8 2/SM", &run_dmma<PitchedDmmaConfig<128, 64, 8, 64, 32, 8, 2>>});
-}
-#endif
-
 }  // namespace gemmlab::GEMMLAB_NS
+
+#ifdef GEMMLAB_TUNE
+#include "tuning/pitched.h"  // other configurations, timed beside these by reference/tuning
+#endif

@@ -16,45 +16,33 @@
 //      during the copy from global memory, element by element (cp.async of 4 or 8 bytes).
 //   4. A multi-stage pipeline with cp.async (sm_80+): global→shared copies of the next
 //      STAGES-1 slabs are in flight while the current one is computed; no registers are spent on
-//      staging and one __syncthreads per slab suffices.
+//      staging and one __syncthreads per slab suffices. (Before sm_80 the same copies are done
+//      synchronously, reference/arch.h: correct, without the overlap.)
 //   5. Register double-buffering: the fragments of step k+1 are loaded from shared memory while
 //      the FMAs of step k execute, so the FMA pipe never waits on shared-memory latency.
 //
-//   6. DGEMM on the FP64 tensor cores. An H100 SM does 64 FP64 FMAs per clock on its FMA units
-//      but 128 on its tensor cores (DMMA), with IEEE double products and sums (no precision is
-//      lost: the checker's bound is the same). Math::dmma keeps 1–5 and replaces the thread's
-//      TM×TN outer product by warp-wide mma.sync.m8n8k4 on 8×8 tiles: 66% of cuBLAS DGEMM at
-//      4096³ (FP64 FMAs: 51%). The stage's double now runs Part 2 below, a kernel built for
-//      sm_90's larger m16n8k8 shape: 105%.
-//
-//   7. SGEMM scheduled for the FMA pipe (reuse_ffma_kernel, float configurations). An SM's four
+//   6. SGEMM scheduled for the FMA pipe (reuse_ffma_kernel, float configurations). An SM's four
 //      schedulers each issue one warp instruction per clock and an FFMA fills a scheduler's 32
 //      FP32 lanes for exactly one clock, so every other instruction costs an FFMA's slot. The
 //      float kernel keeps 1–5 and (a) walks K in slabs of 16 (one barrier per 2048 FFMAs of a
 //      thread), (b) has no branch in its slab loop, (c) during slab s, at k-step 8, copies slab
-//      s + STAGES - 1 into the stage of slab s - 1, away from the barrier. Its slab
-//      loop is 2214 instructions for 2048 FFMAs (92.5%; cuBLAS's 88.7%, reuse_kernel's 89.4%).
-//      Two things took it past cuBLAS (docs/reference-kernels.md, "The float reuse kernel past
-//      cuBLAS"): (d) its FMAs run in strips of 2×2 blocks (FmaOrder), an order that leads
-//      ptxas to a schedule whose shared-memory loads wait less; (e) a tile inside C reads its old
-//      values in batches of 16 vectors instead of one vector at a time. One ladder run on an
-//      H100 (kernels queued back to back, median of 10; cuBLAS SGEMM with CUBLAS_PEDANTIC_MATH):
-//      2048³ 49.2 TFLOPS (100.1% of cuBLAS), 4096³ 51.4 (100.7%), 8192³ 52.1 (101.4%); before
-//      (d) and (e): 94.1%, 95.4%, 97.7%.
-//      What still separates its loop from cuBLAS's (Nsight Compute warp-state samples at 4096³,
-//      measured on a 2×2-block order before (e)): issuing 41.9% of samples (cuBLAS 45.1%),
-//      dispatch stalls 8.0% (4.7%), no instruction 2.4% (0.8%: this loop is twice as long).
-//      ptxas reuses one operand of consecutive FFMAs, cuBLAS's loop both: 2.1 register reads
-//      per FFMA in the shipped SASS against 1.6 (reference/tuning/sass_loop.py).
-//      Not the limit: wave quantization. 512 tiles on 132 SMs leave the fourth wave 12% empty,
-//      but sharing that wave out by K slabs (stream-K, StreamK) gained only 0.1–0.2%. A likely
-//      reason, not measured here: under the 700 W cap (645–699 W drawn) fewer busy SMs hold a
-//      higher clock, so the idle ones cost less than their share.
+//      s + STAGES - 1 into the stage of slab s - 1, away from the barrier, (d) issues its FMAs in
+//      strips of 2×2 blocks (FmaOrder), an order that leads ptxas to a schedule whose
+//      shared-memory loads wait less, and (e) reads the old values of a tile inside C in batches
+//      instead of one vector at a time. With these it runs as fast as cuBLAS SGEMM on an H100.
 //
-// Why it is fast on Hopper: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared
-// memory per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24
-// values), which keeps shared memory under its limit; a 4×4 tile would need 4× the shared-memory
+//   7. DGEMM on the FP64 tensor cores (Part 2, reuse_dmma_kernel, sm_80 and later). An H100 SM does
+//      64 FP64 FMAs per clock on its FMA units but 128 on its tensor cores (DMMA), with IEEE double
+//      products and sums (no precision is lost: the checker's bound is the same). Before sm_80
+//      there are none: the double stage then runs reuse_kernel's FMA configurations.
+//
+// Why it is fast: an SM does 128 FP32 FMAs per clock but reads only 128 bytes of shared memory
+// per clock. A thread with a 16×8 register tile performs 128 FMAs per 6 LDS.128 (24 values),
+// which keeps shared memory under its limit; a 4×4 tile would need 4× the shared-memory
 // bandwidth and could never reach more than ~25% of the FMA peak.
+//
+// What each configuration measured, and the designs that lost (stream-K, the Ampere-era m8n8k4,
+// other tiles and orders): docs/reference-kernels.md; the candidates: reference/tuning/reuse.h.
 //
 // Edges: every stage works for any M, N, K >= 1 and any leading dimension. Copies that would read
 // outside A or B are predicated: cp.async with a source size of 0 writes zeros to shared memory,
@@ -65,16 +53,13 @@
 // written; when beta == 0, C is never read.
 //
 // Run it:  make check STAGE=reuse      make bench STAGE=reuse
-// Tune it: reference/tuning/run.sh     (times the candidate configurations listed at the bottom)
+// Tune it: reference/tuning/run.sh --tune --stages reuse   (the candidates: reference/tuning/reuse.h)
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
+#include "arch.h"
 #include "gemmlab/stages.h"
-
-#ifdef GEMMLAB_TUNE
-#include "tuning/candidates.h"
-#endif
 
 namespace gemmlab::GEMMLAB_NS {
 namespace {
@@ -93,6 +78,9 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
 template <int BYTES>
 __device__ __forceinline__ void cp_async(uint32_t dst, const void* src, int src_bytes) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    copy_to_shared_sync<BYTES>(dst, src, src_bytes);
+#else
     if constexpr (BYTES == 16) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                      "r"(src_bytes)
@@ -102,14 +90,19 @@ __device__ __forceinline__ void cp_async(uint32_t dst, const void* src, int src_
                      "n"(BYTES), "r"(src_bytes)
                      : "memory");
     }
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
 }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
 }
 
 // One 16-byte load from shared memory (LDS.128) into V consecutive registers.
@@ -131,31 +124,13 @@ __device__ __forceinline__ void store_vec16(double* dst, const double* v) {
     *reinterpret_cast<double2*>(dst) = make_double2(v[0], v[1]);
 }
 
-// One warp-wide 8×8×4 product on the FP64 tensor cores (sm_80+): C(8×8) += A(8×4)·B(4×8), every
-// product and sum in IEEE double precision. Each lane passes one element of A (row lane/4,
-// column lane%4), one of B (row lane%4, column lane/4) and two of C (row lane/4, columns
-// 2·(lane%4) and 2·(lane%4)+1). Used by Math::dmma (tuning candidates only since the stage's
-// double runs Part 2) and by Part 2's sm_80 fallback: unreferenced in a plain sm_90 build.
-[[maybe_unused]] __device__ __forceinline__ void dmma_8x8x4(double& c0, double& c1, double a, double b) {
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-                 : "+d"(c0), "+d"(c1)
-                 : "d"(a), "d"(b));
-}
-
 // ------------------------------------------------------------------------------------------------
 // The tile configuration: every size of the kernel, and the constraints between them
 // ------------------------------------------------------------------------------------------------
 
-// How the innermost product is computed: by FMAs of single elements (each thread owns a TM×TN
-// tile of C), or by the FP64 tensor cores (each warp multiplies 8×4 by 4×8 blocks with one
-// mma.sync instruction; section 6 of the header).
-enum class Math { fma, dmma };
-
-template <typename T, int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_,
-          int MIN_BLOCKS_, Math MATH_ = Math::fma>
+template <typename T, int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_>
 struct ReuseConfig {
     using Elem = T;
-    static constexpr bool kTensor = (MATH_ == Math::dmma);
     static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile of C, K slab
     static constexpr int WM = WM_, WN = WN_;            // warp tile of C
     static constexpr int TM = TM_, TN = TN_;            // thread tile of C (registers)
@@ -167,21 +142,12 @@ struct ReuseConfig {
     static constexpr int THREADS = 32 * WARPS;
     static constexpr int WTM = WM / TM, WTN = WN / TN;  // the 32 lanes of a warp as a WTM×WTN grid
     static constexpr int FM = TM / V, FN = TN / V;      // V×V fragments per thread
-    // DMMA: a warp tile is MT×NT tiles of 8×8, each an accumulator of 2 values per lane.
-    static constexpr int MT = WM / 8, NT = WN / 8;
-    // Steps of the inner loop per slab (one k, or four k for one mma.sync), fragments loaded
-    // per step, and the accumulators of one thread (ACC_M × ACC_N).
-    static constexpr int KSTEP = kTensor ? 4 : 1, KSTEPS = BK / KSTEP;
-    static constexpr int FRAG_A = kTensor ? MT : TM, FRAG_B = kTensor ? NT : TN;
-    static constexpr int ACC_M = kTensor ? MT : TM, ACC_N = kTensor ? 2 * NT : TN;
 
     // Transposed A: As[k][m], each row padded so that the copy-in (8 k × 4 rows per warp
     // instruction, see below) is conflict-free while rows stay 16-byte aligned for LDS.128.
     // float: A_LD ≡ 4 (mod 32) words; double: A_LD ≡ 2 (mod 16) elements.
-    // DMMA reads a 4 k × 8 rows block of As and of Bs per lane group: rows of both padded to
-    // ≡ 4 (mod 16) doubles put the 16 doubles of each half-warp in 16 different bank pairs.
-    static constexpr int A_LD = BM + (sizeof(T) == 4 ? 4 : (kTensor ? 4 : 2));
-    static constexpr int B_LD = BN + (kTensor ? 4 : 0);  // FMA: read as whole vectors, no conflicts
+    static constexpr int A_LD = BM + (sizeof(T) == 4 ? 4 : 2);
+    static constexpr int B_LD = BN;  // read as whole vectors: no conflicts
     static constexpr int A_STAGE = BK * A_LD, B_STAGE = BK * B_LD, STAGE = A_STAGE + B_STAGE;
     static constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(T);
 
@@ -196,12 +162,10 @@ struct ReuseConfig {
     static constexpr int B_SCALAR_ITERS = BK * BN / THREADS;  // fallback: one element at a time
 
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
-    static_assert(kTensor || (WM % TM == 0 && WN % TN == 0), "thread tiles must cover the warp tile");
-    static_assert(kTensor || WTM * WTN == 32, "a warp tile is computed by exactly 32 lanes");
-    static_assert(kTensor || (TM % V == 0 && TN % V == 0), "thread tiles are made of whole 16-byte vectors");
-    static_assert(kTensor || (FM * V == TM && FN * V == TN), "V×V fragments cover the thread tile");
-    static_assert(!kTensor || (sizeof(T) == 8 && WM % 8 == 0 && WN % 8 == 0 && BK % 4 == 0),
-                  "DMMA: double only, warp tiles of whole 8×8 tiles, slabs of whole k-steps of 4");
+    static_assert(WM % TM == 0 && WN % TN == 0, "thread tiles must cover the warp tile");
+    static_assert(WTM * WTN == 32, "a warp tile is computed by exactly 32 lanes");
+    static_assert(TM % V == 0 && TN % V == 0, "thread tiles are made of whole 16-byte vectors");
+    static_assert(FM * V == TM && FN * V == TN, "V×V fragments cover the thread tile");
     static_assert(BK % 8 == 0, "A is copied in chunks of 8 k");
     static_assert(BM % 32 == 0, "A_LD padding assumes BM is a multiple of 32");
     static_assert(ROW_GROUPS % WARPS == 0 && (BM * BK / 32) % WARPS == 0,
@@ -213,8 +177,8 @@ struct ReuseConfig {
                       (A_STAGE * sizeof(T)) % 16 == 0 && (STAGE * sizeof(T)) % 16 == 0,
                   "shared-memory rows must stay 16-byte aligned for LDS.128 and cp.async");
     static_assert(STAGES >= 2, "a pipeline needs at least two stages");
-    static_assert(ACC_M * ACC_N <= 128, "more accumulators than that spill out of the 255 registers");
-    static_assert(KSTEPS % 2 == 0, "register double-buffering alternates fragments over the steps");
+    static_assert(TM * TN <= 128, "more accumulators than that spill out of the 255 registers");
+    static_assert(BK % 2 == 0, "register double-buffering alternates fragments over the steps");
 };
 
 // Block swizzle: consecutive blocks walk down GROUP_M block-rows before moving right, so the
@@ -240,12 +204,9 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
              int lda, const typename Cfg::Elem* __restrict__ B, int ldb,
              typename Cfg::Elem beta, typename Cfg::Elem* __restrict__ C, int ldc, bool vec_c) {
     using T = typename Cfg::Elem;
-    constexpr bool kTensor = Cfg::kTensor;
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
     constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
-    constexpr int KSTEP = Cfg::KSTEP, KSTEPS = Cfg::KSTEPS;
-    constexpr int FRAG_A = Cfg::FRAG_A, FRAG_B = Cfg::FRAG_B, ACC_M = Cfg::ACC_M, ACC_N = Cfg::ACC_N;
 
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* const smem = reinterpret_cast<T*>(smem_raw);  // STAGES × { As[BK][A_LD], Bs[BK][B_LD] }
@@ -326,37 +287,26 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 
     // ---- fragments: where this thread reads As and Bs -------------------------------------
     const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
-    // FMA: the lane's V×V fragments start at a_frag (+ f·WTM·V) and b_frag (+ f·WTN·V).
-    // DMMA: the lane holds A[row lane/4][k lane%4] of each 8×4 tile of A and B[k lane%4][col
-    // lane/4] of each 4×8 tile of B — in As[k][m] and Bs[k][n] both are at [k lane%4][lane/4].
-    const int lane_m = kTensor ? lane / 4 : lane / Cfg::WTN, lane_n = kTensor ? lane / 4 : lane % Cfg::WTN;
-    const int a_frag = warp_m * Cfg::WM + lane_m * (kTensor ? 1 : V);
-    const int b_frag = warp_n * Cfg::WN + lane_n * (kTensor ? 1 : V);
-    const int frag_k = kTensor ? lane % 4 : 0;
+    // The lane's V×V fragments start at a_frag (+ f·WTM·V) and b_frag (+ f·WTN·V).
+    const int lane_m = lane / Cfg::WTN, lane_n = lane % Cfg::WTN;
+    const int a_frag = warp_m * Cfg::WM + lane_m * V;
+    const int b_frag = warp_n * Cfg::WN + lane_n * V;
 
-    T frag_a[2][FRAG_A], frag_b[2][FRAG_B];  // double-buffered over the steps
-    auto load_fragments = [&](T* fa, T* fb, int stage, int step) {
-        const int k = step * KSTEP + frag_k;
+    T frag_a[2][TM], frag_b[2][TN];  // double-buffered over the k-steps
+    auto load_fragments = [&](T* fa, T* fb, int stage, int k) {
         const T* As = smem + stage * Cfg::STAGE + k * A_LD + a_frag;
         const T* Bs = smem + stage * Cfg::STAGE + Cfg::A_STAGE + k * B_LD + b_frag;
-        if constexpr (kTensor) {
 #pragma unroll
-            for (int t = 0; t < Cfg::MT; ++t) fa[t] = As[t * 8];
+        for (int f = 0; f < Cfg::FM; ++f) load_vec16(fa + f * V, As + f * Cfg::WTM * V);
 #pragma unroll
-            for (int t = 0; t < Cfg::NT; ++t) fb[t] = Bs[t * 8];
-        } else {
-#pragma unroll
-            for (int f = 0; f < Cfg::FM; ++f) load_vec16(fa + f * V, As + f * Cfg::WTM * V);
-#pragma unroll
-            for (int f = 0; f < Cfg::FN; ++f) load_vec16(fb + f * V, Bs + f * Cfg::WTN * V);
-        }
+        for (int f = 0; f < Cfg::FN; ++f) load_vec16(fb + f * V, Bs + f * Cfg::WTN * V);
     };
 
-    T acc[ACC_M][ACC_N];
+    T acc[TM][TN];
 #pragma unroll
-    for (int i = 0; i < ACC_M; ++i)
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < ACC_N; ++j) acc[i][j] = T(0);
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
     // The whole pipeline, instantiated twice below: for interior blocks (no bounds tests at all)
     // and for edge blocks. The branch between the two is uniform per block and taken once.
@@ -380,9 +330,9 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
         int stage = 0;
         for (int slab = 0; slab < num_slabs; ++slab) {
 #pragma unroll
-            for (int k = 0; k < KSTEPS; ++k) {
+            for (int k = 0; k < BK; ++k) {
                 const int cur = k % 2, nxt = cur ^ 1;
-                if (k < KSTEPS - 1) {
+                if (k < BK - 1) {
                     load_fragments(frag_a[nxt], frag_b[nxt], stage, k + 1);
                 } else if (slab + 1 < num_slabs) {
                     // Last step of the slab: every fragment of this stage is in registers. Wait
@@ -394,21 +344,12 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
                     cp_async_commit();
                     load_fragments(frag_a[nxt], frag_b[nxt], stage + 1 == STAGES ? 0 : stage + 1, 0);
                 }
-                if constexpr (kTensor) {
-                    // MT×NT independent 8×8×4 products on the FP64 tensor cores.
+                // The outer product: TM×TN independent FMAs.
 #pragma unroll
-                    for (int i = 0; i < Cfg::MT; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
-                        for (int j = 0; j < Cfg::NT; ++j)
-                            dmma_8x8x4(acc[i][2 * j], acc[i][2 * j + 1], frag_a[cur][i], frag_b[cur][j]);
-                } else {
-                    // The outer product: TM×TN independent FMAs.
-#pragma unroll
-                    for (int i = 0; i < TM; ++i)
-#pragma unroll
-                        for (int j = 0; j < TN; ++j)
-                            acc[i][j] = fma(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
-                }
+                    for (int j = 0; j < TN; ++j)
+                        acc[i][j] = fma(frag_a[cur][i], frag_b[cur][j], acc[i][j]);
             }
             stage = (stage + 1 == STAGES) ? 0 : stage + 1;
         }
@@ -446,25 +387,14 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
             }
         }
     };
-    if constexpr (kTensor) {
-        // Lane l holds C[l/4][2·(l%4) + {0, 1}] of each 8×8 tile: V = 2 consecutive doubles.
-        static_assert(V == 2, "a DMMA accumulator pair is one 16-byte vector");
 #pragma unroll
-        for (int i = 0; i < Cfg::MT; ++i)
+    for (int fi = 0; fi < Cfg::FM; ++fi)
 #pragma unroll
-            for (int j = 0; j < Cfg::NT; ++j)
-                write_c(m0 + warp_m * Cfg::WM + i * 8 + lane / 4,
-                        n0 + warp_n * Cfg::WN + j * 8 + (lane % 4) * 2, &acc[i][2 * j]);
-    } else {
+        for (int vi = 0; vi < V; ++vi)
 #pragma unroll
-        for (int fi = 0; fi < Cfg::FM; ++fi)
-#pragma unroll
-            for (int vi = 0; vi < V; ++vi)
-#pragma unroll
-                for (int fj = 0; fj < Cfg::FN; ++fj)
-                    write_c(m0 + a_frag + fi * Cfg::WTM * V + vi, n0 + b_frag + fj * Cfg::WTN * V,
-                            &acc[fi * V + vi][fj * V]);
-    }
+            for (int fj = 0; fj < Cfg::FN; ++fj)
+                write_c(m0 + a_frag + fi * Cfg::WTM * V + vi, n0 + b_frag + fj * Cfg::WTN * V,
+                        &acc[fi * V + vi][fj * V]);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -473,23 +403,23 @@ reuse_kernel(int M, int N, int K, typename Cfg::Elem alpha, const typename Cfg::
 //
 // An SM issues one warp instruction per clock per scheduler, and an FFMA keeps a scheduler's 32
 // FP32 lanes busy for exactly one clock: every other instruction (shared loads, copies, address
-// arithmetic, the barrier) costs an FFMA's slot (header, section 7). This kernel differs from
+// arithmetic, the barrier) costs an FFMA's slot (header, section 6). This kernel differs from
 // reuse_kernel only where that matters:
 //   - slabs of BK = 16 k: the wait, the barrier and the loop bookkeeping come once per 2048
-//     FFMAs of a thread instead of once per 1024 (BK = 32 measured slower, 88.3% of cuBLAS at
-//     8192³ against 95.0%, with a loop body twice as long);
+//     FFMAs of a thread instead of once per 1024 (BK = 32 measured slower: its loop body is twice
+//     as long);
 //   - the loop over the slabs has no branch in it: past the last slab, a copy re-reads the last
 //     slab into a stage nobody reads again, instead of being skipped (interior blocks need >= 2
 //     slabs for that, so that the last slab is a full one; the others test every element);
 //   - at the slab boundary the fragments of the next slab are read right after the barrier;
 //   - the copy of a slab is issued at k-step COPY_STEP of a slab, into the stage of the slab
 //     before it (every thread has passed the barrier that ended that slab), rather than right
-//     after the barrier: measured 4096³ / 8192³ at 95.3% / 96.5% of cuBLAS against 94.0% /
-//     94.7% with 4 stages, and the long-scoreboard stalls fell from 0.14 to 0.06 per issue;
+//     after the barrier: the copies' latency no longer meets the barrier's (fewer long-scoreboard
+//     stalls, measured faster);
 //   - the copies address A and B from one per-thread base pointer each plus constants.
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int COPY_STEP_, int ORDER_ = 0, bool STREAM_K_ = false, int EPI_BATCH_ = 0>
+          int COPY_STEP_, int ORDER_ = 0, int EPI_BATCH_ = 0>
 struct SgemmConfig {
     using Elem = float;
     using FfmaKernel = void;  // marks a configuration of reuse_ffma_kernel (kernel_for)
@@ -501,7 +431,6 @@ struct SgemmConfig {
     static constexpr int COPY_STEP = COPY_STEP_;        // the k-step of a slab that issues a copy (-1: after the barrier)
     static constexpr int ORDER = ORDER_;                // order of the FMAs of a k-step (FmaOrder)
     static constexpr int EPI_BATCH = EPI_BATCH_;        // row fragments of C read per batch (0: vector by vector)
-    static constexpr bool STREAM_K = STREAM_K_;         // the last partial wave shared out by slabs (StreamK)
 
     static constexpr int V = 4;  // floats per 16-byte vector
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
@@ -544,10 +473,10 @@ struct SgemmConfig {
 // The order in which a thread issues the TM×TN FMAs of one k-step (FmaOrder<ORDER, TM, TN>).
 // ptxas keeps much of the source order, and the order decides where it places the shared-memory
 // loads of the next k-step and which registers it gives the accumulators, so it decides speed:
-// with the same instructions, the orders below measured from 92.9% to 100.6% of cuBLAS at 4096³
-// (docs/reference-kernels.md). In the SASS (reference/tuning/sass_loop.py), loops that use many
-// loaded fragments less than 40 instructions after their LDS were all slow; few such uses did not
-// make a loop fast: only timing tells.
+// with the same instructions, the orders below differ by up to 8% (docs/reference-kernels.md). In
+// the SASS (reference/tuning/sass_loop.py), loops that use many loaded fragments less than 40
+// instructions after their LDS were all slow; few such uses did not make a loop fast: only timing
+// tells.
 //   kRowByRow    row i of the thread tile after row i − 1, columns in order;
 //   kSerpentine  the same with odd rows backwards (consecutive FMAs share an operand);
 //   100 + code   strips: 2×2 blocks of FMAs (a_r·b_c, a_r·b_c+1, a_r+1·b_c+1, a_r+1·b_c), which
@@ -595,31 +524,26 @@ struct FmaOrder {
     }
 };
 
-// Stream-K schedule of the last, partial wave (STREAM_K configurations). 512 tiles of 128×256 on
-// the 132 block slots of an H100 are 3.88 waves: the fourth wave leaves 16 SMs idle for a whole
-// tile's time. Instead, the first dp_tiles tiles (whole waves) are computed one per block, and
-// the tiles of the last wave are cut into their K slabs and shared out evenly: block
-// dp_tiles + j takes slabs [j·per_block, (j+1)·per_block) of those tiles, in order, so it works on
-// one to three tiles, on part of their K each. A block that computed part of a tile writes its
-// partial sums to `partials` and counts itself in `arrivals`; the last of a tile's blocks to
-// arrive adds every part in the order of K (the sum does not depend on who came last), writes C
-// and resets the count for the next call. Nobody waits for anybody, so no block can wait for
-// one that has not started. A tuning candidate only: besides its measured speed (see FloatHuge),
-// it allocates its workspace in its first call, which a stage may not do in a timed call
-// (docs/student-guide.md); shipped, the workspace would have to be a fixed device array.
-struct StreamK {
-    int dp_tiles = 0;            // blocks [0, dp_tiles): one whole tile each
-    int per_block = 0;           // slabs per block of the last wave's tiles (0: no stream-K)
-    int max_parts = 0;           // most blocks sharing one tile: slots per tile in partials
-    float* partials = nullptr;   // [tile of the last wave][part][BM·BN]
-    int* arrivals = nullptr;     // [tile of the last wave]
+// Which tiles of C a block computes: the stage gives each block one whole tile, in the swizzled
+// order. (A schedule is a kernel parameter so that reference/tuning/reuse.h can try another one:
+// stream-K, which shares the K slabs of the last, partial wave out between the blocks.)
+struct WholeTiles {
+    // set_tile(t) points the block at tile t, compute(first_slab, slabs) accumulates that range of
+    // K slabs into the thread's registers, epilogue() writes them to C.
+    template <class Cfg, class Acc, class SetTile, class Compute, class Epilogue>
+    __device__ __forceinline__ void run(int /*tiles*/, int num_slabs, int /*tid*/, Acc& /*acc*/, SetTile& set_tile,
+                                        Compute& compute, Epilogue& epilogue) const {
+        set_tile(static_cast<int>(blockIdx.x));
+        compute(0, num_slabs);
+        epilogue();
+    }
 };
 
-template <class Cfg, bool kVecB>
+template <class Cfg, bool kVecB, class Schedule>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 reuse_ffma_kernel(int M, int N, int K, float alpha,
                   const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
-                  float beta, float* __restrict__ C, int ldc, bool vec_c, StreamK sk) {
+                  float beta, float* __restrict__ C, int ldc, bool vec_c, Schedule schedule) {
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V;
     constexpr int TM = Cfg::TM, TN = Cfg::TN, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
@@ -881,68 +805,8 @@ reuse_ffma_kernel(int M, int N, int K, float alpha,
                             &acc[fi * V + vi][fj * V]);
     };
 
-    const int block = static_cast<int>(blockIdx.x);
-    if (!Cfg::STREAM_K || sk.per_block == 0 || block < sk.dp_tiles) {  // one whole tile
-        set_tile(block);
-        compute(0, num_slabs);
-        epilogue();
-        return;
-    }
-    if constexpr (Cfg::STREAM_K) {
-        // ---- stream-K: slabs [lo, hi) of the last wave's tiles, counted tile after tile ------
-        __shared__ int last_to_arrive;
-        const long long total = static_cast<long long>(tiles_m) * tiles_n - sk.dp_tiles;  // tiles of the last wave
-        const long long lo = static_cast<long long>(block - sk.dp_tiles) * sk.per_block;
-        const long long hi = min(lo + sk.per_block, total * num_slabs);
-        constexpr int kVecs = TM * TN / V;         // float4s of partial sums per thread
-        constexpr int kTileVecs = BM * BN / V;     // float4s of one part
-        for (long long at = lo; at < hi;) {
-            const int t = static_cast<int>(at / num_slabs);  // tile of the last wave
-            const int first = static_cast<int>(at % num_slabs);
-            const int slabs = static_cast<int>(min(hi - at, static_cast<long long>(num_slabs - first)));
-            if (at != lo) __syncthreads();  // shared memory is reused: everyone is past the last tile
-            at += slabs;
-            set_tile(sk.dp_tiles + t);
-            compute(first, slabs);
-            if (slabs == num_slabs) {  // the whole tile
-                epilogue();
-                continue;
-            }
-            // The tile's parts: the blocks whose ranges meet [t·num_slabs, (t+1)·num_slabs).
-            const long long tile_lo = static_cast<long long>(t) * num_slabs;
-            const int first_block = static_cast<int>(tile_lo / sk.per_block);
-            const int parts = static_cast<int>((tile_lo + num_slabs - 1) / sk.per_block) - first_block + 1;
-            const int part = static_cast<int>((at - slabs) / sk.per_block) - first_block;
-            float4* const slots = reinterpret_cast<float4*>(sk.partials) + static_cast<size_t>(t) * sk.max_parts * kTileVecs;
-            float4* const mine = slots + static_cast<size_t>(part) * kTileVecs;
-#pragma unroll
-            for (int e = 0; e < kVecs; ++e) {
-                const float* a = &acc[0][0] + e * V;
-                __stcg(mine + e * Cfg::THREADS + tid, make_float4(a[0], a[1], a[2], a[3]));
-            }
-            __threadfence();
-            __syncthreads();
-            if (tid == 0) last_to_arrive = (atomicAdd(&sk.arrivals[t], 1) == parts - 1);
-            __syncthreads();
-            if (!last_to_arrive) continue;
-            __threadfence();
-            // Every part is written: add them in the order of K.
-#pragma unroll
-            for (int e = 0; e < kVecs; ++e) {
-                float4 sum = __ldcg(slots + e * Cfg::THREADS + tid);
-                for (int r = 1; r < parts; ++r) {
-                    const float4 v = __ldcg(slots + static_cast<size_t>(r) * kTileVecs + e * Cfg::THREADS + tid);
-                    sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-                }
-                float* a = &acc[0][0] + e * V;
-                a[0] = sum.x, a[1] = sum.y, a[2] = sum.z, a[3] = sum.w;
-            }
-            if (tid == 0) sk.arrivals[t] = 0;  // ready for the next call
-            epilogue();
-        }
-    }
+    schedule.template run<Cfg>(tiles_m * tiles_n, num_slabs, tid, acc, set_tile, compute, epilogue);
 }
-
 
 // ------------------------------------------------------------------------------------------------
 // Host side
@@ -955,9 +819,9 @@ template <class Cfg, class = void>
 struct UsesFfmaKernel : std::false_type {};
 template <class Cfg>
 struct UsesFfmaKernel<Cfg, std::void_t<typename Cfg::FfmaKernel>> : std::true_type {};
-template <class Cfg, bool kVecB>
+template <class Cfg, bool kVecB, class Schedule = WholeTiles>
 auto kernel_for() {
-    if constexpr (UsesFfmaKernel<Cfg>::value) return reuse_ffma_kernel<Cfg, kVecB>;
+    if constexpr (UsesFfmaKernel<Cfg>::value) return reuse_ffma_kernel<Cfg, kVecB, Schedule>;
     else return reuse_kernel<Cfg, kVecB>;
 }
 
@@ -970,66 +834,6 @@ inline int sm_count() {
         return sms;
     }();
     return count;
-}
-
-// The stream-K configurations' workspace (StreamK): partial sums and arrival counts, grown when a
-// problem needs more and kept for later calls (every call leaves the counts at zero). One call at
-// a time: two calls in flight at once on two streams would share it.
-// (A template only so that a build without stream-K configurations compiles none of it.)
-template <typename Acc>
-struct StreamKWorkspace {
-    Acc* partials = nullptr;
-    size_t partial_floats = 0;
-    int* arrivals = nullptr;
-    size_t arrival_count = 0;
-
-    bool reserve(size_t floats, size_t counts) {
-        if (floats > partial_floats) {
-            if (partials) cudaFree(partials);
-            partials = nullptr, partial_floats = 0;
-            if (cudaMalloc(&partials, floats * sizeof(Acc)) != cudaSuccess) return false;
-            partial_floats = floats;
-        }
-        if (counts > arrival_count) {
-            if (arrivals) cudaFree(arrivals);
-            arrivals = nullptr, arrival_count = 0;
-            if (cudaMalloc(&arrivals, counts * sizeof(int)) != cudaSuccess ||
-                cudaMemset(arrivals, 0, counts * sizeof(int)) != cudaSuccess)
-                return false;
-            arrival_count = counts;
-        }
-        return true;
-    }
-};
-
-// The stream-K schedule of a problem (StreamK); returns how many blocks to launch. Only where the
-// last wave is partial enough to pay (at most 90% full) and its blocks each get enough slabs to
-// amortize the prologue; otherwise one block per tile.
-template <class Cfg, class Kernel>
-long long stream_k_schedule(const GemmProblem<float>& p, long long tiles, Kernel kernel, StreamK& sk) {
-    static const int blocks_per_sm = [&] {
-        int b = 0;
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, Cfg::THREADS, Cfg::SMEM_BYTES) == cudaSuccess
-                   ? b : 0;
-    }();
-    static StreamKWorkspace<float> workspace;
-    const long long slots = static_cast<long long>(sm_count()) * blocks_per_sm;
-    if (slots <= 0 || tiles < slots) return tiles;
-    const long long last = tiles % slots;  // tiles of the last, partial wave
-    if (last == 0 || 10 * last > 9 * slots) return tiles;
-    const long long num_slabs = (p.K + Cfg::BK - 1) / Cfg::BK;
-    const long long work = last * num_slabs;
-    const long long per_block = (work + slots - 1) / slots;
-    if (per_block < 4 * Cfg::STAGES) return tiles;
-    const long long max_parts = num_slabs / per_block + 2;
-    if (!workspace.reserve(static_cast<size_t>(last * max_parts) * Cfg::BM * Cfg::BN, static_cast<size_t>(last)))
-        return tiles;  // no memory for it: one block per tile
-    sk.dp_tiles = static_cast<int>(tiles - last);
-    sk.per_block = static_cast<int>(per_block);
-    sk.max_parts = static_cast<int>(max_parts);
-    sk.partials = workspace.partials;
-    sk.arrivals = workspace.arrivals;
-    return sk.dp_tiles + (work + per_block - 1) / per_block;
 }
 
 // Launches one configuration. The dynamic shared-memory limit is raised once per kernel (the
@@ -1045,11 +849,8 @@ Status launch_config(const GemmProblem<typename Cfg::Elem>& p) {
     if (tiles > 0x7fffffffLL) return Status::unsupported;
     const bool vec_c = (p.ldc % Cfg::V == 0) && aligned16(p.C);
     if constexpr (UsesFfmaKernel<Cfg>::value) {
-        StreamK sk;
-        long long blocks = tiles;
-        if constexpr (Cfg::STREAM_K) blocks = stream_k_schedule<Cfg>(p, tiles, kernel, sk);
-        kernel<<<static_cast<unsigned>(blocks), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
-            p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c, sk);
+        kernel<<<static_cast<unsigned>(tiles), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
+            p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c, WholeTiles{});
     } else {
         kernel<<<static_cast<unsigned>(tiles), Cfg::THREADS, Cfg::SMEM_BYTES, p.stream>>>(
             p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, vec_c);
@@ -1069,40 +870,31 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 
 // ---- the configurations the stage uses, and how it picks one per problem ---------------------
 //
-// Chosen with reference/tuning/run.sh --tune on an H100 (docs/reference-kernels.md has the table).
+// Chosen with reference/tuning/run.sh --tune on an H100; docs/reference-kernels.md has the
+// measurements. Each is a named type, so that the kernels' symbols say what they are for.
 //                                  T       BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS
-//                        SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP  ORDER  STREAM_K  EPI_BATCH>
+//              SgemmConfig<     BM   BN  BK  WM  WN  TM  TN  STAGES  MIN_BLOCKS  COPY_STEP  ORDER  EPI_BATCH>
 // float, large problems (reuse_ffma_kernel): 128×256 block, 8 warps of 64×64, 16×8 per thread
 // (128 FMAs per 6 LDS.128), slabs of 16 k, 3 stages (73 KB), copy at k-step 8, one block of 255
 // registers × 256 threads per SM; FMAs in strips of 4 rows of 2×2 blocks, the column pairs of odd
-// strips backwards; C read in batches of 2 row fragments (16 vectors) in the epilogue. One ladder
-// run on an H100: 100.1 / 100.6 / 101.4% of cuBLAS at 2048³ / 4096³ / 8192³; the serpentine
-// order with the vector-by-vector epilogue (shipped before): 94.1 / 95.2 / 97.5%; the batched
-// epilogue alone: 98.5 / 98.7 / 99.4%. 3 and 4 stages measured alike; the copy at k-step 0 or 4
-// measured 91.9% and 94.5% at 8192³; the stream-K schedule of the last wave (StreamK) +0.1%
-// (docs/reference-kernels.md).
-using FloatHuge   = SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), false, 2>;
+// strips backwards; C read in batches of 2 row fragments (16 vectors) in the epilogue. 3 and 4
+// stages measured alike; copies at k-step 0 or 4 slower.
+struct FloatHuge   : SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), 2> {};
 // float, mid-sized problems or short K (reuse_kernel): 128×128 block, 8 warps of 32×64, 8×8 per
-// thread, two blocks per SM (one block's prologue and epilogue overlap the other's main loop).
-// 103.6% of cuBLAS at 8192×8192×256; reuse_ffma_kernel's 128×128×16 measured 100.1% there.
-using FloatLarge  = ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2>;
+// thread, two blocks per SM (one block's prologue and epilogue overlap the other's main loop);
+// faster than reuse_ffma_kernel's 128×128×16 at short K.
+struct FloatLarge  : ReuseConfig<float,  128, 128, 8, 32, 64,  8,  8, 4, 2> {};
 // float, small or skinny problems (reuse_ffma_kernel): 64×64 block, 4 warps of 32×32, 8×4 per
 // thread, slabs of 16 k, 3 stages (25 KB), copy right after the barrier: 4× more blocks to spread
-// over the SMs. Measured 99.4% of cuBLAS at 1024³ and 87.7% at 16384×64×4096 (reuse_kernel's
-// 64×64×8: 90.8% and 75.7% in the same run).
-using FloatSmall  = SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>;
-// double: 8×8 per thread is the most the register file holds (64 accumulators = 128 registers,
-// ~240 in all). 64×128 blocks of 4 warps (32×64 each) let two blocks share an SM, which measured
-// better than one 128×128 block of 8 warps (one block's barrier stalls hide behind the other).
-using DoubleLarge = ReuseConfig<double,  64, 128, 8, 32, 64,  8,  8, 3, 2>;
-// double, small or skinny problems: 64×64 block, 4 warps of 32×32, 8×4 per thread.
-using DoubleSmall = ReuseConfig<double,  64,  64, 8, 32, 32,  8,  4, 3, 3>;
-// double on the FP64 tensor cores (TM, TN unused: the thread tile is fixed by the instruction).
-// 64×128 blocks of 4 warps of 32×64 (4×8 tiles of 8×8: 64 accumulators, like 8×8 FMAs per
-// thread), slabs of 8 k (2 mma steps per barrier), 4 stages (53 KB), two blocks per SM.
-using DoubleMmaLarge = ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2, Math::dmma>;
-// ... and 64×64 blocks of 4 warps of 32×32, slabs of 16 k, for small, skinny or short-K problems.
-using DoubleMmaSmall = ReuseConfig<double, 64,  64, 16, 32, 32, 8, 8, 3, 4, Math::dmma>;
+// over the SMs.
+struct FloatSmall  : SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1> {};
+// double before sm_80 (no FP64 tensor cores; reuse_kernel's FMAs): 8×8 per thread is the most the
+// register file holds (64 accumulators = 128 registers, ~240 in all). 64×128 blocks of 4 warps
+// (32×64 each) let two blocks share an SM, which measured better than one 128×128 block of 8 warps
+// (one block's barrier stalls hide behind the other).
+struct DoubleFmaLarge : ReuseConfig<double,  64, 128, 8, 32, 64,  8,  8, 3, 2> {};
+// ... and 64×64 blocks of 4 warps of 32×32, 8×4 per thread, for small or skinny problems.
+struct DoubleFmaSmall : ReuseConfig<double,  64,  64, 8, 32, 32,  8,  4, 3, 3> {};
 
 // Estimated throughput of a configuration on a problem: its speed on large problems (relative,
 // measured), times the share of its tiles' area that lies inside C, times the share of the
@@ -1125,10 +917,9 @@ double estimated_speed(const GemmProblem<T>& p, double relative_speed) {
 // added: mma.sync.m16n8k4 / m16n8k8 / m16n8k16 .f64 (PTX ISA 7.8; one DMMA.16x8x4/8/16 each in
 // SASS). One of them multiplies a 16×K block of A by a K×8 block of B into a 16×8 tile of C,
 // every product and sum in IEEE double precision (like an FMA: the checker's bound is the same).
-// Part 1's Math::dmma path issues the Ampere-era m8n8k4 (256 FMAs per instruction); m16n8k8 does
-// 1024 and reads each accumulator once per 8 k instead of once per 4. Part 1's double
-// configurations (DoubleLarge, DoubleSmall: FMA; DoubleMmaLarge, DoubleMmaSmall: m8n8k4) are no
-// longer used by the stage; they stay as measured baselines among the tuning candidates.
+// The Ampere-era m8n8k4 does 256 FMAs per instruction; m16n8k8 does 1024 and reads each
+// accumulator once per 8 k instead of once per 4. (sm_80 to sm_89 have only m8n8k4: there
+// dmma_16x8 issues several of those. Before sm_80 the stage runs Part 1's FMA configurations.)
 //
 //   1. Block tile 128×64, 4 warps of 64×32, two blocks per SM. A warp tile is 4×4 mma tiles of
 //      16×8: 64 accumulators per lane (128 registers), the most that leaves room for fragments
@@ -1150,14 +941,8 @@ double estimated_speed(const GemmProblem<T>& p, double relative_speed) {
 //      out-of-range copies; C is written as double2 where ldc allows, element-wise at the right
 //      edge, never between N and ldc, and not read when beta == 0.
 //
-// Measured on an H100 (ladder, tuning run, cuBLAS DGEMM in the same run): 47.0 TFLOPS at 4096³
-// (105% of cuBLAS), 45.7 at 8192³ (103%); Part 1 with m8n8k4: 30.2 (64%) and 29.8 (61%). 47.0 is
-// 70% of the FP64 tensor peak (66.9 TFLOPS at 1.98 GHz). What the SASS of the main loop holds
-// (cuobjdump, DmmaLarge): per warp and slab, 32 DMMA.16x8x8, 48 conflict-free LDS.64, 8 LDGSTS
-// and the reloads of the spilled copy addresses (LDL). Nsight Compute counters of this kernel
-// are still to be taken: reference/tuning/profile.sh
-// 'reuse_dmma_kernel<.*DmmaConfig<.int.128, .int.64, .int.16, .int.64, .int.32, .int.8, .int.3,
-// .int.2, .bool.1>, .bool.1>' reuse f64
+// What the SASS of the main loop holds (DmmaLarge): per warp and slab, 32 DMMA.16x8x8, 48
+// conflict-free LDS.64, 8 LDGSTS and the reloads of the spilled copy addresses (LDL).
 
 // D(16×8) += A(16×K)·B(K×8) on the FP64 tensor cores, K = 4, 8 or 16. Lane l = 4g + t holds
 // a[2j + h] = A[g + 8h][t + 4j], b[j] = B[t + 4j][g] and d = {D[g][2t], D[g][2t+1],
@@ -1166,13 +951,16 @@ template <int K>
 __device__ __forceinline__ void dmma_16x8(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
     static_assert(K == 4 || K == 8 || K == 16, "sm_90 has m16n8k4, m16n8k8 and m16n8k16 for f64");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-    // sm_80 (the handout builds for it) has only m8n8k4: the same product as 2·K/4 of those, the
-    // rows g and g + 8 separately, with the same fragments.
+    // sm_80 to sm_89 have only m8n8k4 (C(8×8) += A(8×4)·B(4×8), lane l holding A[l/4][l%4],
+    // B[l%4][l/4], C[l/4][2(l%4) + {0,1}]): the same product as 2·K/4 of those, the rows g and
+    // g + 8 separately, with the same fragments.
 #pragma unroll
-    for (int j = 0; j < K / 4; ++j) {
-        dmma_8x8x4(d[0], d[1], a[2 * j], b[j]);
-        dmma_8x8x4(d[2], d[3], a[2 * j + 1], b[j]);
-    }
+    for (int j = 0; j < K / 4; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                         : "+d"(d[2 * h]), "+d"(d[2 * h + 1])
+                         : "d"(a[2 * j + h]), "d"(b[j]));
 #else
     if constexpr (K == 4) {
         asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
@@ -1239,6 +1027,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 reuse_dmma_kernel(int M, int N, int K, double alpha,
                   const double* __restrict__ A, int lda, const double* __restrict__ B, int ldb,
                   double beta, double* __restrict__ C, int ldc, bool vec_c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    // No FP64 tensor cores: never launched (gemm_reuse runs Part 1's FMA configurations). The
+    // sizes only this body uses are named here too, so that no build finds them unused.
+    static_assert(Cfg::KSTEPS > 0 && Cfg::FRAG_A > 0 && Cfg::FRAG_B > 0 && Cfg::A_VEC_ITERS >= 0 &&
+                  Cfg::B_VEC_ITERS >= 0 && Cfg::A_ELEM_ITERS > 0 && Cfg::B_ELEM_ITERS > 0);
+    __trap();
+#else
     constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, V = Cfg::V, STAGES = Cfg::STAGES;
     constexpr int A_LD = Cfg::A_LD, B_LD = Cfg::B_LD, MT = Cfg::MT, NT = Cfg::NT, MMA_K = Cfg::MMA_K;
 
@@ -1429,6 +1224,7 @@ reuse_dmma_kernel(int M, int N, int K, double alpha,
             write_pair(row, col, acc[i][j][0], acc[i][j][1]);      // row g: columns 2t, 2t+1
             write_pair(row + 8, col, acc[i][j][2], acc[i][j][3]);  // row g + 8
         }
+#endif
 }
 
 // Launches one DMMA configuration: 16-byte copies when every row of A and of B starts 16-byte
@@ -1457,108 +1253,55 @@ Status run_dmma(const GemmProblem<double>& p) {
                : launch_dmma<Cfg, false>(p, static_cast<unsigned>(tiles), vec_c);
 }
 
-// ---- the double configurations ------------------------------------------------------------------
-// Chosen with reference/tuning/run.sh --tune on an H100 (4096³ / 8192³ in TFLOPS, cuBLAS DGEMM
-// 46.8 / 48.2 in the same run):
-//                               BM   BN  BK  WM  WN  MMA_K STAGES MIN_BLOCKS
+// ---- the double configurations (sm_80 and later) -------------------------------------------------
+// Chosen with reference/tuning/run.sh --tune on an H100 (docs/reference-kernels.md):
+//                                       BM   BN  BK  WM  WN  MMA_K STAGES MIN_BLOCKS
 // Large problems: 128×64 blocks of 4 warps of 64×32 (point 1), m16n8k8, slabs of 16 k, 3 stages
-// (2 × 85.5 KB), two blocks per SM: 47.0 / 45.7. ptxas: 255 registers and 100 bytes of spill,
-// loop-invariant copy addresses that the main loop reloads from L1 once per slab. One 128×128 block per SM, the same warps: 45.7
-// / 45.5 — with two blocks, one block's barrier stalls hide behind the other's mma.
-// m16n8k8 rather than m16n8k16: k16 fragments take 96 registers per k-step and spill (35.3 /
-// 35.2), or without the early loads of point 3 do not spill but wait at every barrier (42.7 /
-// 44.0); m16n8k4: 41.5 / 44.0 on 128×128 blocks, against 45.7 / 45.5 for k8.
-using DmmaLarge = DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>;
+// (2 × 85.5 KB), two blocks per SM. ptxas: 255 registers and 100 bytes of spill, loop-invariant
+// copy addresses that the main loop reloads from L1 once per slab. m16n8k8 rather than m16n8k16:
+// k16 fragments take 96 registers per k-step and spill, or without the early loads of point 3 do
+// not spill but wait at every barrier; m16n8k4 is slower on every tile measured.
+struct DmmaLarge : DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2> {};
 // Small or skinny problems: 64×64 blocks of 4 warps of 32×32, m16n8k16 (no spill at this size),
-// 4 stages, two blocks per SM: 41.6 / 41.7, but 4× more blocks than DmmaLarge to spread over
-// the SMs: 38.0 TFLOPS on 16384×64×4096, where DmmaLarge leaves half of its 264 slots empty (31.8).
-using DmmaSmall = DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>;
+// 4 stages, two blocks per SM: slower on large problems, but 4× more blocks than DmmaLarge to
+// spread over the SMs.
+struct DmmaSmall : DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2> {};
 
 }  // namespace
 
 template <typename T>
 Status gemm_reuse(const GemmProblem<T>& p) {
     if (p.M <= 0 || p.N <= 0) return Status::ok;
+    // The relative speeds below: each configuration on large problems on an H100
+    // (docs/reference-kernels.md); estimated_speed weighs them by how well a problem fills its tiles.
     if constexpr (sizeof(T) == 4) {
-        // Relative speeds at 8192³ on an H100: 49.7, 46.2 and 39.1 TFLOPS. The one-block-per-SM
-        // configuration only pays when K is long enough to hide its prologue and epilogue.
-        const double huge = (p.K >= 1024) ? estimated_speed<FloatHuge>(p, 1.0) : 0.0;
+        // The one-block-per-SM configuration only pays when K is long enough to hide its prologue
+        // and epilogue, and only fits where a block may have 73 KB of shared memory (not sm_75).
+        const bool huge_fits = FloatHuge::SMEM_BYTES <= max_dynamic_shared_memory();
+        const double huge = (p.K >= 1024 && huge_fits) ? estimated_speed<FloatHuge>(p, 1.0) : 0.0;
         const double large = estimated_speed<FloatLarge>(p, 0.93);
         const double small = estimated_speed<FloatSmall>(p, 0.79);
         if (huge >= large && huge >= small) return run_config<FloatHuge>(p);
         return (large >= small) ? run_config<FloatLarge>(p) : run_config<FloatSmall>(p);
     } else {
-        // Part 2's kernel. Relative speeds at 4096³ on an H100: 47.0 and 41.6 TFLOPS.
-        const double large = estimated_speed<DmmaLarge>(p, 1.0);
-        const double small = estimated_speed<DmmaSmall>(p, 0.885);
-        return (large >= small) ? run_dmma<DmmaLarge>(p) : run_dmma<DmmaSmall>(p);
+        // Part 2 where the loaded image of its kernel was compiled for sm_80 or later, else FMAs.
+        static const bool dmma = compiled_arch(reuse_dmma_kernel<DmmaLarge, true>) >= 80;
+        if (dmma) {
+            const double large = estimated_speed<DmmaLarge>(p, 1.0);
+            const double small = estimated_speed<DmmaSmall>(p, 0.885);
+            return (large >= small) ? run_dmma<DmmaLarge>(p) : run_dmma<DmmaSmall>(p);
+        }
+        const double large = estimated_speed<DoubleFmaLarge>(p, 1.0);
+        const double small = estimated_speed<DoubleFmaSmall>(p, 0.87);
+        return (large >= small) ? run_config<DoubleFmaLarge>(p) : run_config<DoubleFmaSmall>(p);
     }
 }
 
 template Status gemm_reuse<float>(const GemmProblem<float>&);
 template Status gemm_reuse<double>(const GemmProblem<double>&);
 
-#ifdef GEMMLAB_TUNE
-// ---- tuning candidates (only with -DGEMMLAB_TUNE): timed side by side by reference/tuning ----
-namespace {
-template <class Cfg>
-tuning::Candidate<typename Cfg::Elem> candidate(const char* label) {
-    return {"reuse", label, &run_config<Cfg>};
-}
-}  // namespace
-
-void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
-                      std::vector<tuning::Candidate<double>>& f64) {
-    //                                           BM   BN  BK  WM  WN  TM  TN  ST  MINB
-    f32.push_back(candidate<ReuseConfig<float, 128, 256, 8, 64, 64, 16, 8, 3, 1>>("128x256x8 w64x64 t16x8 s3"));
-    f32.push_back(candidate<ReuseConfig<float, 128, 128, 8, 32, 64, 8, 8, 4, 2>>("128x128x8 w32x64 t8x8 s4"));
-    f32.push_back(candidate<ReuseConfig<float, 64, 64, 8, 32, 32, 8, 4, 3, 4>>("64x64x8 w32x32 t8x4 s3"));
-    // reuse_ffma_kernel (float only):                BM   BN  BK  WM  WN  TM  TN  ST MINB COPY ORDER STREAM-K EPI
-    // (serp: serpentine FMA order; stream-K: the last partial wave shared out by slabs, StreamK)
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s3 c8"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8>>("ffma 128x256x16 w64x64 t16x8 s4 c8"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, -1>>("ffma 128x256x16 w64x64 t16x8 s4 c-1"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kSerpentine>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 4, 1, 8, kSerpentine>>("ffma 128x256x16 w64x64 t16x8 s4 c8 serp"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kSerpentine, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp stream-K"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kRowByRow, true>>("ffma 128x256x16 w64x64 t16x8 s3 c8 stream-K"));
-    // ... with C read in batches of 2 row fragments (epi2), and FMAs in strips of 2×2 blocks (FmaOrder)
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, kSerpentine, false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 serp epi2"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips4 snake-columns epi2"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, false, true), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips4 snake-rows epi2"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(8, 0, true, true), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips8 snake epi2"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(16, 0, false, false), false, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips16 epi2"));
-    f32.push_back(candidate<SgemmConfig<128, 256, 16, 64, 64, 16, 8, 3, 1, 8, strip_order(4, 0, true, false), true, 2>>("ffma 128x256x16 w64x64 t16x8 s3 c8 strips4 snake-columns epi2 stream-K"));
-    f32.push_back(candidate<SgemmConfig<64, 64, 16, 32, 32, 8, 4, 3, 4, -1>>("ffma 64x64x16 w32x32 t8x4 s3 c-1"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 3, 2>>("64x128x8 w32x64 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 16, 128, 8, 8, 3, 2>>("64x128x8 w16x128 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 128, 16, 8, 8, 3, 2>>("128x64x8 w128x16 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 64, 8, 64, 32, 8, 8, 3, 2>>("128x64x8 w64x32 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 128, 8, 64, 32, 8, 8, 3, 1>>("128x128x8 w64x32 t8x8 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2>>("64x128x8 w32x64 t8x8 s4"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 64, 8, 32, 32, 8, 4, 3, 3>>("64x64x8 w32x32 t8x4 s3"));
-    constexpr Math D = Math::dmma;
-    f64.push_back(candidate<ReuseConfig<double, 64, 128, 16, 32, 64, 8, 8, 3, 2, D>>("dmma 64x128x16 w32x64 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2, D>>("dmma 64x128x8 w32x64 s4"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 64, 16, 64, 32, 8, 8, 3, 2, D>>("dmma 128x64x16 w64x32 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 32, 64, 8, 8, 3, 1, D>>("dmma 128x128x16 w32x64 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 128, 128, 16, 64, 32, 8, 8, 3, 1, D>>("dmma 128x128x16 w64x32 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 64, 16, 32, 32, 8, 8, 3, 4, D>>("dmma 64x64x16 w32x32 s3"));
-    f64.push_back(candidate<ReuseConfig<double, 64, 64, 16, 32, 16, 8, 8, 3, 3, D>>("dmma 64x64x16 w32x16 s3"));
-    // Part 2: the m16n8kK kernel (labels: block, warp tile, mma k, stages, blocks per SM).
-    auto dmma = [&](auto cfg, const char* label) {
-        using Cfg = decltype(cfg);
-        f64.push_back({"reuse", label, &run_dmma<Cfg>});
-    };
-    //                BM   BN  BK  WM  WN  MMA_K ST MINB
-    dmma(DmmaConfig<128, 64, 16, 64, 32, 8, 3, 2>{}, "m16n8 128x64x16 w64x32 k8 s3 2/SM");
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 8, 4, 1>{}, "m16n8 128x128x16 w64x32 k8 s4");
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 4, 4, 1>{}, "m16n8 128x128x16 w64x32 k4 s4");
-    dmma(DmmaConfig<64, 64, 16, 32, 32, 16, 4, 2>{}, "m16n8 64x64x16 w32x32 k16 s4 2/SM");
-    // m16n8k16 without the early fragment loads (with them, its 96 fragment registers spill).
-    dmma(DmmaConfig<128, 128, 16, 64, 32, 16, 4, 1, false>{}, "m16n8 128x128x16 w64x32 k16 s4 late");
-    dmma(DmmaConfig<128, 64, 16, 64, 32, 16, 3, 2, false>{}, "m16n8 128x64x16 w64x32 k16 s3 2/SM late");
-}
-#endif
-
 }  // namespace gemmlab::GEMMLAB_NS
+
+#ifdef GEMMLAB_TUNE
+#include "tuning/reuse.h"  // other configurations and schedules, timed beside these by reference/tuning
+#endif

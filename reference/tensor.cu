@@ -1,7 +1,9 @@
 // reference/tensor.cu — stage "tensor", instructor solution: GEMM on the tensor cores, by input
 // precision (gemmlab/stages.h, InputPrecision; docs/reference-kernels.md). Two kernels:
 //
-//   - `tensor_kernel` (below): `mma.sync`, every scheme, any GPU from sm_80 on;
+//   - `tensor_kernel` (below): `mma.sync`, every scheme: fp16 from sm_75 on, tf32, 3xtf32 and
+//     double from sm_80 on (on an older GPU, or in a build for an older one, gemm_tensor returns
+//     Status::unsupported for them);
 //   - `hopper::wgmma_kernel` (further below): `wgmma` on operands packed once per call, the float
 //     schemes on an H100/H200 in an sm_90a build — what the FP32-accurate 3xTF32 needs to run at
 //     more than twice SGEMM. gemm_tensor (at the end) picks it where it can run.
@@ -47,11 +49,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "arch.h"
 #include "gemmlab/stages.h"
-
-#ifdef GEMMLAB_TUNE
-#include "tuning/candidates.h"
-#endif
 
 namespace gemmlab::GEMMLAB_NS {
 namespace {
@@ -59,6 +58,9 @@ namespace {
 // ------------------------------------------------------------------------------------------------
 // PTX wrappers: cp.async, ldmatrix, the three mma shapes, conversions
 // ------------------------------------------------------------------------------------------------
+// Each compiles to its instruction where the target has it (reference/arch.h lists which) and to a
+// trap where it does not: one kernel template serves schemes of different minimum architectures
+// (TensorConfig::MIN_ARCH), and gemm_tensor never launches a scheme its image cannot run.
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -66,34 +68,59 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 
 // Global→shared copy of BYTES bytes of which the first `valid` come from `src` (the rest are
 // zero-filled; valid == 0 reads nothing). 16-byte copies bypass L1 (.cg), smaller ones use .ca.
+// Before sm_80 the copy is done synchronously (reference/arch.h) and commit and wait do nothing.
 template <int BYTES>
 __device__ __forceinline__ void copy_async(uint32_t dst, const void* src, int valid) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    copy_to_shared_sync<BYTES>(dst, src, valid);
+#else
     if constexpr (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid) : "memory");
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(BYTES), "r"(valid)
                      : "memory");
+#endif
 }
-__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void copy_async_commit() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
 template <int PENDING>
 __device__ __forceinline__ void copy_async_wait() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+#endif
 }
 
 // Four 8×8 matrices of 16-bit elements = four 8×4 matrices of 32-bit ones. Lanes 8i..8i+7 give the
 // addresses of the 8 rows of matrix i (16 bytes each); lane l receives word l%4 of row l/4 of each.
+// sm_75 and later.
 __device__ __forceinline__ void load_matrix_x4(uint32_t (&r)[4], uint32_t addr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
+    (void)addr;
+    r[0] = r[1] = r[2] = r[3] = 0;
+    __trap();
+#else
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
+#endif
 }
 
 // FP32 → TF32, round to nearest (ties away from zero): the low 13 bits of the result are zero.
+// sm_80 and later.
 __device__ __forceinline__ uint32_t to_tf32(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)x;
+    __trap();
+    return 0;
+#else
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return r;
+#endif
 }
 
 // Two FP32 → one register of two FP16 (round to nearest): `first` in the low half, which the mma
@@ -103,27 +130,51 @@ __device__ __forceinline__ uint32_t to_half2(float first, float second) {
     return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// D(16×8) += A(16×8)·B(8×8), TF32 inputs, FP32 accumulators.
+// D(16×8) += A(16×8)·B(8×8), TF32 inputs, FP32 accumulators. sm_80 and later.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)d, (void)a, (void)b;
+    __trap();
+#else
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
 }
 
-// D(16×8) += A(16×16)·B(16×8), FP16 inputs, FP32 accumulators.
+// D(16×8) += A(16×16)·B(16×8), FP16 inputs, FP32 accumulators. m16n8k16 from sm_80; on sm_75 two
+// m16n8k8, whose fragments are the halves of m16n8k16's: A registers {0, 1} and B register 0 hold
+// k 0..7, A {2, 3} and B 1 hold k 8..15.
 __device__ __forceinline__ void mma_fp16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
+    (void)d, (void)a, (void)b;
+    __trap();
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[2 * h]), "r"(a[2 * h + 1]), "r"(b[h]));
+#else
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
 }
 
-// D(8×8) += A(8×4)·B(4×8) in FP64 (DMMA).
+// D(8×8) += A(8×4)·B(4×8) in FP64 (DMMA). sm_80 and later.
 __device__ __forceinline__ void mma_fp64(double (&d)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)d, (void)a, (void)b;
+    __trap();
+#else
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
                  : "+d"(d[0]), "+d"(d[1])
                  : "d"(a), "d"(b));
+#endif
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -136,14 +187,15 @@ enum class Scheme { fp16, tf32, split_tf32, fp64 };
 
 template <Scheme S>
 struct MmaShape;
+// MIN_ARCH: the oldest architecture (compute capability × 10) with the instructions.
 template <>
-struct MmaShape<Scheme::fp16> { static constexpr int M = 16, N = 8, K = 16, ACC = 4; using Elem = float; };
+struct MmaShape<Scheme::fp16> { static constexpr int M = 16, N = 8, K = 16, ACC = 4, MIN_ARCH = 75; using Elem = float; };
 template <>
-struct MmaShape<Scheme::tf32> { static constexpr int M = 16, N = 8, K = 8, ACC = 4; using Elem = float; };
+struct MmaShape<Scheme::tf32> { static constexpr int M = 16, N = 8, K = 8, ACC = 4, MIN_ARCH = 80; using Elem = float; };
 template <>
-struct MmaShape<Scheme::split_tf32> { static constexpr int M = 16, N = 8, K = 8, ACC = 4; using Elem = float; };
+struct MmaShape<Scheme::split_tf32> { static constexpr int M = 16, N = 8, K = 8, ACC = 4, MIN_ARCH = 80; using Elem = float; };
 template <>
-struct MmaShape<Scheme::fp64> { static constexpr int M = 8, N = 8, K = 4, ACC = 2; using Elem = double; };
+struct MmaShape<Scheme::fp64> { static constexpr int M = 8, N = 8, K = 4, ACC = 2, MIN_ARCH = 80; using Elem = double; };
 
 // SLAB_SUM_ (split scheme only): sum each slab's products into a fresh accumulator and add it to the
 // result with an FP32 add (the default: FP32-accurate at any K); false sums straight into the result,
@@ -532,7 +584,7 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 // Hopper (sm_90a): 3xTF32 on wgmma, from operands packed once per call
 // ------------------------------------------------------------------------------------------------
 //
-// mma.sync reaches about 60% of Hopper's TF32 rate; the rest needs `wgmma`, the warpgroup-wide
+// mma.sync stays well short of Hopper's TF32 rate (docs/reference-kernels.md); the rest needs `wgmma`, the warpgroup-wide
 // matrix instruction of sm_90a: four warps (128 threads) issue one asynchronous product of a 64×N
 // tile of A by an N×8 tile of B (TF32), reading both operands straight from shared memory through
 // 64-bit "matrix descriptors", and accumulating into registers. Three things follow from it:
@@ -567,7 +619,8 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
 namespace hopper {
 
 // Was this kernel image built for sm_90a? The device compilation for any other target sets 0; the
-// host reads the value of the image the driver loaded for this GPU (select_wgmma below).
+// host reads the value of the image the driver loaded for this GPU (select_wgmma below). (Not
+// compiled_arch of reference/arch.h: a compute_90 image and a compute_90a one both report 90.)
 __device__ int wgmma_built =
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     1;
@@ -632,11 +685,18 @@ __host__ __device__ constexpr uint32_t swizzled(int row, int k) {
 // stores filling 512 contiguous bytes.
 // Outside M, N or K the tile holds zeros, which makes the padding add nothing to C. (A first
 // version with one thread per 16 bytes straight from global memory wrote B's chunks 64 bytes apart
-// and took 266 µs at 4096³, 1.8 TB/s: a fifth of the call.)
+// and took a fifth of the call; docs/reference-kernels.md.)
 template <class Cfg>
 __global__ void __launch_bounds__(256) pack_kernel(int M, int N, int K, const float* __restrict__ A, int lda,
                                                    const float* __restrict__ B, int ldb, unsigned char* __restrict__ Ap,
                                                    unsigned char* __restrict__ Bp, int tiles_m, int tiles_k) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Only the wgmma kernel reads packed panels: compiled for sm_90a only, like it. (The swizzle is
+    // named here too, so that no build finds it unused.)
+    static_assert(Cfg::SWIZZLE_MASK > 0);
+    (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)Ap, (void)Bp, (void)tiles_m, (void)tiles_k;
+    __trap();
+#else
     constexpr int BK = Cfg::BK, ROWS = Cfg::BM, LD = BK + 1;  // +1: conflict-free columns
     static_assert(Cfg::BM == Cfg::BN, "A and B tiles have as many rows");
     __shared__ float tile[ROWS * LD];
@@ -681,6 +741,7 @@ __global__ void __launch_bounds__(256) pack_kernel(int M, int N, int K, const fl
             if constexpr (Cfg::PARTS == 2) *reinterpret_cast<float4*>(image + ROWS * Cfg::ROW_BYTES + at) = lo;
         }
     }
+#endif
 }
 
 // ---- PTX wrappers: mbarriers, the bulk copy, wgmma ------------------------------------------------
@@ -997,36 +1058,54 @@ Status run_wgmma(const GemmProblem<float>& p) {
 
 // ---- the configurations the stage uses ---------------------------------------------------------
 //
+// Each is a named type, so that the kernels' symbols say what they are for; the measurements
+// behind them are in docs/reference-kernels.md.
 // float: 128×128 blocks of 8 warps, warp tiles of 64×32 (4×4 mma tiles, 64 accumulators), slabs
 // of 32 k. The split scheme doubles its accumulators (128 registers, ~250 in all): one block per
 // SM. The others would fit two blocks in shared memory, but at the 128 registers that allows
-// ptxas spills; one block of up to 255 registers does not. Provisional until timed on an H100
-// (tuning candidates at the bottom; reference/tuning/README.md).
-//                                     scheme             BM   BN  BK  WM  WN  ST  MINB
-using Fp16Config  = TensorConfig<Scheme::fp16,       128, 128, 32, 64, 32, 3, 1>;
-using Tf32Config  = TensorConfig<Scheme::tf32,       128, 128, 32, 64, 32, 3, 1>;
-using SplitConfig = TensorConfig<Scheme::split_tf32, 128, 128, 32, 64, 32, 4, 1>;
+// ptxas spills; one block of up to 255 registers does not. (Chosen among the candidates on an H100
+// before the wgmma path; not re-tuned for the GPUs that run them now.)
+//                                                     scheme             BM   BN  BK  WM  WN  ST  MINB
+struct Fp16Config  : TensorConfig<Scheme::fp16,       128, 128, 32, 64, 32, 3, 1> {};
+struct Tf32Config  : TensorConfig<Scheme::tf32,       128, 128, 32, 64, 32, 3, 1> {};
+struct SplitConfig : TensorConfig<Scheme::split_tf32, 128, 128, 32, 64, 32, 4, 1> {};
+// The same kernels where a block may not have the 105 or 140 KB of shared memory those pipelines
+// take (99 KB on sm_86, sm_89 and sm_120, 64 KB on sm_75): 128×64 blocks of 4 warps, two stages,
+// 54 KB.
+struct Fp16Compact  : TensorConfig<Scheme::fp16,       128, 64, 32, 64, 32, 2, 1> {};
+struct Tf32Compact  : TensorConfig<Scheme::tf32,       128, 64, 32, 64, 32, 2, 1> {};
+struct SplitCompact : TensorConfig<Scheme::split_tf32, 128, 64, 32, 64, 32, 2, 1> {};
 // double: 64×128 blocks of 4 warps of 32×64 (4×8 DMMA tiles of 8×8), slabs of 16 k, as the reuse
-// stage's DMMA configuration.
-using Fp64Config  = TensorConfig<Scheme::fp64,        64, 128, 16, 32, 64, 3, 2>;
+// stage's DMMA configuration (80 KB: fits every GPU from sm_80 on).
+struct Fp64Config  : TensorConfig<Scheme::fp64,        64, 128, 16, 32, 64, 3, 2> {};
 // Hopper (sm_90a builds on a compute capability 9.0 GPU): wgmma on packed operands, 128×128 blocks.
 // 3xtf32: slabs of 16 k (64-byte swizzled rows), 6 stages of 32 KB — deeper than slabs of 32 k in 3
-// stages of 64 KB, and faster: 102.6 against 93.4 TFLOPS at 4096³ on an H100 with the first pack
-// kernel (the tuning ladder, docs/reference-kernels.md). tf32 and fp16: one image per operand; the
-// best of the ladder's candidates on an H100 (4096³ / 8192³, against 6 stages of 128-byte rows):
-// tf32 with slabs of 32 k (128-byte rows) in 4 stages, 213 / 255 against 197 / 224 TFLOPS; fp16 with
-// slabs of 32 k (64-byte rows) in 8 stages, 326 / 410 against 295 / 395 TFLOPS.
-using WgmmaSplitConfig = hopper::WgmmaConfig<Scheme::split_tf32, 64, 6>;
-using WgmmaTf32Config  = hopper::WgmmaConfig<Scheme::tf32, 128, 4>;
-using WgmmaFp16Config  = hopper::WgmmaConfig<Scheme::fp16, 64, 8>;
+// stages of 64 KB, and faster. tf32 and fp16: one image per operand; the best of the ladder's
+// candidates: tf32 with slabs of 32 k (128-byte rows) in 4 stages, fp16 with slabs of 32 k (64-byte
+// rows) in 8 stages.
+//                                                     scheme          ROW_BYTES STAGES
+struct WgmmaSplitConfig : hopper::WgmmaConfig<Scheme::split_tf32, 64, 6> {};
+struct WgmmaTf32Config  : hopper::WgmmaConfig<Scheme::tf32,      128, 4> {};
+struct WgmmaFp16Config  : hopper::WgmmaConfig<Scheme::fp16,       64, 8> {};
+
+// Runs the mma.sync kernel of a scheme: Cfg, or Compact where Cfg's pipeline does not fit the GPU's
+// shared memory; Status::unsupported where the loaded image of the kernel was compiled for an
+// architecture without the scheme's instructions (fp16: sm_75; tf32, 3xtf32, double: sm_80).
+template <class Cfg, class Compact = Cfg>
+Status run_mma(const GemmProblem<typename Cfg::Elem>& p) {
+    static const bool runs = compiled_arch(tensor_kernel<Cfg, true>) >= Cfg::Mma::MIN_ARCH;
+    if (!runs) return Status::unsupported;
+    if (Cfg::SMEM_BYTES <= max_dynamic_shared_memory()) return run_config<Cfg>(p);
+    return run_config<Compact>(p);
+}
 
 // A float scheme on wgmma where this build and GPU allow it, else on the mma.sync kernel.
 template <class Cfg>
 Status wgmma_or_mma(const GemmProblem<float>& p) {
     if (hopper::select_wgmma()) return hopper::run_wgmma<Cfg>(p);
-    if constexpr (Cfg::S == Scheme::fp16) return run_config<Fp16Config>(p);
-    else if constexpr (Cfg::S == Scheme::tf32) return run_config<Tf32Config>(p);
-    else return run_config<SplitConfig>(p);
+    if constexpr (Cfg::S == Scheme::fp16) return run_mma<Fp16Config, Fp16Compact>(p);
+    else if constexpr (Cfg::S == Scheme::tf32) return run_mma<Tf32Config, Tf32Compact>(p);
+    else return run_mma<SplitConfig, SplitCompact>(p);
 }
 
 }  // namespace
@@ -1034,7 +1113,7 @@ Status wgmma_or_mma(const GemmProblem<float>& p) {
 template <typename T, InputPrecision IN>
 Status gemm_tensor(const GemmProblem<T>& p) {
     if constexpr (std::is_same_v<T, double>) {
-        return run_config<Fp64Config>(p);  // every variant: FP64 on the FP64 tensor cores
+        return run_mma<Fp64Config>(p);  // every variant: FP64 on the FP64 tensor cores
     } else if constexpr (IN == InputPrecision::fp16) {
         return wgmma_or_mma<WgmmaFp16Config>(p);
     } else if constexpr (IN == InputPrecision::tf32) {
@@ -1049,47 +1128,8 @@ template Status gemm_tensor<float, InputPrecision::tf32>(const GemmProblem<float
 template Status gemm_tensor<float, InputPrecision::full>(const GemmProblem<float>&);
 template Status gemm_tensor<double, InputPrecision::full>(const GemmProblem<double>&);
 
-#ifdef GEMMLAB_TUNE
-// ---- tuning candidates (only with -DGEMMLAB_TUNE): timed side by side by reference/tuning ----
-namespace {
-template <class Cfg>
-tuning::Candidate<typename Cfg::Elem> candidate(const char* label, InputPrecision inputs) {
-    return {"tensor", label, &run_config<Cfg>, inputs};
-}
-
-}  // namespace
-
-void tensor_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<tuning::Candidate<double>>& f64) {
-    constexpr InputPrecision H = InputPrecision::fp16, T32 = InputPrecision::tf32, F = InputPrecision::full;
-    constexpr Scheme X = Scheme::split_tf32;
-    // wgmma (sm_90a on an H100/H200 only; elsewhere they run the mma.sync kernel).
-    using hopper::WgmmaConfig;
-    f32.push_back({"tensor", "3xtf32 wgmma 128x128x32 s3", &wgmma_or_mma<WgmmaConfig<X, 128, 3>>, F});
-    f32.push_back({"tensor", "3xtf32 wgmma 128x128x16 s4", &wgmma_or_mma<WgmmaConfig<X, 64, 4>>, F});
-    f32.push_back({"tensor", "tf32 wgmma 128x128x16 s8", &wgmma_or_mma<WgmmaConfig<Scheme::tf32, 64, 8>>, T32});
-    f32.push_back({"tensor", "tf32 wgmma 128x128x32 s6", &wgmma_or_mma<WgmmaConfig<Scheme::tf32, 128, 6>>, T32});
-    f32.push_back({"tensor", "fp16 wgmma 128x128x64 s6", &wgmma_or_mma<WgmmaConfig<Scheme::fp16, 128, 6>>, H});
-    f32.push_back({"tensor", "fp16 wgmma 128x128x64 s4", &wgmma_or_mma<WgmmaConfig<Scheme::fp16, 128, 4>>, H});
-    //                                                BM   BN  BK  WM  WN  ST  MINB
-    f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 64, 32, 3, 1>>("3xtf32 128x128x32 w64x32 s3", F));
-    f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 64, 32, 4, 1>>("3xtf32 128x128x32 w64x32 s4", F));
-    f32.push_back(candidate<TensorConfig<X, 128, 128, 16, 64, 32, 4, 1>>("3xtf32 128x128x16 w64x32 s4", F));
-    f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 32, 64, 4, 1>>("3xtf32 128x128x32 w32x64 s4", F));
-    f32.push_back(candidate<TensorConfig<X, 256, 64, 32, 64, 32, 3, 1>>("3xtf32 256x64x32 w64x32 s3", F));
-    f32.push_back(candidate<TensorConfig<X, 64, 128, 32, 32, 32, 4, 2>>("3xtf32 64x128x32 w32x32 s4", F));
-    // Without the slab sum (one accumulator: fewer registers, larger warp tiles, less accurate at long K).
-    f32.push_back(candidate<TensorConfig<X, 128, 128, 32, 64, 32, 4, 1, false>>("3xtf32 128x128x32 w64x32 s4 one-acc", F));
-    f32.push_back(candidate<TensorConfig<X, 128, 256, 32, 64, 64, 3, 1, false>>("3xtf32 128x256x32 w64x64 s3 one-acc", F));
-    f32.push_back(candidate<TensorConfig<Scheme::tf32, 128, 128, 32, 64, 32, 4, 1>>("tf32 128x128x32 w64x32 s4", T32));
-    f32.push_back(candidate<TensorConfig<Scheme::tf32, 128, 128, 32, 64, 32, 3, 2>>("tf32 128x128x32 w64x32 s3 2/SM", T32));
-    f32.push_back(candidate<TensorConfig<Scheme::tf32, 128, 256, 32, 64, 64, 3, 1>>("tf32 128x256x32 w64x64 s3", T32));
-    f32.push_back(candidate<TensorConfig<Scheme::fp16, 128, 128, 32, 64, 32, 4, 1>>("fp16 128x128x32 w64x32 s4", H));
-    f32.push_back(candidate<TensorConfig<Scheme::fp16, 128, 128, 32, 64, 32, 3, 2>>("fp16 128x128x32 w64x32 s3 2/SM", H));
-    f32.push_back(candidate<TensorConfig<Scheme::fp16, 128, 256, 32, 64, 64, 3, 1>>("fp16 128x256x32 w64x64 s3", H));
-    f64.push_back(candidate<TensorConfig<Scheme::fp64, 64, 128, 16, 32, 64, 4, 2>>("dmma 64x128x16 w32x64 s4", F));
-    f64.push_back(candidate<TensorConfig<Scheme::fp64, 128, 128, 16, 64, 32, 3, 1>>("dmma 128x128x16 w64x32 s3", F));
-    f64.push_back(candidate<TensorConfig<Scheme::fp64, 64, 64, 16, 32, 32, 3, 4>>("dmma 64x64x16 w32x32 s3", F));
-}
-#endif
-
 }  // namespace gemmlab::GEMMLAB_NS
+
+#ifdef GEMMLAB_TUNE
+#include "tuning/tensor.h"  // other configurations, timed beside these by reference/tuning
+#endif

@@ -15,25 +15,20 @@
 // shared-memory data pipe moves 128 bytes per clock per SM. In double a warp's step of k costs
 // three of those wavefronts (two for the 32 different B words, one for the A word, read two k at a
 // time as a broadcast LDS.128), while the FP64 units could do the warp's 32 FMAs in half a clock:
-// Nsight Compute shows the data pipe 97% busy and the FP64 pipe 15% busy (tile 32, 4096³, H100).
+// Nsight Compute shows the data pipe saturated and the FP64 pipe mostly idle.
 // No arrangement of one-element-per-thread tiles gets under those three wavefronts. The next stage
 // (unrolled) breaks the limit by computing several elements of C per thread from each loaded value.
 //
 // One refinement pays here: two shared buffers per operand. The next tiles are loaded from global
 // memory into registers before the products of the current step and stored into the other buffer
 // after them, so the loads complete while the FMAs run and one barrier per step suffices instead
-// of the student version's two (4096³ on an H100: SGEMM 9.9 against 9.0 TFLOPS, DGEMM 4.94
-// against 4.86; docs/reference-kernels.md has the experiments).
+// of the student version's two. Measurements: docs/reference-kernels.md ("tiled").
 //
 // Edges: tiles that stick out of A or B are filled with zeros (the zeros add nothing to the dot
 // products), and only threads inside C store. When beta == 0, C is never read.
 //
 // Run it:  make check STAGE=tiled      make bench STAGE=tiled
 #include "gemmlab/stages.h"
-
-#ifdef GEMMLAB_TUNE
-#include "tuning/candidates.h"
-#endif
 
 namespace gemmlab::GEMMLAB_NS {
 namespace {
@@ -110,50 +105,8 @@ template Status gemm_tiled<double, 8>(const GemmProblem<double>&);
 template Status gemm_tiled<double, 16>(const GemmProblem<double>&);
 template Status gemm_tiled<double, 32>(const GemmProblem<double>&);
 
-#ifdef GEMMLAB_TUNE
-namespace {
-// Tuning baseline (not the stage): the student version of the kernel — one buffer per operand,
-// two barriers per step, no prefetch — to measure what the double buffering above is worth.
-template <typename T, int TILE>
-__global__ void __launch_bounds__(TILE * TILE)
-tiled_two_barrier_kernel(int M, int N, int K, T alpha, const T* __restrict__ A, int lda,
-                         const T* __restrict__ B, int ldb, T beta, T* __restrict__ C, int ldc) {
-    __shared__ T As[TILE][TILE];
-    __shared__ T Bs[TILE][TILE];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
-    T acc = T(0);
-    for (int k0 = 0; k0 < K; k0 += TILE) {
-        As[ty][tx] = (row < M && k0 + tx < K) ? A[static_cast<size_t>(row) * lda + k0 + tx] : T(0);
-        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[static_cast<size_t>(k0 + ty) * ldb + col] : T(0);
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < TILE; ++k) acc = fma(As[ty][k], Bs[k][tx], acc);
-        __syncthreads();
-    }
-    if (row < M && col < N) {
-        T* c = &C[static_cast<size_t>(row) * ldc + col];
-        *c = (beta == T(0)) ? alpha * acc : fma(beta, *c, alpha * acc);
-    }
-}
-
-template <typename T, int TILE>
-Status run_tiled_two_barrier(const GemmProblem<T>& p) {
-    if (p.M <= 0 || p.N <= 0) return Status::ok;
-    const dim3 block(TILE, TILE), grid((p.N + TILE - 1) / TILE, (p.M + TILE - 1) / TILE);
-    if (grid.y > 65535) return Status::unsupported;
-    tiled_two_barrier_kernel<T, TILE><<<grid, block, 0, p.stream>>>(
-        p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc);
-    GEMMLAB_CHECK_LAUNCH();
-    return Status::ok;
-}
-}  // namespace
-
-void tiled_candidates(std::vector<tuning::Candidate<float>>& f32, std::vector<tuning::Candidate<double>>& f64) {
-    f32.push_back({"tiled", "32 two barriers", &run_tiled_two_barrier<float, 32>});
-    f64.push_back({"tiled", "32 two barriers", &run_tiled_two_barrier<double, 32>});
-    f64.push_back({"tiled", "16 two barriers", &run_tiled_two_barrier<double, 16>});
-}
-#endif
-
 }  // namespace gemmlab::GEMMLAB_NS
+
+#ifdef GEMMLAB_TUNE
+#include "tuning/tiled.h"  // other configurations, timed beside these by reference/tuning
+#endif

@@ -24,10 +24,6 @@
 // Run it:  make check STAGE=unrolled      make bench STAGE=unrolled
 #include "gemmlab/stages.h"
 
-#ifdef GEMMLAB_TUNE
-#include "tuning/candidates.h"
-#endif
-
 namespace gemmlab::GEMMLAB_NS {
 namespace {
 
@@ -136,14 +132,15 @@ Status run_config(const GemmProblem<typename Cfg::Elem>& p) {
     return Status::ok;
 }
 
-//                                       T   TM  TN  TY  TX  BK  MIN_BLOCKS
+// The configurations the stage uses, as named types (the kernels' symbols say what they are for).
+//                                             T   TM  TN  TY  TX  BK  MIN_BLOCKS
 // float: 8×8 per thread, 16×16 threads → 128×128 block tile, K slabs of 16 (16 KB of shared
 // memory: half as many barriers as slabs of 8), 64 FMAs per 16 shared loads; ~120 registers, so
 // two blocks (16 warps) per SM.
-using FloatConfig = UnrolledConfig<float,   8,  8, 16, 16, 16, 2>;
+struct FloatConfig  : UnrolledConfig<float,   8,  8, 16, 16, 16, 2> {};
 // double: 8×4 per thread → 128×64 block tile. FP64 FMAs are half as fast, so fewer loads per FMA
 // are needed, and 32 accumulators (64 registers) leave room for two blocks per SM.
-using DoubleConfig = UnrolledConfig<double, 8,  4, 16, 16,  8, 2>;
+struct DoubleConfig : UnrolledConfig<double,  8,  4, 16, 16,  8, 2> {};
 
 }  // namespace
 
@@ -159,16 +156,8 @@ Status gemm_unrolled(const GemmProblem<T>& p) {
 template Status gemm_unrolled<float>(const GemmProblem<float>&);
 template Status gemm_unrolled<double>(const GemmProblem<double>&);
 
-#ifdef GEMMLAB_TUNE
-void unrolled_candidates(std::vector<tuning::Candidate<float>>& f32,
-                         std::vector<tuning::Candidate<double>>& f64) {
-    //                                                                    T  TM TN  TY  TX  BK  MINB
-    f32.push_back({"unrolled", "t8x8 bk8 minb2", &run_config<UnrolledConfig<float, 8, 8, 16, 16, 8, 2>>});
-    f32.push_back({"unrolled", "t8x8 bk16 minb2", &run_config<UnrolledConfig<float, 8, 8, 16, 16, 16, 2>>});
-    f64.push_back({"unrolled", "t8x4 bk8 minb2", &run_config<UnrolledConfig<double, 8, 4, 16, 16, 8, 2>>});
-    f64.push_back({"unrolled", "t8x4 bk16 minb2", &run_config<UnrolledConfig<double, 8, 4, 16, 16, 16, 2>>});
-    f64.push_back({"unrolled", "t4x4 bk8 minb2", &run_config<UnrolledConfig<double, 4, 4, 16, 16, 8, 2>>});
-}
-#endif
-
 }  // namespace gemmlab::GEMMLAB_NS
+
+#ifdef GEMMLAB_TUNE
+#include "tuning/unrolled.h"  // other configurations, timed beside these by reference/tuning
+#endif
