@@ -143,7 +143,7 @@ SUB_LIBRARY := $(SUB_BUILD)/libgemmlab-submission.so
 OBJECT_CACHE ?= build/object-cache
 STAGE_API := $(wildcard grader/include/gemmlab/*.h)
 CACHED_COMPILE = $(if $(OBJECT_CACHE),$(PYTHON) grader/scripts/object_cache.py --cache $(OBJECT_CACHE) \
-    --source $< --object $@ --depends $(STAGE_API) --)
+    --source $< --object $@ --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h) --)
 $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
 	@mkdir -p $(@D)
 	$(CACHED_COMPILE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@

@@ -141,7 +141,7 @@ def load_config(path):
         "name": name,
         "title": course.get("title", name),
         "archs": archs,
-        "ptx": bool(h.get("ptx", True)),
+        "ptx": bool(h.get("ptx", False)),
         "docs": docs,
         "exclude": exclude,
         "dist": dist if dist.is_absolute() else ROOT / dist,
@@ -641,6 +641,36 @@ def check_archs(rep, tree, manifest):
         rep.ok("device code for the configured archs, no debug", detail)
 
 
+def library_symbol_names(lib):
+    """Every symbol name the shipped library holds: its objects' symbol tables (host, nm -C), the
+    function names of the cubins in their fatbinaries (device), and any mangled name spelled out in
+    their bytes (the names the CUDA runtime registers kernels by, which also stand for the device
+    names of a compressed fatbinary)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import tuning_names  # noqa: E402 (grader/scripts/tuning_names.py)
+    names = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        run(["ar", "x", str(lib.resolve())], cwd=tmp)
+        for obj in sorted(Path(tmp).iterdir()):
+            names.update(tuning_names.host_symbols(str(obj)))
+            device, _ = tuning_names.device_symbols(str(obj))
+            raw = {m.decode() for m in re.findall(rb"_Z[A-Za-z0-9_]{4,}", obj.read_bytes())}
+            names.update(tuning_names.demangle(sorted(set(device) | raw)))
+    return names, tuning_names.refused
+
+
+def check_tuning_names(rep, tree):
+    """No shipped symbol spells the reference's tuning (tile shapes, pipeline depths): a student
+    reading `nm -C` or `cuobjdump` of the library learns the API, not the solution's parameters."""
+    names, refused = library_symbol_names(tree / REF_LIB)
+    bad = sorted(set(refused(names)))
+    what = "no symbol of the compiled reference spells its tuning"
+    if bad:
+        rep.fail(what, f"{len(bad)} symbol(s), e.g. {bad[0]}")
+    else:
+        rep.ok(what, f"{len(names)} names read (host, device, registered kernels)")
+
+
 def has_gpu():
     if not shutil.which("nvidia-smi"):
         return False
@@ -706,6 +736,7 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False):
     check_contents(rep, tree, cfg, manifest)
     check_no_solution_text(rep, tree)
     check_archs(rep, tree, manifest)
+    check_tuning_names(rep, tree)
 
     env = clean_env()
     if no_gpu:  # the CUDA runtime sees no device; the tests skip (and count) their GPU tests

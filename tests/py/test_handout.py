@@ -11,6 +11,7 @@
 These tests need the instructor repository (reference/*.cu) and never ship in a handout.
 """
 import json
+import subprocess
 import os
 
 import pytest
@@ -135,3 +136,23 @@ def test_handout_with_the_reference_sources_gets_full_marks(handout_trees):
     for r in reference:
         speeds = [b.get("gflops") or 0 for b in r.get("bench", [])]
         assert speeds and all(s > 0 for s in speeds), r
+
+
+def test_tuning_names_are_read_from_every_part_of_a_library(tmp_path):
+    """A kernel whose template arguments spell a tile shape is found by the handout's check, in the
+    host symbols, the device code and the names the runtime registers; neutral names pass."""
+    handout = load_handout_module()
+    src = tmp_path / "k.cu"
+    src.write_text("namespace gemmlab { template <int BM, int BN> struct Config {};\n"
+                   "struct Neutral {};\n"
+                   "template <typename C> __global__ void gemm_kernel(float* p) { p[0] = 1; }\n"
+                   "void launch(float* p) { gemm_kernel<Config<128, 64>><<<1, 1>>>(p);"
+                   " gemm_kernel<Neutral><<<1, 1>>>(p); } }\n")
+    nvcc = handout.cuda_home() / "bin" / "nvcc"
+    subprocess.run([str(nvcc), "-c", str(src), "-o", str(tmp_path / "k.o"), "-arch=sm_80"], check=True)
+    subprocess.run(["ar", "rcs", str(tmp_path / "lib.a"), str(tmp_path / "k.o")], check=True)
+    names, refused = handout.library_symbol_names(tmp_path / "lib.a")
+    bad = refused(names)
+    assert any("Config<128, 64>" in n for n in bad), bad
+    assert not any("Neutral" in n for n in bad), bad
+    assert any("Neutral" in n for n in names), sorted(names)[:20]
