@@ -335,14 +335,15 @@ test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), sc
 # ---- every architecture (grader/scripts/arch_matrix.py) ------------------------------------------
 # Every .cu file of the kit compiled for each architecture of this toolkit's list, compile only and
 # through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked test-build for each
-# architecture of ARCHS_CUDA12. MATRIX_PART=cuda13|cuda12 runs one part.
+# architecture of ARCHS_CUDA12. MATRIX_PART=cuda13|cuda12 runs one part; MATRIX_ONLY=reference/,student/
+# only the files whose path holds one of those.
 MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
 MATRIX_PART ?= all
 .PHONY: arch-matrix
 arch-matrix:  ## compile every .cu file for every supported arch (cached); with CUDA 12 installed, build sm_70/sm_80 with it
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
-	    --nvcc-opts "$(NVCC_OPTS)" $(foreach a,$(MATRIX_ARCHS),--arch $(a) "$(call arch_flags,$(a))") \
-	    --out build/arch-matrix-cuda$(CUDA_VERSION) --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
+	    --nvcc-opts "$(NVCC_OPTS)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
+	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------
 .PHONY: scan test-gallery
