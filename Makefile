@@ -49,7 +49,7 @@ ARCHS_CUDA12 := sm_70 sm_80
 arch_flags = $(if $(filter sm_90 sm_90a,$(1)),-gencode arch=compute_90a$(comma)code=sm_90a,-arch=$(1))
 ARCH_FLAGS := $(call arch_flags,$(ARCH))
 # Where `make setup-cuda12` installs CUDA 12 (grader/scripts/setup-cuda12.sh says why there).
-CUDA12_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gemmlab/cuda-12.4
+CUDA12_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gemmlab/cuda-12.5
 CUDA_MAJOR := $(firstword $(subst ., ,$(CUDA_VERSION)))
 ifneq ($(filter sm_70 sm_72,$(ARCH)),)
 ifneq ($(filter-out 1 2 3 4 5 6 7 8 9 10 11 12,$(CUDA_MAJOR)),)
@@ -336,14 +336,15 @@ test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), sc
 # Every .cu file of the kit compiled for each architecture of this toolkit's list, compile only and
 # through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked test-build for each
 # architecture of ARCHS_CUDA12. MATRIX_PART=cuda13|cuda12 runs one part; MATRIX_ONLY=reference/,student/
-# only the files whose path holds one of those.
+# only the files whose path holds one of those; MATRIX_JOBS=<n> compiles (default: one per core).
 MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
 MATRIX_PART ?= all
 .PHONY: arch-matrix
 arch-matrix:  ## compile every .cu file for every supported arch (cached); with CUDA 12 installed, build sm_70/sm_80 with it
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
 	    --nvcc-opts "$(NVCC_OPTS)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
-	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
+	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") $(if $(MATRIX_JOBS),--jobs $(MATRIX_JOBS)) \
+	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------
 .PHONY: scan test-gallery
@@ -366,7 +367,7 @@ setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it 
 	bash grader/scripts/setup.sh
 
 .PHONY: setup-cuda12
-setup-cuda12:  ## install CUDA 12 (for sm_70) in ~/.cache/gemmlab/cuda-12.4 (CUDA12_HOME= elsewhere; 1.3 GB download; idempotent)
+setup-cuda12:  ## install CUDA 12 (for sm_70) in ~/.cache/gemmlab/cuda-12.5 (CUDA12_HOME= elsewhere; 1.3 GB download; idempotent)
 	CUDA12_HOME="$(CUDA12_HOME)" bash grader/scripts/setup-cuda12.sh
 
 .PHONY: clean

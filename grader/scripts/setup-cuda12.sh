@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # setup-cuda12.sh — a second CUDA toolkit, CUDA 12, in a private prefix (`make setup-cuda12`).
 #
-# CUDA 13 no longer compiles for Volta (sm_70); CUDA 12 does. This installs CUDA 12.4 (nvcc, cuBLAS,
-# cuRAND, the runtime, CUPTI) from Debian 13's non-free packages of NVIDIA's toolkit, without root and
+# CUDA 13 no longer compiles for Volta (sm_70); CUDA 12 does. This installs CUDA 12.5 (nvcc, cuBLAS,
+# cuRAND, the runtime, CUPTI) from Debian's non-free packages of NVIDIA's toolkit, without root and
 # without touching the system: apt downloads the packages with a sources list and state of its own,
 # `dpkg-deb -x` unpacks them into the prefix, and the prefix is laid out like /usr/local/cuda
 # (bin/nvcc, include/, lib64/, nvvm/), so the Makefile takes it as it is:
 #
-#   make CUDA_HOME=$HOME/.cache/gemmlab/cuda-12.4 ARCH=sm_70          (builds into build/sm_70-cuda12.4)
+#   make CUDA_HOME=$HOME/.cache/gemmlab/cuda-12.5 ARCH=sm_70          (builds into build/sm_70-cuda12.5)
 #
 # Why Debian's packages: PyPI's CUDA 12 compiler wheel (nvidia-cuda-nvcc-cu12) ships ptxas only, no
-# nvcc driver, cicc, cudafe++, fatbinary or nvlink, so it cannot compile a .cu file.
+# nvcc driver, cicc, cudafe++, fatbinary or nvlink, so it cannot compile a .cu file. Why 12.5, from
+# Debian's experimental suite: the grader needs CUDA 12.5 or later (cudaGetDriverEntryPointByVersion,
+# grader/src/common/stream_memops.cpp), and Debian's stable and unstable suites have 12.4.
 # Why this prefix: a per-user cache (XDG_CACHE_HOME, default ~/.cache) survives `make clean` and
 # `git clean`, is shared by every checkout and worktree of the kit, needs no root, and can be deleted
 # at any time (this script lays it again). CUDA12_HOME=<dir> puts it elsewhere.
@@ -18,15 +20,16 @@
 # About 1.3 GB to download, 1.5 GB on disk (the static libraries nobody links are left out).
 set -euo pipefail
 
-CUDA12_HOME=${CUDA12_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/gemmlab/cuda-12.4}
-SUITE=trixie                 # Debian 13: nvidia-cuda-toolkit 12.4
+CUDA12_HOME=${CUDA12_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/gemmlab/cuda-12.5}
+SUITE=experimental           # nvidia-cuda-toolkit 12.5; the CCCL headers it needs come from unstable
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What each package brings (nvidia-cuda-dev: the headers and the unversioned .so links).
 PACKAGES=(
-  nvidia-cuda-toolkit    # nvcc, cicc, cudafe++, ptxas, fatbinary, nvlink, libdevice
-  nvidia-cuda-dev        # the CUDA headers, libcudadevrt, the linker's libcudart.so/libcublas.so/... links
-  libcudart12 libcublas12 libcublaslt12 libcurand10 libnvvm4 libcupti12 libcupti-dev
-  libcu++-dev libcub-dev libthrust-dev   # CCCL headers the toolkit's headers include
+  nvidia-cuda-toolkit/$SUITE    # nvcc, cicc, cudafe++, ptxas, fatbinary, nvlink, libdevice
+  nvidia-cuda-dev/$SUITE        # the CUDA headers, libcudadevrt, the linker's libcudart.so/libcublas.so/... links
+  libcudart12/$SUITE libcublas12/$SUITE libcublaslt12/$SUITE libcurand10/$SUITE libnvvm4/$SUITE
+  libcupti12/$SUITE libcupti-dev/$SUITE
+  libcu++-dev libcub-dev libthrust-dev   # CCCL headers the toolkit's headers include (unstable's)
 )
 stamp="$CUDA12_HOME/.gemmlab-cuda12"
 want="$SUITE ${PACKAGES[*]}"
@@ -50,14 +53,14 @@ for tool in apt-get dpkg-deb; do
   command -v "$tool" >/dev/null || { echo "setup-cuda12: needs $tool (Debian or Ubuntu); install CUDA 12 from NVIDIA instead and pass CUDA_HOME=<it>" >&2; exit 1; }
 done
 
-echo "setup-cuda12: installing CUDA 12 ($SUITE non-free: ${PACKAGES[*]}) into $CUDA12_HOME"
+echo "setup-cuda12: installing CUDA 12 (Debian non-free: ${PACKAGES[*]}) into $CUDA12_HOME"
 apt_dir="$CUDA12_HOME/.apt"   # apt's own sources list, lists and downloads: the system's are not touched
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/debs"
-echo "deb $MIRROR $SUITE main contrib non-free" >"$apt_dir/sources.list"
+printf 'deb %s %s main contrib non-free\n' "$MIRROR" unstable "$MIRROR" "$SUITE" >"$apt_dir/sources.list"
 apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
           -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir" -o "Dir::Cache::archives=$apt_dir/archives"
           -o Debug::NoLocking=1 -o APT::Sandbox::User="$(id -un)")
-echo "setup-cuda12: reading the $SUITE package lists ..."
+echo "setup-cuda12: reading the package lists of Debian unstable and $SUITE ..."
 apt-get "${apt_opts[@]}" -qq update
 echo "setup-cuda12: downloading (about 1.3 GB) ..."
 rm -f "$apt_dir/debs"/*.deb
