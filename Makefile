@@ -27,16 +27,44 @@ SHAPE ?=
 SHAPES ?=
 
 # ---- toolchain ---------------------------------------------------------------------------------
-CUDA_HOME ?= $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda)
+# CUDA_HOME=<toolkit> builds with another CUDA toolkit (e.g. CUDA 12 for sm_70: `make setup-cuda12`);
+# nvcc, headers, libraries, the runtime path and the symbol check all come from it.
+DEFAULT_CUDA_HOME := $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda)
+CUDA_HOME ?= $(DEFAULT_CUDA_HOME)
 NVCC := $(CUDA_HOME)/bin/nvcc
 CUDA_LIB ?= $(CUDA_HOME)/lib64
+# The toolkit's release ("13.0"), from its nvcc.
+cuda_release = $(shell $(1) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9.]*\),.*/\1/p')
+CUDA_VERSION := $(call cuda_release,$(NVCC))
 # The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
 ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
-# The nvcc target of ARCH. Hopper builds for sm_90a, its architecture-specific target: the same
-# machine code as sm_90 for every kernel that runs on both (checked on the reference), plus the
+# The architectures the kit supports, per toolkit: `make arch-matrix` compiles every .cu file for each
+# (grader/scripts/arch_matrix.py). CUDA 13 dropped sm_70 (Volta): that takes a CUDA 12 toolkit.
+ARCHS_CUDA13 := sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120
+ARCHS_CUDA12 := sm_70 sm_80
+# The nvcc target of an architecture. Hopper builds for sm_90a, its architecture-specific target: the
+# same machine code as sm_90 for every kernel that runs on both (checked on the reference), plus the
 # instructions only Hopper has (wgmma, setmaxnreg), which the tensor stage's reference uses.
-ARCH_FLAGS := $(if $(filter sm_90 sm_90a,$(ARCH)),-gencode arch=compute_90a$(comma)code=sm_90a,-arch=$(ARCH))
+arch_flags = $(if $(filter sm_90 sm_90a,$(1)),-gencode arch=compute_90a$(comma)code=sm_90a,-arch=$(1))
+ARCH_FLAGS := $(call arch_flags,$(ARCH))
+# Where `make setup-cuda12` installs CUDA 12 (grader/scripts/setup-cuda12.sh says why there).
+CUDA12_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gemmlab/cuda-12.5
+CUDA_MAJOR := $(firstword $(subst ., ,$(CUDA_VERSION)))
+ifneq ($(filter sm_70 sm_72,$(ARCH)),)
+ifneq ($(filter-out 1 2 3 4 5 6 7 8 9 10 11 12,$(CUDA_MAJOR)),)
+$(error ARCH=$(ARCH) needs CUDA 12: CUDA $(CUDA_VERSION) ($(NVCC)) has dropped Volta (sm_70, sm_72). \
+  Install CUDA 12 once with `make setup-cuda12`, then build with `make CUDA_HOME=$(CUDA12_HOME) ARCH=$(ARCH)`)
+endif
+endif
+# Objects of two toolkits never meet: builds with the toolkit the Makefile finds by itself go to
+# build/<arch>, builds with a CUDA_HOME of another release to build/<arch>-cuda<release>.
+ifeq ($(CUDA_VERSION),)
+ifneq ($(origin CUDA_HOME),file)
+$(error CUDA_HOME=$(CUDA_HOME) holds no working nvcc ($(NVCC)); point it at a CUDA toolkit (the directory above bin/nvcc))
+endif
+endif
+TOOLKIT_TAG := $(if $(filter $(CUDA_VERSION),$(call cuda_release,$(DEFAULT_CUDA_HOME)/bin/nvcc)),,-cuda$(CUDA_VERSION))
 # Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
 PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
 
@@ -49,7 +77,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 # ---- where builds go: one directory per architecture and per submission, so builds never clash ---
-BUILD ?= build/$(ARCH)
+BUILD ?= build/$(ARCH)$(TOOLKIT_TAG)
 SUB_DIR := $(abspath $(SUBMISSION))
 SUB_NAME := $(notdir $(SUB_DIR))
 SUB_BUILD := $(BUILD)/sub-$(SUB_NAME)-$(firstword $(shell printf '%s' '$(SUB_DIR)' | cksum))
@@ -66,7 +94,9 @@ WARN := -Wall -Wextra
 NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
 CXX_WERROR := $(if $(WERROR),-Werror)
 CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
-NVCC_BASE := -std=c++17 -O3 -lineinfo $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra $(NVCC_WERROR) -MMD -MP
+# NVCC_OPTS: nvcc's options for every architecture (make arch-matrix compiles with them too).
+NVCC_OPTS := -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra $(NVCC_WERROR)
+NVCC_BASE := $(NVCC_OPTS) $(ARCH_FLAGS) -MMD -MP
 NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES)
 # Stage files become a shared library (position-independent code) of the submission.
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
@@ -319,6 +349,20 @@ test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
 test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), scripts (pytest)
 	$(PYTHON) tests/run_tests.py --host $(HOST_TESTS) --gpu $(GPU_TESTS) --grader $(GRADER) --python $(PYTHON)
 
+# ---- every architecture (grader/scripts/arch_matrix.py) ------------------------------------------
+# Every .cu file of the kit compiled for each architecture of this toolkit's list, compile only and
+# through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked test-build for each
+# architecture of ARCHS_CUDA12. MATRIX_PART=cuda13|cuda12 runs one part; MATRIX_ONLY=reference/,student/
+# only the files whose path holds one of those; MATRIX_JOBS=<n> compiles (default: one per core).
+MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
+MATRIX_PART ?= all
+.PHONY: arch-matrix
+arch-matrix:  ## compile every .cu file for every supported arch (cached); with CUDA 12 installed, build sm_70/sm_80 with it
+	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
+	    --nvcc-opts "$(NVCC_OPTS)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
+	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") $(if $(MATRIX_JOBS),--jobs $(MATRIX_JOBS)) \
+	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
+
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------
 .PHONY: scan test-gallery
 scan: $(SYMBOLS)  ## what each stage references or defines that a stage may not (the grader rejects it): symbols.json
@@ -339,12 +383,16 @@ fs-trace: $(FS_TRACE)  ## (TAs) build/tools/fs_trace.so: logs the file accesses 
 setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs)
 	bash grader/scripts/setup.sh
 
+.PHONY: setup-cuda12
+setup-cuda12:  ## install CUDA 12 (for sm_70) in ~/.cache/gemmlab/cuda-12.5 (CUDA12_HOME= elsewhere; 1.3 GB download; idempotent)
+	CUDA12_HOME="$(CUDA12_HOME)" bash grader/scripts/setup-cuda12.sh
+
 .PHONY: clean
 clean:  ## remove build/ (results/ are kept)
 	rm -rf build
 
 .PHONY: help
 help:  ## this list
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z0-9_-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
 
 -include $(shell find $(BUILD) -name "*.d" 2>/dev/null)

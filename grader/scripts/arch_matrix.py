@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The compile matrix (`make arch-matrix`): every .cu file of the kit, for every supported architecture.
+
+  part cuda13  compiles (nvcc -c, no link) every .cu file — the grader (grader/src), its GPU tests
+               (tests/gpu), the probes (tests/probes), the reference (reference/*.cu, and the tuning
+               ladder of reference/tuning with and without -DGEMMLAB_TUNE, as reference/tuning/run.sh
+               builds them), the stubs (student/) and every submission the tests build
+               (tests/broken/*, tests/gallery/*) — with the Makefile's flags for its kind of file, for
+               every architecture of the toolkit's list (ARCHS_CUDA13). One nvcc per file holds every
+               architecture (-gencode each: the host side is compiled once, about 2.5x faster than one
+               nvcc per architecture); a file that fails is compiled again per architecture to name
+               each one that breaks and its first error. Compiles run through ccache, so a run on
+               unchanged sources takes seconds.
+  part cuda12  with CUDA 12 installed (`make setup-cuda12`), a real build for each architecture of
+               ARCHS_CUDA12: `make CUDA_HOME=<CUDA 12> ARCH=<arch> test-build`, the grader, the
+               student's library and the test binaries, linked, each in its own build directory.
+               Without CUDA 12 this part is skipped and says so ("arch-matrix: SKIPPED ...").
+
+The Makefile passes the flags, the architectures and their nvcc targets (never a copy here):
+  arch_matrix.py --part cuda13 --nvcc "ccache nvcc" --nvcc-opts "..." --arch "sm_75=-arch=sm_75" ...
+Exit status 0 when every file compiles for every architecture (a gallery entry that is meant not to
+build may fail, with the message its expected.json names), 1 otherwise, with one line per failure:
+  FAIL reference/tensor.cu [sm_75]: ptxas error   : ...
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GRADER_INCLUDES = ["-Igrader/include", "-Igrader/src"]
+STAGE_INCLUDES = ["-Igrader/include"]
+
+
+class Unit:
+    """One compile: a source file with the flags of its kind (as the Makefile or run.sh builds it)."""
+
+    def __init__(self, source, kind, flags, expect_failure=()):
+        self.source = source          # path relative to ROOT, as the user knows it
+        self.kind = kind              # a short label for the report
+        self.flags = flags
+        self.expect_failure = list(expect_failure)  # messages that make a failure the expected one
+
+    @property
+    def label(self):
+        return f"{self.source}" + (f" ({self.kind})" if self.kind else "")
+
+
+def rel(path):
+    return str(Path(path).relative_to(ROOT))
+
+
+def gallery_expected_failures():
+    """{file: [messages]} of gallery entries meant not to build: that file may fail to compile, with a
+    message expected.json names (tests/gallery/<entry>/expected.json, "build")."""
+    out = {}
+    for exp in sorted((ROOT / "tests/gallery").glob("*/expected.json")):
+        build = json.loads(exp.read_text()).get("build", {})
+        if build.get("ok", True) or not build.get("stage"):
+            continue
+        out[rel(exp.parent / f"{build['stage']}.cu")] = build.get("message", [])
+    return out
+
+
+def units():
+    """Every .cu file of the kit, each with the flags its build uses. A symbolic link to a file already
+    compiled with the same flags (the stubs the gallery and the broken submissions share) is left out."""
+    stage = ["-Xcompiler", "-fPIC", *STAGE_INCLUDES]
+    found, seen = [], set()
+
+    def add(path, kind, flags, expect=()):
+        key = (Path(path).resolve(), tuple(flags))
+        if key in seen:
+            return
+        seen.add(key)
+        found.append(Unit(rel(path), kind, flags, expect))
+
+    for p in sorted((ROOT / "grader/src").rglob("*.cu")):
+        add(p, "", GRADER_INCLUDES)
+    for p in sorted((ROOT / "tests/gpu").glob("*.cu")) + sorted((ROOT / "tests/probes").glob("*.cu")):
+        add(p, "", GRADER_INCLUDES)
+    for p in sorted((ROOT / "reference").glob("*.cu")):
+        add(p, "", [*stage, "-DGEMMLAB_NS=reference"])
+    # reference/tuning/run.sh: the ladder and the reference's stage files, plain and with the tuning
+    # candidates (-DGEMMLAB_TUNE); a stage file without GEMMLAB_TUNE is the same with either.
+    tune = ["-DGEMMLAB_TUNE"]
+    for p in sorted((ROOT / "reference/tuning").glob("*.cu")):
+        add(p, "", GRADER_INCLUDES)
+        add(p, "tune", [*GRADER_INCLUDES, *tune])
+    for p in sorted((ROOT / "reference").glob("*.cu")):
+        if "GEMMLAB_TUNE" in p.read_text(errors="replace"):
+            add(p, "tune", [*GRADER_INCLUDES, *tune])
+    expected = gallery_expected_failures()
+    submissions = [ROOT / "student", *sorted((ROOT / "tests/broken").glob("*/")),
+                   *sorted(p.parent for p in (ROOT / "tests/gallery").glob("*/expected.json"))]
+    for d in submissions:
+        for p in sorted(d.glob("*.cu")):
+            add(p, "", [*stage, "-DGEMMLAB_NS=submission"], expected.get(rel(p), ()))
+    return found
+
+
+def gencode(flags):
+    """The Makefile's nvcc target of one architecture as -gencode words (several go in one nvcc; -arch
+    cannot be given twice)."""
+    words = shlex.split(flags)
+    m = re.fullmatch(r"-arch=sm_(\w+)", words[0]) if len(words) == 1 else None
+    return ["-gencode", f"arch=compute_{m.group(1)},code=sm_{m.group(1)}"] if m else words
+
+
+ERROR = re.compile(r"\berror\b", re.IGNORECASE)
+NOT_AN_ERROR = re.compile(r"errors? detected in the compilation", re.IGNORECASE)
+
+
+def first_error(output):
+    for line in output.splitlines():
+        if ERROR.search(line) and not NOT_AN_ERROR.search(line):
+            return line.strip()
+    lines = [l.strip() for l in output.splitlines() if l.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+class Matrix:
+    def __init__(self, args):
+        self.nvcc = shlex.split(args.nvcc)
+        self.opts = shlex.split(args.nvcc_opts)
+        self.archs = [(a, gencode(f)) for a, f in (spec.split("=", 1) for spec in args.arch)]
+        self.out = ROOT / args.out
+        self.jobs = args.jobs
+        self.only = args.only
+
+    def compile(self, unit, archs):
+        """nvcc -c of one unit for the given architectures; returns (ok, output)."""
+        tag = "-".join(a for a, _ in archs) if len(archs) == 1 else "all"
+        obj = self.out / f"{unit.source}{'.' + unit.kind if unit.kind else ''}.{tag}.o"
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [*self.nvcc, *self.opts, *[w for _, g in archs for w in g], *unit.flags, "-c", unit.source, "-o", str(obj)]
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        return p.returncode == 0, p.stdout
+
+    def check(self, unit):
+        """Compiles a unit for every architecture; returns [(arch, first error)] of the ones that broke,
+        and a note when the failure is the one its gallery entry expects."""
+        ok, out = self.compile(unit, self.archs)
+        if ok:
+            return [], None
+        if unit.expect_failure and any(m in out for m in unit.expect_failure):
+            return [], f"fails to build, as its gallery entry expects ({first_error(out)})"
+        per_arch = [(a[0], *self.compile(unit, [a])) for a in self.archs]  # within the jobs already running
+        broken = [(arch, first_error(o)) for arch, ok1, o in per_arch if not ok1]
+        return broken or [("all", first_error(out))], None
+
+    def run(self):
+        todo = [u for u in units() if not self.only or any(o in u.source for o in self.only.split(","))]
+        names = " ".join(a for a, _ in self.archs)
+        print(f"arch-matrix: {len(todo)} files x {len(self.archs)} architectures ({names}), "
+              f"{self.jobs} at a time, compile only", flush=True)
+        t0 = time.time()
+        failures = []
+
+        def one(unit):
+            t = time.time()
+            broken, note = self.check(unit)
+            state = "FAIL " + ",".join(a for a, _ in broken) if broken else "ok"
+            print(f"  {state:14s} {time.time() - t:6.1f} s  {unit.label}" + (f": {note}" if note else ""), flush=True)
+            return unit, broken
+
+        with ThreadPoolExecutor(self.jobs) as pool:
+            for unit, broken in pool.map(one, todo):
+                failures += [(unit, arch, err) for arch, err in broken]
+        secs = time.time() - t0
+        for unit, arch, err in failures:
+            print(f"FAIL {unit.label} [{arch}]: {err}")
+        files = len({u.label for u, _, _ in failures})
+        print(f"arch-matrix: {len(todo)} files x {len(self.archs)} architectures in {secs:.0f} s: "
+              + (f"{files} file(s) fail, {len(failures)} file x architecture pair(s) (listed above)" if failures
+                 else "every file compiles for every architecture"), flush=True)
+        return 1 if failures else 0
+
+
+def cuda12_builds(args):
+    """make CUDA_HOME=<CUDA 12> ARCH=<arch> test-build for each CUDA 12 architecture."""
+    home = Path(args.cuda12_home)
+    if not (home / "bin/nvcc").exists():
+        print(f"arch-matrix: SKIPPED the CUDA 12 builds ({' '.join(args.cuda12_archs.split())}): CUDA 12 is not "
+              f"installed in {home} (`make setup-cuda12` installs it)", flush=True)
+        return 0
+    status = 0
+    for arch in args.cuda12_archs.split():
+        cmd = ["make", "--no-print-directory", f"-j{args.jobs}", f"CUDA_HOME={home}", f"ARCH={arch}", "test-build"]
+        print(f"arch-matrix: {' '.join(cmd)}", flush=True)
+        t0 = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        if p.returncode == 0:
+            print(f"  ok   {time.time() - t0:6.1f} s  CUDA 12 build for {arch} (grader, student library, tests) linked",
+                  flush=True)
+        else:
+            status = 1
+            print(p.stdout[-4000:])
+            print(f"FAIL CUDA 12 build for {arch}: {first_error(p.stdout)}", flush=True)
+    return status
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=["cuda13", "cuda12", "all"], default="all")
+    ap.add_argument("--nvcc", required=True, help="the compile command's head, e.g. 'ccache /usr/local/cuda/bin/nvcc'")
+    ap.add_argument("--nvcc-opts", default="", help="the Makefile's NVCC_OPTS")
+    ap.add_argument("--arch", action="append", default=[], metavar="ARCH=FLAGS",
+                    help="an architecture and the Makefile's nvcc flags for it, e.g. sm_80=-arch=sm_80 (repeated)")
+    ap.add_argument("--out", default="build/arch-matrix", help="where the objects go (relative to the tree)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--only", default="", help="only the files whose path holds one of these (comma-separated)")
+    ap.add_argument("--cuda12-home", default="", help="the CUDA 12 toolkit (make setup-cuda12)")
+    ap.add_argument("--cuda12-archs", default="", help="the architectures to build with CUDA 12")
+    args = ap.parse_args()
+
+    status = 0
+    if args.part in ("cuda13", "all"):
+        if not args.arch:
+            ap.error("no --arch given")
+        status |= Matrix(args).run()
+    if args.part in ("cuda12", "all"):
+        status |= cuda12_builds(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
