@@ -20,6 +20,10 @@
 #   bash tests/gpu_session.sh host-noise  one GPU, a loaded host: the reference graded alone and beside
 #                                       copy loops on the other cores (tests/gpu_host_noise.py)
 #   bash tests/gpu_session.sh suite     `make test` itself, timed: from an empty build, then again
+#   bash tests/gpu_session.sh archs     for each ARCHS (default sm_75 sm_80 sm_86 sm_89 sm_90): build, grade
+#                                       the reference and check the stubs on this GPU (older archs run
+#                                       as PTX the driver compiles); CUDA_HOMES adds toolkits
+#                                       (tests/gpu_archs.py: the table)
 #   bash tests/gpu_session.sh judge     build; GPU unit tests; grade the reference JUDGE_GRADES times
 #                                       (default 1) and the stubs; the judge's clock against the
 #                                       runners' events (tests/judge_agreement.py)
@@ -190,6 +194,40 @@ sandbox)
 tensor)
     OUT="$OUT" bash tests/gpu_tensor.sh || status=1
     ;;
+archs)
+    # Each arch's build graded on this GPU: the driver JIT-compiles an older arch's PTX, so that
+    # arch's code paths really run here. Builds go in parallel; grades one at a time.
+    nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv | tee "$OUT/gpu.txt"
+    ARCHS=${ARCHS:-sm_75 sm_80 sm_86 sm_89 sm_90}
+    toolkits=${CUDA_HOMES:-$(dirname "$(dirname "$(command -v nvcc)")")}
+    dirs=()
+    for cuda in $toolkits; do
+        ver=$("$cuda/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+        for arch in $ARCHS; do
+            d=build/archs/$arch-cuda$ver
+            mkdir -p "$d" && dirs+=("$d")
+            echo "arch=$arch toolkit=$ver" > "$d/build.txt"
+            ( t0=$(date +%s); make -j"$JOBS" PYTHON="$PY" CUDA_HOME="$cuda" ARCH=$arch SUBMISSION=reference grader \
+                  > "$d/build.log" 2>&1 && make -j"$JOBS" PYTHON="$PY" CUDA_HOME="$cuda" ARCH=$arch SUBMISSION=student \
+                  grader >> "$d/build.log" 2>&1; echo "rc=$? build_s=$(( $(date +%s) - t0 ))" >> "$d/build.txt" ) &
+        done
+    done
+    wait
+    for d in "${dirs[@]}"; do
+        arch=$(sed -n 's/.*arch=\([^ ]*\).*/\1/p' "$d/build.txt" | head -n1)
+        ver=$(sed -n 's/.*toolkit=\([^ ]*\).*/\1/p' "$d/build.txt" | head -n1)
+        cuda=$(for c in $toolkits; do "$c/bin/nvcc" --version | grep -q "release $ver" && echo "$c"; done | head -n1)
+        grep -q "rc=0" "$d/build.txt" || { echo "== $d: build failed (tail of build.log)"; tail -5 "$d/build.log"; status=1; continue; }
+        step "grade-$(basename "$d")" make PYTHON="$PY" CUDA_HOME="$cuda" ARCH="$arch" SUBMISSION=reference \
+            RESULTS="$d/reference" grade
+        cp "$OUT/grade-$(basename "$d").log" "$d/" 2>/dev/null
+        step "stubs-$(basename "$d")" make PYTHON="$PY" CUDA_HOME="$cuda" ARCH="$arch" SUBMISSION=student \
+            RESULTS="$d/student" check
+        cp "$OUT/stubs-$(basename "$d").log" "$d/" 2>/dev/null
+    done
+    "$PY" tests/gpu_archs.py "${dirs[@]}" | tee "$OUT/archs.md"
+    tar -czf "$OUT/archs.tar.gz" build/archs && rm -f "$OUT"/grade-*.log "$OUT"/stubs-*.log
+    ;;
 host-noise)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
     step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference grader
@@ -198,7 +236,7 @@ host-noise)
     sed -n '/^| against/,$p' "$OUT/host-noise.log"
     ;;
 *)
-    echo "usage: $0 boundary|core|report|gallery|extras|cluster|grading|tune|sandbox|tensor|host-noise|suite" >&2
+    echo "usage: $0 boundary|core|report|gallery|extras|cluster|grading|tune|sandbox|tensor|host-noise|suite|judge|archs" >&2
     exit 2
     ;;
 esac
