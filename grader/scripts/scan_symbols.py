@@ -503,6 +503,8 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
             miss = {"stage": stage, "file": file, "symbol": demangled, "problem": problem,
                     "runs": [{"variant": v, "precision": p} for _s, v, p in runs]}
             result["missing"].append(miss)
+            if stage not in info:
+                continue  # no object for it in this scan (not built, or no such file): nothing to reject
             # The entry point is weak (submission_exports.cpp): only these runs are rejected, with the fix.
             verdict = result["stages"].get(stage)
             if verdict and "runs" not in verdict:
