@@ -7,7 +7,8 @@
 #
 # Variables: SUBMISSION=<dir laid out like student/> (default student), STAGE=<stage or stage/variant>,
 # PREC=float|double, FULL=1, SEED=<n>, SHAPE=MxNxK, SHAPES=MxNxK,..., ARCH=sm_XX (default: the GPU's,
-# else sm_90), CONFIG=<course.toml>.
+# else sm_90), CONFIG=<course.toml>, V=1 (show every command; by default one line per file, and the
+# stage files' compile commands and output go to build/<arch>/sub-<name>-<hash>/build.log).
 
 SHELL := /bin/bash
 comma := ,
