@@ -7,7 +7,8 @@
 #
 # Variables: SUBMISSION=<dir laid out like student/> (default student), STAGE=<stage or stage/variant>,
 # PREC=float|double, FULL=1, SEED=<n>, SHAPE=MxNxK, SHAPES=MxNxK,..., ARCH=sm_XX (default: the GPU's,
-# else sm_90), CONFIG=<course.toml>.
+# else sm_90), CONFIG=<course.toml>, V=1 (show every command; by default one line per file, and the
+# stage files' compile commands and output go to build/<arch>/sub-<name>-<hash>/build.log).
 
 SHELL := /bin/bash
 comma := ,
@@ -85,6 +86,15 @@ GRADER := $(SUB_BUILD)/gemmlab
 STAGE_RUNNER := $(SUB_BUILD)/gemmlab-stages
 RESULTS ?= results/$(SUB_NAME)
 
+# ---- what make prints: V=1 shows every command (as the Linux kernel's make does) ----------------
+# By default each compile and link is one short line ("  NVCC    student/tiled.cu"), and the build of
+# the submission ends with one verdict per stage file; the stage files' full commands and compiler
+# output are kept in $(SUB_BUILD)/build.log, which the verdicts name.
+V ?=
+V_ON := $(filter 1,$(V))
+Q := $(if $(V_ON),,@)
+quiet = $(if $(V_ON),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
+
 # ---- flags ---------------------------------------------------------------------------------------
 # Grader code sees its own sources; stage files (student/, reference/, any submission) see the stage
 # API only (grader/include): nothing of the grader's internals can even be named from a stage.
@@ -129,16 +139,16 @@ GRADER_LIBS := $(JUDGE_LIB) $(RUNNER_LIB) $(COMMON_LIB)
 
 $(GRADER_BUILD)/%.o: grader/src/%.cpp
 	@mkdir -p $(@D)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
+	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 $(GRADER_BUILD)/%.cu.o: grader/src/%.cu
 	@mkdir -p $(@D)
-	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(COMMON_LIB): $(call side_objects,common,)
 $(JUDGE_LIB): $(call side_objects,judge,$(JUDGE_MAINS))
 $(RUNNER_LIB): $(call side_objects,runner,$(RUNNER_MAINS))
 $(GRADER_LIBS):
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,$@)ar rcs $@ $^
 
 # ---- the reference side: built from reference/*.cu, or shipped compiled in a handout ------------
 REF_SOURCES := $(wildcard reference/*.cu)
@@ -147,13 +157,13 @@ REF_LIB := $(BUILD)/reference/libgemmlab_reference.a
 REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/reference/registry.o
 $(BUILD)/reference/%.o: reference/%.cu
 	@mkdir -p $(@D)
-	$(CCACHE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(BUILD)/reference/registry.o: grader/src/runner/registry.cpp
 	@mkdir -p $(@D)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(REF_LIB): $(REF_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,$@)ar rcs $@ $^
 else
 # A handout: the reference ships compiled (make handout builds it; docs/handout.md says how).
 REF_LIB := reference/lib/libgemmlab_reference.a
@@ -172,15 +182,22 @@ SUB_LIBRARY := $(SUB_BUILD)/libgemmlab-submission.so
 # most files). OBJECT_CACHE= turns it off.
 OBJECT_CACHE ?= build/object-cache
 STAGE_API := $(wildcard grader/include/gemmlab/*.h)
-CACHED_COMPILE = $(if $(OBJECT_CACHE),$(PYTHON) grader/scripts/object_cache.py --cache $(OBJECT_CACHE) \
-    --source $< --object $@ --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h) --)
+#
+# A stage file that does not compile costs only its own stages: grader/scripts/compile_stage.py shows
+# the compiler's messages and keeps the command and its output in $@.log; when the compiler refuses
+# the file it writes $@.failed (the first error, file:line) instead of $@ and the build goes on. The
+# symbol check records such a file as refused ("does not compile"), so its stages are `rejected` and
+# every other stage builds, checks and scores. (With no object, the rule runs again on the next make:
+# the errors are shown until the file is fixed.)
+COMPILE_STAGE = $(PYTHON) grader/scripts/compile_stage.py --source $< --object $@ $(if $(V_ON),--verbose) \
+    $(if $(OBJECT_CACHE),--cache $(OBJECT_CACHE) --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h)) --
 $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
 	@mkdir -p $(@D)
-	$(CACHED_COMPILE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
+	@$(COMPILE_STAGE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
 SUB_EXPORTS := $(GRADER_BUILD)/submission_exports.o
 $(SUB_EXPORTS): grader/src/runner/submission_exports.cpp
 	@mkdir -p $(@D)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
+	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
 
 # The symbol check (grader/scripts/scan_symbols.py, docs/student-guide.md "What a stage may call")
 # reads the stage objects before anything is linked: what each may reference (an allowlist) and
@@ -189,17 +206,27 @@ $(SUB_EXPORTS): grader/src/runner/submission_exports.cpp
 # linked --no-undefined against the CUDA runtime and the C/C++ runtime only: a reference to anything
 # else (the grader, cuBLAS, ...) could not link even if the check missed it. gemmlab-stages opens it
 # with RTLD_LOCAL in its sandboxed runner processes (grader/src/runner/submission_library.h).
+#
+# The check also stands in for the link, file by file: a file that does not compile (its
+# object's .failed verdict), references a name no linked file defines (a helper declared and never
+# defined) or calls into a refused file is refused too, so the --no-undefined link below never fails
+# because of one stage file. An entry point the registry needs and no file defines (a forgotten
+# explicit instantiation) is weak: only that stage's runs in that precision are `rejected`, with the
+# line to add. It prints one verdict per stage file (`make scan` prints them again each time) and
+# gathers each compile's command and output into $(BUILD_LOG).
 SYMBOLS := $(SUB_BUILD)/symbols.json
+BUILD_LOG := $(SUB_BUILD)/build.log
 PROTECTED := $(GRADER_BUILD)/protected-symbols.json
+SCAN_ARGS := --protected $(PROTECTED) --registry $(SUB_EXPORTS) --source-dir $(SUB_DIR) --build-log $(BUILD_LOG)
 $(PROTECTED): grader/scripts/scan_symbols.py
 	@mkdir -p $(@D)
-	$(PYTHON) grader/scripts/scan_symbols.py --write-protected $@ --cuda-lib $(CUDA_LIB)
+	$(Q)$(PYTHON) grader/scripts/scan_symbols.py --write-protected $@ --cuda-lib $(CUDA_LIB)
 $(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py
-	$(PYTHON) grader/scripts/scan_symbols.py --fail-on-missing --protected $(PROTECTED) \
-	    --registry $(SUB_EXPORTS) --out $@ $(SUB_STAGE_OBJ)
+	$(Q)$(PYTHON) grader/scripts/scan_symbols.py $(SCAN_ARGS) --out $@ $(if $(filter scan,$(MAKECMDGOALS)),--quiet) \
+	    $(SUB_STAGE_OBJ)
 $(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map
-	$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined -Xlinker --version-script=grader/src/runner/submission_library.map \
-	    -o $@ $(SUB_EXPORTS) \
+	$(call quiet,LINK,$@)$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined \
+	    -Xlinker --version-script=grader/src/runner/submission_library.map -o $@ $(SUB_EXPORTS) \
 	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
 
 # Three binaries: gemmlab (judge/), the judge, which holds no submission code; gemmlab-stages, the
@@ -213,16 +240,16 @@ JUDGE_MAIN_OBJ := $(GRADER_BUILD)/judge/main.o $(GRADER_BUILD)/judge/registry_na
 # no submission; the cluster tools run it on the login node before a sweep queues anything.
 CONFIG_CHECKER := $(GRADER_BUILD)/gemmlab-config
 $(CONFIG_CHECKER): $(GRADER_BUILD)/judge/config_main.o $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 # Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
 GRADER_TRUSTED := $(GRADER_LIBS) $(RUNNER_MAIN_OBJ) $(BASELINE_MAIN_OBJ) $(JUDGE_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED) \
                   $(CONFIG_CHECKER)
 $(STAGE_RUNNER): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) | $(SUB_LIBRARY)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ -ldl -lpthread
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ -ldl -lpthread
 $(BASELINE_RUNNER): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 $(GRADER): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER) $(BASELINE_RUNNER)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER) $(BASELINE_RUNNER),$^) $(LDLIBS)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER) $(BASELINE_RUNNER),$^) $(LDLIBS)
 	@echo "built $@, $(notdir $(STAGE_RUNNER)) and $(notdir $(BASELINE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
 .PHONY: all grader
@@ -365,7 +392,8 @@ arch-matrix:  ## compile every .cu file for every supported arch (cached); with 
 
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------
 .PHONY: scan test-gallery
-scan: $(SYMBOLS)  ## what each stage references or defines that a stage may not (the grader rejects it): symbols.json
+scan: $(SYMBOLS)  ## one verdict per stage file: compiles, links, calls only what a stage may (symbols.json)
+	@$(PYTHON) grader/scripts/scan_symbols.py --verdicts $(SYMBOLS) --build-log $(BUILD_LOG)
 GALLERY ?=
 test-gallery:  ## (GPU) build, check and grade every tests/gallery entry against its expected.json
 	$(PYTHON) tests/gallery/run_gallery.py --build build/gallery --arch $(ARCH) $(if $(GALLERY),--only $(GALLERY))

@@ -22,7 +22,9 @@ model than the first grade (docs/scoring.md: what % of cuBLAS does and does not 
 Outcome statuses (outcome.json, schema gemmlab.cluster-outcome/1):
   graded       the grader ran on a GPU; results.json holds the score
   no_gpu       the grader found no GPU on the node (results.json, when written, says the same)
-  build_failed the submitted files did not compile or link (a result: score 0, not retried)
+  build_failed no grader could be built with the submitted files (a result: score 0, not retried); a
+               stage file that does not compile or link is not this: the build leaves it out, its
+               stages are `rejected` in results.json and every other stage is graded
   tampered     the attempt's files do not match its manifest (a result: not retried)
   error        the grading itself failed (grader crash, missing results): retried by the next sweep
 """
@@ -281,10 +283,12 @@ class Toolchain:
         rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
                          f"ARCH={self.arch}", *libs, v["GRADER"]], self.root, log)
         self._store(keys)
+        # A stage file that does not compile or link is left out of the submission's library by the
+        # build itself (its stages are `rejected`, the others graded): only a build that produced no
+        # grader at all is a build failure.
         if rc != 0 or not Path(v["GRADER"]).is_file():
-            broken = sorted(f"{o.stem}.cu" for o in keys if o.parent.name == "stages" and not o.is_file())
-            what = f"these files do not compile: {', '.join(broken)}" if broken else "the link failed"
-            raise BuildError(f"the submission does not build: {what}", tail(log), submission_fault=True)
+            raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
+                             tail(log), submission_fault=True)
         return Path(v["GRADER"])
 
 

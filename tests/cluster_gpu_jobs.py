@@ -49,8 +49,8 @@ FULL_CLASS = [
     ("ref2", "reference", "graded", ""),
     ("stub1", "stub", "graded", ""),
     ("stub2", "stub", "graded", ""),
-    ("broken", "broken", "build_failed", ""),
-    ("nolink", "tests/gallery/missing_instantiation", "build_failed", ""),
+    ("broken", "broken", "graded", ""),  # tiled rejected, every other stage graded
+    ("nolink", "tests/gallery/missing_instantiation", "graded", ""),  # unrolled/double rejected
     ("wrong", "tests/broken/wrong_values", "graded", ""),
     ("memory", "tests/broken/memory", "graded", ""),
     ("libgemm", "tests/gallery/library_gemm", "graded", ""),
@@ -60,7 +60,7 @@ FULL_CLASS = [
     ("late", "reference", "graded", "late"),
     ("twice", "reference", "graded", "twice"),
 ]
-MINI_CLASS = [("stub1", "stub", "graded", ""), ("broken", "broken", "build_failed", ""),
+MINI_CLASS = [("stub1", "stub", "graded", ""), ("broken", "broken", "graded", ""),
               ("twice", "stub", "graded", "twice")]
 ABSENT = "absent"  # on the roster, handed in nothing
 

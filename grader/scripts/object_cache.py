@@ -3,7 +3,7 @@
 
 Builds of many submissions (the tests' gallery and broken submissions, the handout's check, a
 class on one machine) compile the same stage files again and again: most entries link the
-handed-out stubs. The Makefile runs every stage compile through this script:
+handed-out stubs. The Makefile runs every stage compile through compile_stage.py, which uses this cache:
 
   object_cache.py --cache build/object-cache --source SRC --object OBJ --depends H... -- nvcc ... -c SRC -o OBJ
 
@@ -58,6 +58,26 @@ def cache_key(command, source, obj, depends):
     return h.hexdigest()
 
 
+def copy_from_cache(cached, obj, source, depends):
+    """A hit: the cached object in place, with the dependency file make reads."""
+    obj = Path(obj)
+    shutil.copyfile(cached, obj)
+    deps = " ".join([str(source), *map(str, depends)])
+    obj.with_suffix(".d").write_text(f"{obj}: {deps}\n")
+
+
+def store(cache, key, obj):
+    """Keeps a freshly compiled object, atomically; a cache that cannot be written is no cache."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
+        os.close(fd)
+        shutil.copyfile(obj, tmp)
+        os.replace(tmp, cache / f"{key}.o")
+    except OSError:
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", required=True)
@@ -78,23 +98,14 @@ def main():
         key = cache_key(command, args.source, args.object, args.depends)
         cached = cache / f"{key}.o"
         if cached.is_file():
-            shutil.copyfile(cached, obj)
-            deps = " ".join([args.source, *args.depends])
-            obj.with_suffix(".d").write_text(f"{obj}: {deps}\n")
+            copy_from_cache(cached, obj, args.source, args.depends)
             print(f"object cache: {obj} (same source and command as before)")
             return 0
     except OSError:
         cached = None
     rc = subprocess.run(command).returncode
     if rc == 0 and cached is not None and obj.is_file():
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
-            os.close(fd)
-            shutil.copyfile(obj, tmp)
-            os.replace(tmp, cached)
-        except OSError:
-            pass
+        store(cache, key, obj)
     return rc
 
 

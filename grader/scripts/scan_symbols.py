@@ -327,20 +327,64 @@ def load_protected(path):
     return owner, frozenset(data["libraries"].get("libm", []))
 
 
-def scan(objects, registry=None, stages=None, protected=None, math=None):
-    """The check of a set of stage objects; see the module's docstring. `protected` is {name: lib}."""
+def registry_runs(header):
+    """{(function, template arguments as nm's demangler writes them): [(stage, variant, precision)]} of
+    the registry header's variant rows, e.g. ("gemm_tiled", "float, 8") -> [("tiled", "8", "float")].
+    A row of stage_fns_pitched (four functions of one precision) is keyed ("*<stage>", precision)."""
+    text = Path(header).read_text()
+    enum = re.search(r"enum class InputPrecision\s*\{([^}]*)\}", text)
+    values = [v.strip() for v in enum.group(1).split(",")] if enum else []
+    body = text[text.find("stage_table()"):]
+    rows = re.split(r'(?m)^\s*\{"(?=\w+",\s*")', body)[1:]
+    out = {}
+    for row in rows:
+        stage = row.split('"', 1)[0]
+        for variant, rest in re.findall(r'\{"(\w*)",\s*(stage_fns_\w+<\w+>\([^)]*\),\s*stage_fns_\w+<\w+>\([^)]*\))', row):
+            for kind, prec, fn, targs in re.findall(r"stage_fns_(\w+)<(\w+)>\((?:&(\w+)<([^>]*)>)?\)", rest):
+                if kind == "pitched":
+                    key = ("*" + stage, prec)
+                else:
+                    args = [a.strip() for a in targs.split(",")]
+                    args = [f"(gemmlab::InputPrecision){values.index(a.split('::')[1])}"
+                            if a.startswith("InputPrecision::") and a.split("::")[1] in values else a for a in args]
+                    key = (fn, ", ".join(args))
+                out.setdefault(key, [])
+                if (stage, variant, prec) not in out[key]:
+                    out[key].append((stage, variant, prec))
+    return out
+
+
+def read_compile_failure(obj):
+    """The verdict compile_stage.py left beside an object it could not make, or None."""
+    try:
+        return json.loads(Path(f"{obj}.failed").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of=None):
+    """The check of a set of stage objects; see the module's docstring. `protected` is {name: lib};
+    `runs_of` is registry_runs() of the registry header (which runs a missing entry point costs).
+    An object that does not exist is a file that did not compile when compile_stage.py left its
+    verdict (<object>.failed) beside it, and is skipped (not built yet) otherwise."""
     objects = [Path(o) for o in objects]
     stages = list(stages or [])
     protected = protected or {}
     math = math if math is not None else frozenset()
-    info = {}
+    info, failed = {}, {}
     for o in objects:
+        if not o.exists():
+            verdict = read_compile_failure(o)
+            if verdict:
+                failed[o.stem] = verdict
+            continue
         syms = read_symbols(str(o))
         kernels = kernel_names(syms)
         info[o.stem] = {
             "file": o.stem + ".cu",
             "object": str(o),
             "undefined": {m: d for m, d, t in syms if t in ("U", "w")},
+            "strong_undefined": {m for m, _d, t in syms if t == "U"},
             "defined": {m: (d, t) for m, d, t in syms if t in DEFINED_TYPES and t != "U" and t not in "w"},
             "kernels": kernels,
         }
@@ -353,11 +397,15 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
         for mangled, demangled in o["undefined"].items():
             if mangled in provided:
                 continue  # another file of the submission defines it
-            if re.search(r"gemmlab::submission::", demangled):
-                continue  # an entry point no file defines: reported as missing below
+            strong = mangled in o["strong_undefined"]
+            if re.search(r"gemmlab::submission::", demangled) and not strong:
+                continue  # a weak reference (the registry's entry points): reported as missing below
             if allowed_reference(mangled, demangled, math):
                 continue
             rule, what = explain_reference(demangled)
+            if rule == "not_allowed" and strong and bare(mangled) not in protected:
+                # Defined by no file and no library: it could not link (--no-undefined).
+                rule, what = "undefined", "which no stage file defines"
             problems.setdefault(demangled, {"symbol": bare(demangled), "kind": "reference", "rule": rule,
                                             "what": what, "file": o["file"]})
         for mangled, (demangled, t) in o["defined"].items():
@@ -379,23 +427,37 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
     def closure(start):
         seen, todo = {start}, [start]
         while todo:
-            for nxt in calls[todo.pop()]:
+            for nxt in calls.get(todo.pop(), ()):
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
         return seen
 
     result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": []}
+    for name, verdict in sorted(failed.items()):
+        result["files"][f"{name}.cu"] = {"stage": name if name in stages else None, "compiled": False,
+                                         "first_error": verdict.get("first_error", ""),
+                                         "problems": [], "calls_into": [], "linked": False}
     for name, o in sorted(info.items()):
         reach = closure(name)
         refused = [p for n in sorted(reach) for p in info[n]["problems"]]
-        result["files"][o["file"]] = {"stage": name if name in stages else None, "problems": o["problems"],
+        result["files"][o["file"]] = {"stage": name if name in stages else None, "compiled": True,
+                                      "problems": o["problems"],
                                       "calls_into": sorted(info[c]["file"] for c in calls[name]),
                                       "linked": not refused}
         if not refused:
             result["linkable"].append(o["object"])
             result["kernels"] += sorted(o["kernels"])
     for stage in stages:
+        if stage in failed:
+            first = failed[stage].get("first_error", "")
+            result["stages"][stage] = {
+                "disposition": "rejected", "symbols": [], "rules": ["does_not_compile"], "files": [f"{stage}.cu"],
+                "first_error": first,
+                "problem": f"{stage}.cu does not compile: {first}. The build left it out, so this stage "
+                           f"cannot run; every other stage was built. Fix the error (`make check` shows the "
+                           f"compiler's messages) and build again."}
+            continue
         if stage not in info:
             continue
         flagged = [p for n in sorted(closure(stage)) for p in info[n]["problems"]]
@@ -405,8 +467,13 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
         names = sorted({f["symbol"] for f in flagged})
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         verb = "defines" if first["kind"] == "definition" else "references"
-        problem = (f"{first['file']} {verb} {shown} ({first['what']}): {WHY[first['rule']]}. "
-                   f"Rejected by the symbol check; see {RULE}.")
+        if first["rule"] == "undefined":
+            problem = (f"{first['file']} references {shown}, which no stage file defines: the library could "
+                       f"not be linked with it. Define it (a function declared but never defined, or a template "
+                       f"without the explicit instantiation its caller needs), or stop calling it.")
+        else:
+            problem = (f"{first['file']} {verb} {shown} ({first['what']}): {WHY[first['rule']]}. "
+                       f"Rejected by the symbol check; see {RULE}.")
         result["stages"][stage] = {"disposition": "rejected", "problem": problem, "symbols": names,
                                    "rules": sorted({f["rule"] for f in flagged}),
                                    "files": sorted({f["file"] for f in flagged})}
@@ -420,6 +487,8 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
             stage = next((s for s in stages if func == f"gemm_{s}" or func.startswith(s + "_")),
                          func.replace("gemm_", ""))
             file = f"{stage}.cu"
+            if stage in failed:
+                continue  # the stage is rejected for not compiling; its entry points are missing for that
             if stage not in info:
                 problem = (f"{file} is missing (or was not compiled): the registry needs {func}{targs}. "
                            f"Copy the stub of {file} from the handout.")
@@ -428,8 +497,94 @@ def scan(objects, registry=None, stages=None, protected=None, math=None):
                            f"of the file, `{instantiation(demangled)}` (inside namespace "
                            f"gemmlab::GEMMLAB_NS). Without it the template is never compiled for those "
                            f"arguments and the stage cannot run.")
-            result["missing"].append({"stage": stage, "file": file, "symbol": demangled, "problem": problem})
+            args = targs[1:-1] if targs else ""
+            prec = args.split(",")[0].strip()
+            runs = (runs_of or {}).get((func, args)) or (runs_of or {}).get(("*" + stage, prec)) or []
+            miss = {"stage": stage, "file": file, "symbol": demangled, "problem": problem,
+                    "runs": [{"variant": v, "precision": p} for _s, v, p in runs]}
+            result["missing"].append(miss)
+            if stage not in info:
+                continue  # no object for it in this scan (not built, or no such file): nothing to reject
+            # The entry point is weak (submission_exports.cpp): only these runs are rejected, with the fix.
+            verdict = result["stages"].get(stage)
+            if verdict and "runs" not in verdict:
+                continue  # the whole stage is rejected already
+            if verdict is None:
+                verdict = result["stages"][stage] = {"disposition": "rejected", "problem": problem, "symbols": [],
+                                                     "rules": ["missing_entry_point"], "files": [file], "runs": []}
+            verdict["symbols"].append(demangled)
+            known = {(r["variant"], r["precision"]) for r in verdict["runs"]}
+            new_runs = [r for r in miss["runs"] if (r["variant"], r["precision"]) not in known]
+            for r in new_runs:
+                r["problem"] = problem
+            verdict["runs"] += new_runs
+            if not miss["runs"]:
+                del verdict["runs"]  # not a run the registry names: the whole stage
     return result
+
+
+def verdict_lines(result, source_dir=None):
+    """One line per stage file: ok, or what keeps (some of) its stages out and why."""
+    def shown(file):
+        if not source_dir:
+            return file
+        from_cwd = Path(source_dir) / file
+        try:
+            return str(from_cwd.resolve().relative_to(Path.cwd().resolve()))
+        except (ValueError, OSError):
+            return str(from_cwd)
+
+    lines = []
+    missing_by_file = {}
+    for m in result.get("missing", []):
+        missing_by_file.setdefault(m["file"], []).append(m)
+    for file, f in sorted(result.get("files", {}).items()):
+        stage = f.get("stage")
+        whose = f"stage {stage}" if stage else "the stages that call it"
+        if f.get("compiled") is False:
+            lines.append(f"{shown(file)}: does not compile — {whose} will be rejected "
+                         f"(first error: {f.get('first_error', '')})")
+        elif not f.get("linked", True):
+            verdict = result["stages"].get(stage) if stage else None
+            why = verdict["problem"] if verdict else "it calls into a file that is left out (see below)"
+            if f.get("problems") and not verdict:
+                p = f["problems"][0]
+                why = f"{file} {'defines' if p['kind'] == 'definition' else 'references'} {p['symbol']} ({p['what']})"
+            lines.append(f"{shown(file)}: left out of the library — {whose} will be rejected: {why}")
+        elif file in missing_by_file:
+            for m in missing_by_file[file]:
+                runs = ", ".join(sorted({"/".join(x for x in (stage, r["variant"], r["precision"]) if x)
+                                         for r in m["runs"]})) or f"stage {m['stage']}"
+                lines.append(f"{shown(file)}: compiles, but {runs} will be rejected: {m['problem']}")
+        else:
+            lines.append(f"{shown(file)}: ok")
+    for m in result.get("missing", []):
+        if m["file"] not in result.get("files", {}):
+            lines.append(f"{shown(m['file'])}: missing — {m['problem']}")
+    return lines
+
+
+def write_build_log(path, result, objects):
+    """Every stage compile's command and output (compile_stage.py's <object>.log), in file order, and
+    the verdicts: what a student or TA reads when the short lines are not enough."""
+    parts = [f"# the stage files' compiles, then the verdicts ({len(objects)} file(s))\n"]
+    for o in objects:
+        log = Path(f"{o}.log")
+        parts.append(f"\n## {Path(o).stem}.cu\n" + (log.read_text(errors="replace") if log.exists() else "(no log)\n"))
+    parts.append("\n## verdicts\n" + "\n".join(verdict_lines(result)) + "\n")
+    tmp = f"{path}.tmp{os.getpid()}"
+    Path(tmp).write_text("".join(parts))
+    os.replace(tmp, path)
+
+
+def print_verdicts(result, source_dir=None, build_log=None, out=sys.stdout):
+    lines = verdict_lines(result, source_dir)
+    bad = [line for line in lines if not line.endswith(": ok")]
+    print("stage files:" + ("" if bad else " every one compiles and links"), file=out)
+    for line in lines:
+        print(f"  {line}", file=out)
+    if bad and build_log:
+        print(f"  (the compiler's commands and full output: {build_log})", file=out)
 
 
 # ---- the protected libraries' exports --------------------------------------------------------------
@@ -490,8 +645,11 @@ def main():
     ap.add_argument("--protected", help="the protected libraries' exports (--write-protected writes it)")
     ap.add_argument("--stages-header", default=str(ROOT / "grader/include/gemmlab/stages.h"))
     ap.add_argument("--out", help="write the JSON here (atomically)")
+    ap.add_argument("--source-dir", help="the submission's directory (verdicts name its files as typed)")
+    ap.add_argument("--build-log", help="gather the compiles' commands and output here (and name it)")
     ap.add_argument("--fail-on-missing", action="store_true", help="exit 1 when an entry point is missing")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--verdicts", metavar="SYMBOLS_JSON", help="print the verdicts of a symbols.json again")
     ap.add_argument("--write-protected", metavar="OUT", help="write the protected libraries' exported names")
     ap.add_argument("--cuda-lib", default="/usr/local/cuda/lib64", help="the CUDA toolkit's library directory")
     ap.add_argument("--linkable", metavar="SYMBOLS_JSON", help="print the objects this check lets into the link")
@@ -503,18 +661,24 @@ def main():
     if args.linkable:
         print(" ".join(json.loads(Path(args.linkable).read_text())["linkable"]))
         return 0
+    if args.verdicts:
+        result = json.loads(Path(args.verdicts).read_text())
+        print_verdicts(result, result.get("source_dir"), args.build_log)
+        return 0
 
     owner, math = load_protected(args.protected)
-    result = scan(args.objects, args.registry, stage_names(args.stages_header), owner, math)
+    result = scan(args.objects, args.registry, stage_names(args.stages_header), owner, math,
+                  registry_runs(args.stages_header))
+    if args.source_dir:
+        result["source_dir"] = args.source_dir
+    if args.build_log:
+        write_build_log(args.build_log, result, args.objects)
     if args.out:
         tmp = f"{args.out}.tmp{os.getpid()}"
         Path(tmp).write_text(json.dumps(result, indent=2) + "\n")
         os.replace(tmp, args.out)
     if not args.quiet:
-        for stage, r in result["stages"].items():
-            print(f"gemmlab: warning: stage {stage} will be rejected: {r['problem']}", file=sys.stderr)
-        for m in result["missing"]:
-            print(f"gemmlab: error: {m['problem']}", file=sys.stderr)
+        print_verdicts(result, args.source_dir, args.build_log)
     return 1 if args.fail_on_missing and result["missing"] else 0
 
 

@@ -80,16 +80,26 @@ def scan(build, entry):
     exports = grader_build(build) / "submission_exports.o"
     owner, math = scan_symbols.load_protected(grader_build(build) / "protected-symbols.json")
     header = ROOT / "grader/include/gemmlab/stages.h"
-    return scan_symbols.scan([o for o in objects if o.exists()], exports if exports.exists() else None,
-                             scan_symbols.stage_names(header), owner, math)
+    return scan_symbols.scan([o for o in objects if o.exists() or Path(f"{o}.failed").exists()],
+                             exports if exports.exists() else None, scan_symbols.stage_names(header), owner, math,
+                             scan_symbols.registry_runs(header))
 
 
 def compare_scan(entry, result):
     """Mismatches between an entry's expected scan and a scan result, as sentences."""
     problems = []
     expected = entry.expected.get("scan", {})
+    # Stages the build leaves out for not compiling or lacking an entry point: the texts their problem says.
+    by_build = entry.expected.get("build", {}).get("rejected", {})
     got = result["stages"]
-    for stage in sorted(set(expected) | set(got)):
+    for stage in sorted(set(expected) | set(got) | set(by_build)):
+        if stage in by_build:
+            if stage not in got:
+                problems.append(f"build: expected stage {stage} to be rejected; it was not")
+            else:
+                problems += [f"build: the problem of stage {stage} does not say '{text}': {got[stage]['problem']}"
+                             for text in by_build[stage] if text not in got[stage]["problem"]]
+            continue
         if stage not in got:
             problems.append(f"scan: expected stage {stage} to be rejected (for {', '.join(expected[stage])}); "
                             f"it was not")
@@ -104,7 +114,7 @@ def compare_scan(entry, result):
             if not all(s.split("(")[0] in got[stage]["problem"] for s in got[stage]["symbols"][:1]):
                 problems.append(f"scan: the problem of stage {stage} does not name its symbol")
     if any(src.name not in result["files"] for src in stage_sources(entry)):
-        return problems  # a file did not compile: entry points are missing for that reason
+        return problems  # a file was not built here: entry points are missing for that reason
     want_missing = entry.expected.get("build", {}).get("scan_missing", [])
     got_missing = [m["symbol"] for m in result["missing"]]
     for sym in want_missing:

@@ -64,7 +64,8 @@ def hand_in_dir(dest: Path, kind: str) -> Path:
 # The class: kind per student, cycled. 'late' hands in stubs after the due date; 'twice' hands in
 # twice (the later one counts); 'missing' is on the roster with no hand-in.
 KINDS = ["stub", "reference", "broken", "late", "twice", "stub", "reference", "missing"]
-EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "build_failed", "late": "no_gpu",
+# 'broken' hands in a tiled.cu that does not compile: every other stage is graded (tiled is rejected).
+EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "no_gpu", "late": "no_gpu",
                    "twice": "no_gpu", "missing": "missing"}
 # The class's deadline, set this far ahead when the class hands in: the on-time hand-ins go in before
 # it, the late ones after it, on the drop box's own clock (an attempt cannot be backdated), and the

@@ -7,6 +7,7 @@ in build/cluster-tests/)."""
 import datetime as dt
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -63,7 +64,7 @@ def test_submit_grades_right_away(course):
     assert r.returncode == 0 and "attempt #3" in r.stdout, r.stdout + r.stderr
 
 
-def test_submit_refuses_extra_missing_and_broken_files(course):
+def test_submit_refuses_extra_and_missing_files(course):
     base, cfg_path, _ = course
     d = hand_in_dir(base / "bad" / "student", "stub")
     (d / "helpers.cuh").write_text("// a helper the grader would never see\n")
@@ -71,10 +72,32 @@ def test_submit_refuses_extra_missing_and_broken_files(course):
     r = tool(cfg_path, "submit", "--student-dir", d)
     assert r.returncode == 1
     assert "missing" in r.stderr and "naive.cu" in r.stderr and "helpers.cuh" in r.stderr
-    broken = hand_in_dir(base / "broken" / "student", "broken")
+
+
+def test_submit_stores_a_hand_in_with_a_file_that_does_not_compile_and_grades_the_rest(course):
+    """One stage file that does not compile costs its own stages only: the hand-in is stored (no
+    question asked: near a deadline a prompt could cost the hand-in), with a warning naming the file,
+    the stage that will score 0 and the compiler's first error (file:line); its grading job builds
+    every other stage and records tiled as `rejected` with that error, not build_failed."""
+    base, cfg_path, _ = course
+    cfg = config.load(cfg_path)
+    before = set(cfg.dropbox_dir.glob("*/attempt-*"))
+    broken = hand_in_dir(base / "broken-one" / "student", "broken")
     r = tool(cfg_path, "submit", "--student-dir", broken)
-    assert r.returncode == 1
-    assert "tiled.cu do(es) not compile" in r.stderr and "not submitted" in r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "submit: stored" in r.stdout, r.stdout
+    assert re.search(r"WARNING: tiled\.cu does not compile: stage tiled will be rejected and score 0 "
+                     r"\(first error: \S*tiled\.cu:\d+: error: ", r.stderr), r.stderr
+    assert "every other stage is graded" in r.stderr
+    (attempt,) = set(cfg.dropbox_dir.glob("*/attempt-*")) - before
+    assert (attempt / "files" / "tiled.cu").read_text() == (broken / "tiled.cu").read_text()
+    outcome = json.loads((attempt / "grading" / "outcome.json").read_text())
+    assert outcome["status"] == "no_gpu", outcome
+    results = json.loads((attempt / "grading" / "results.json").read_text())["results"]
+    tiled = [x for x in results if x["stage"] == "tiled"]
+    assert tiled and all(x["disposition"] == "rejected" for x in tiled)
+    assert all(re.search(r"tiled\.cu does not compile: \S*tiled\.cu:\d+: error: ", x["problem"]) for x in tiled)
+    assert {x["disposition"] for x in results if x["stage"] != "tiled"} == {"no_gpu"}
 
 
 def test_local_sweep_builds_a_complete_gradebook(course):

@@ -264,7 +264,7 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     graded_count = sum(1 for k in kinds.values() if k != "missing")
     assert f"done {graded_count}, running 0, queued 0, failed 0" in status.stdout, status.stdout
     summary = (sweep / "summary.md").read_text()
-    assert f"{CLASS_SIZE + 1} student(s)" in summary and "build_failed" in summary
+    assert f"{CLASS_SIZE + 1} student(s)" in summary and "build_failed" not in summary  # one bad file is not that
 
 
 def _sweep_and_wait(cfg_path, *args):

@@ -135,27 +135,30 @@ json base_document(const GradeOptions& opt, const CourseConfig& cfg) {
 
 void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const std::string& reason) {
     const std::string problem = "not run: no usable NVIDIA GPU on this machine (" + reason + ")";
+    // What the build left out is known without a GPU: those runs are `rejected`, not no_gpu.
+    const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
     json results = json::array();
     std::vector<StageScore> rows;
     for (Precision p : {Precision::f32, Precision::f64}) {
         for (const StageInfo& st : stages(Side::submission)) {
             std::vector<VariantOutcome> variants;
             for (const StageVariant& v : st.variants) {
+                const std::string rejected = scan_rejection(scan, st.name, v.label, precision_name(p));
                 results.push_back({{"stage", st.name},
                                    {"variant", v.label},
                                    {"precision", precision_name(p)},
-                                   {"disposition", "no_gpu"},
-                                   {"problem", problem},
+                                   {"disposition", rejected.empty() ? "no_gpu" : "rejected"},
+                                   {"problem", rejected.empty() ? problem : rejected},
                                    {"cases", json::array()},
                                    {"bench", json::array()}});
                 VariantOutcome vo;
                 vo.variant = v.label;
-                vo.check = Disposition::no_gpu;
-                vo.problem = problem;
+                vo.check = rejected.empty() ? Disposition::no_gpu : Disposition::rejected;
+                vo.problem = rejected.empty() ? problem : rejected;
                 variants.push_back(vo);
             }
             StageScore row = score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants);
-            row.note = problem;
+            if (row.disposition == Disposition::no_gpu) row.note = problem;
             rows.push_back(row);
         }
     }
@@ -163,6 +166,7 @@ void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const 
     json doc = base_document(opt, cfg);
     doc["status"] = "no_gpu";
     doc["results"] = results;
+    doc["symbol_scan"] = to_json(scan);
     doc["baselines"] = json::object();
     doc["reference"] = json::array();
     doc["score"] = to_json(score);
