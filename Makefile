@@ -277,7 +277,7 @@ sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and race
 # GPU: ptxas's own report of every kernel (registers, static shared memory, stack, spills) for ARCH.
 NCU ?= $(or $(shell command -v ncu 2>/dev/null),$(CUDA_HOME)/bin/ncu)
 PROFILE_ARGS = --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) --config $(CONFIG) \
-    --submission $(SUB_NAME) --out $(RESULTS)/profile --ncu $(NCU)
+    --submission $(SUBMISSION) --out $(RESULTS)/profile --ncu $(NCU)
 RESOURCE_SOURCES = $(patsubst $(CURDIR)/%,%,$(if $(STAGE),$(wildcard $(SUB_DIR)/$(firstword $(subst /, ,$(STAGE))).cu),$(SUB_SOURCES)))
 .PHONY: profile resources
 profile:  ## Nsight Compute on one call of a stage (STAGE= required; PREC=, SHAPE=, default the headline shape): results/<submission>/profile/

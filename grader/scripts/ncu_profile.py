@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 import re
@@ -415,9 +416,10 @@ def md_cell(text):
 
 
 def markdown(doc, heading="###"):
-    """The student's summary: one column per kernel, one row per quantity (Pandoc pipe table)."""
-    title = f"{doc['label']}, {doc['precision']}, {doc['shape'].replace('x', '×')}"
-    out = [f"{heading} Profile of {md_cell(title)}\n",
+    """The student's summary: one column per kernel, one row per quantity (Pandoc pipe table). heading:
+    the Markdown heading mark of its title, or None for a bold line (the lab report's)."""
+    title = f"Profile of {doc['label']}, {doc['precision']}, {doc['shape'].replace('x', '×')}"
+    out = [f"{heading} {md_cell(title)}\n" if heading else f"**{md_cell(title)}.**\n",
            f"{md_cell(doc['gpu'].get('name', '?'))}, ncu {md_cell(doc.get('ncu_version') or '?')}, "
            f"{doc['created'][:10]}; clocks locked to base by ncu, so times are longer than in `make bench`.\n"]
     kernels = doc["kernels"]
@@ -478,6 +480,15 @@ def run_ncu(ncu, runner, stage, prec, shape, csv_path):
     raise ProfileError("ncu kept refusing the metrics asked for:\n" + output[-2000:])
 
 
+def stage_file(submission, stage):
+    """{"path", "sha256"} of the stage's file (<submission>/<stage>.cu), so a report can tell that the file
+    changed since; {} where there is none."""
+    path = Path(submission or "", stage.split("/")[0] + ".cu")
+    if not submission or not path.is_file():
+        return {}
+    return {"path": str(path), "sha256": "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
 def file_stem(stage, prec):
     return f"{stage.replace('/', '-')}-{prec}"
 
@@ -508,7 +519,8 @@ def profile(args):
                            + (f" (the runner said: {ran[-1]})" if ran else ""))
     doc = {"schema": SCHEMA, "stage": args.stage.split("/")[0], "variant": args.stage.partition("/")[2],
            "label": args.stage, "precision": args.prec, "shape": shape,
-           "submission": args.submission or "",
+           "submission": Path(args.submission).name if args.submission else "",
+           "stage_file": stage_file(args.submission, args.stage),
            "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "gpu": gpu, "ncu_version": ncu_version(ncu), "ncu_command": shlex.join(cmd),
            "runner_said": ran[-1] if ran else "", "raw_csv": csv_path.name,
@@ -533,7 +545,8 @@ def main(argv=None):
     ap.add_argument("--shape", help="MxNxK (default: the first shape of course.toml [[scoring.shapes]])")
     ap.add_argument("--config", default="course.toml")
     ap.add_argument("--out", default="results/student/profile", help="folder of the outputs")
-    ap.add_argument("--submission", help="the submission's name, recorded in the JSON")
+    ap.add_argument("--submission", help="the submission's folder (student/): its name and the profiled "
+                                         "stage file's hash are recorded in the JSON")
     ap.add_argument("--ncu", default="ncu", help="the ncu to run (a path, or a name on PATH)")
     ap.add_argument("--check", action="store_true", help="only check that there is a GPU and an ncu")
     args = ap.parse_args(argv)
