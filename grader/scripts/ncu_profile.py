@@ -83,7 +83,7 @@ TOP_STALLS = 3
 # pitched stage's operands), in the grader's namespace, where no stage may define anything.
 RUNNER_KERNEL = re.compile(r"^(?:void\s+)?gemmlab::(?:\(anonymous namespace\)::)?"
                            r"(?:fill_standalone|count_mismatch|padding_changed)\b")
-INFO_COLUMNS = ("ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC", "Stream")
+RUNNER_KERNEL_NAMES = {"fill_standalone", "count_mismatch", "padding_changed"}
 BOUND_THRESHOLD = 60.0  # ncu's rule of thumb: a unit under 60% of its peak is not what limits the kernel
 
 
@@ -249,6 +249,20 @@ def triple(text):
     return [int(n) for n in nums] if len(nums) == 3 else None
 
 
+def total(metrics, name):
+    """[n] from a launch size metric, where ncu gives no (x, y, z) column; None without it."""
+    v = number(metrics.get(name, ("", ""))[0])
+    return [int(v)] if v is not None else None
+
+
+def is_runner_kernel(full):
+    """The runner's own kernels, by their full name, or by their bare name where ncu prints only that."""
+    if RUNNER_KERNEL.match(full):
+        return True
+    bare = re.sub(r"^void\s+", "", full).split("(")[0].split("<")[0].strip()
+    return bare in RUNNER_KERNEL_NAMES
+
+
 def demangle(name):
     if name.startswith("_Z") and shutil.which("c++filt"):
         out = subprocess.run(["c++filt", name], capture_output=True, text=True).stdout.strip()
@@ -307,7 +321,7 @@ def summarize(launches):
     for launch in launches:
         info, metrics = launch["info"], launch["metrics"]
         full = demangle(info.get("Kernel Name", "?"))
-        if RUNNER_KERNEL.match(full):
+        if is_runner_kernel(full):
             continue
 
         def get(name, convert=None):
@@ -319,7 +333,8 @@ def summarize(launches):
             return convert(v, unit) if convert else v
 
         k = {"id": info.get("ID"), "name": short_name(full), "full_name": full,
-             "grid": triple(info.get("Grid Size")), "block": triple(info.get("Block Size")),
+             "grid": triple(info.get("Grid Size")) or total(metrics, "launch__grid_size"),
+             "block": triple(info.get("Block Size")) or total(metrics, "launch__block_size"),
              "registers_per_thread": get(METRICS["registers"]),
              "shared_mem_static_bytes": get(METRICS["smem_static"], in_bytes),
              "shared_mem_dynamic_bytes": get(METRICS["smem_dynamic"], in_bytes),
@@ -340,8 +355,9 @@ def summarize(launches):
         k["blocks_per_sm_limits"] = limits
         k["occupancy_limiter"] = sorted(w for w, v in limits.items() if v == min(limits.values())) if limits else []
         stalls, family = stalls_of(metrics)
-        total = sum(v for _, v in stalls)
-        k["stalls"] = [{"reason": r, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None}
+        all_stalls = sum(v for _, v in stalls)
+        k["stalls"] = [{"reason": r, "value": round(v, 3),
+                        "share_pct": round(100 * v / all_stalls, 1) if all_stalls else None}
                        for r, v in stalls[:TOP_STALLS]]
         k["stall_metric"] = family
         if family is None:

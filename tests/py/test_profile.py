@@ -87,6 +87,13 @@ def test_csv_without_units_row_and_without_header():
     assert ncu_profile.parse_raw_csv("==WARNING== No kernels were profiled.\n") == []
 
 
+def test_runner_kernels_by_full_or_bare_name():
+    assert ncu_profile.is_runner_kernel("void gemmlab::(anonymous namespace)::fill_standalone(double *, unsigned long)")
+    assert ncu_profile.is_runner_kernel("fill_standalone")
+    assert ncu_profile.is_runner_kernel("void gemmlab::count_mismatch<float>(const float *)")
+    assert not ncu_profile.is_runner_kernel("void gemmlab::submission::tiled_kernel<float, 16>(int)")
+
+
 def test_short_names():
     assert ncu_profile.short_name("void gemmlab::submission::(anonymous namespace)::reuse_kernel<double, 128, "
                                   "std::pair<int, int>>(int, const double *)") == "reuse_kernel<double, 128, std::pair<int, int>>"
