@@ -270,6 +270,26 @@ sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and race
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 
+# Profiling (docs/student-guide.md, "Profiling your kernels"). make profile runs Nsight Compute on one
+# call of a stage in the submission's runner, the command make sanitize runs (not sandboxed when started
+# by hand: the judge applies the sandbox), and writes results/<submission>/profile/<stage>-<prec>.{json,md,csv};
+# make report includes them. It checks for a GPU and ncu before it builds anything. make resources needs no
+# GPU: ptxas's own report of every kernel (registers, static shared memory, stack, spills) for ARCH.
+NCU ?= $(or $(shell command -v ncu 2>/dev/null),$(CUDA_HOME)/bin/ncu)
+PROFILE_ARGS = --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) --config $(CONFIG) \
+    --submission $(SUBMISSION) --out $(RESULTS)/profile --ncu $(NCU)
+RESOURCE_SOURCES = $(patsubst $(CURDIR)/%,%,$(if $(STAGE),$(wildcard $(SUB_DIR)/$(firstword $(subst /, ,$(STAGE))).cu),$(SUB_SOURCES)))
+.PHONY: profile resources
+profile:  ## Nsight Compute on one call of a stage (STAGE= required; PREC=, SHAPE=, default the headline shape): results/<submission>/profile/
+	@test -n "$(STAGE)" || { echo "make profile needs STAGE=<stage>, e.g. make profile STAGE=tiled/16 PREC=float"; exit 2; }
+	@$(PYTHON) grader/scripts/ncu_profile.py --check --ncu $(NCU)
+	@$(MAKE) --no-print-directory $(STAGE_RUNNER)
+	$(PYTHON) grader/scripts/ncu_profile.py --runner $(STAGE_RUNNER) $(PROFILE_ARGS)
+resources:  ## registers, shared memory and spills of every kernel, from the compiler for ARCH (no GPU; STAGE= one file)
+	@test -n "$(RESOURCE_SOURCES)" || { echo "make resources: no stage file $(SUBMISSION)/$(firstword $(subst /, ,$(STAGE))).cu"; exit 2; }
+	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) \
+	    --flags "$(NVCC_OPTS) $(ARCH_FLAGS) $(STAGE_INCLUDES) -DGEMMLAB_NS=submission" $(RESOURCE_SOURCES)
+
 # Each bench that succeeds adds a line to the tuning history, results/<submission>/bench-history.jsonl
 # (grader/scripts/bench_history.py), labelled with TAG= (e.g. TAG=bm128-bk8); make report shows a
 # stage's history with HISTORY=<stage> or course.toml [report] history.

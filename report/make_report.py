@@ -322,6 +322,8 @@ def main(argv=None):
     ap.add_argument("--history", help="stages whose tuning history (RESULTS/bench-history.jsonl) the report "
                                       "shows, comma-separated (make report HISTORY=reuse; default: course.toml "
                                       "[report] history)")
+    ap.add_argument("--profiles", help="the folder of make profile's summaries (default RESULTS/profile, or "
+                                       "DIR/profile with --from)")
     ap.add_argument("--build", help="work folder (default report/build, report/build/demo for example data)")
     ap.add_argument("--template", default=str(HERE / "report.md"), help="the report text (default report/report.md)")
     ap.add_argument("--out", help="the PDF (default report/report.pdf; report/build/demo/example-report.pdf "
@@ -361,6 +363,13 @@ def main(argv=None):
             add_history(blocks, generated, entries, history, ds, rs.precisions,
                         str(source) if source else "no results folder (--results)")
             say(f"tuning history of {', '.join(history)}: {len(entries)} run(s) in {source}")
+        # make profile's summaries (results/<submission>/profile/*.json; example data: DIR/profile)
+        profiles = Path(args.profiles) if args.profiles else (
+            Path(args.from_dir) / "profile" if args.from_dir else Path(args.results) / "profile" if args.results else None)
+        from report_profile import add_profiles
+        count = add_profiles(blocks, generated, profiles, ds.stage_names())
+        if count:
+            say(f"{count} profile(s) of make profile from {profiles}")
         for warning in scan_template(args.template, set(blocks), ROOT, ds.stage_names()):
             say(f"warning: {warning}")
         example = bool(args.from_dir) or measured_submission(ds) is None

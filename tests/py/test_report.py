@@ -140,7 +140,7 @@ def test_template_has_a_section_for_every_stage():
     ds = load_dataset(FIXTURES)
     known = {f"stage-{n}" for n in ds.stage_names()} | {
         "environment", "summary", "scores", "table-pitched", "results-all", "fig-square", "fig-tiles",
-        "fig-pitched", "fig-rect", "fig-precision", "fig-roofline", "tensor", "fig-tensor"}
+        "fig-pitched", "fig-rect", "fig-precision", "fig-roofline", "tensor", "fig-tensor", "profiles"}
     assert scan_template(REPORT / "report.md", known, ROOT, ds.stage_names()) == []
 
 

@@ -1,0 +1,584 @@
+#!/usr/bin/env python3
+"""ncu_profile.py — `make profile`: Nsight Compute (ncu) on one call of one stage, and a short summary
+of each kernel the stage launched, for the student and for the lab report.
+
+  make profile STAGE=tiled/16 [PREC=float] [SHAPE=4096x4096x4096]
+
+What runs: `gemmlab-stages run --stage S --prec P --shape MxNxK`, the runner the grader starts for
+graded calls, calling the stage once on random data (the same command `make sanitize` runs under
+compute-sanitizer), under `ncu --csv --page raw`. Nothing of the judge is involved: ncu starts the
+runner itself, and the runner started that way is not sandboxed (the judge applies the sandbox when
+it starts a runner; judge/isolation.cpp), so ncu can inject its library into it. The runner's own
+kernels (filling A, B and C; grader/src/runner) are profiled too and left out of the summary.
+
+Default shape: the first shape of course.toml [[scoring.shapes]], the one the scores headline.
+
+Writes, in results/<submission>/profile/ (--out):
+  <stage>[-<variant>]-<prec>.json   schema gemmlab.profile/1: per kernel its name, grid and block,
+                                    registers per thread, shared memory per block, achieved and
+                                    theoretical occupancy, memory and compute (SM) throughput in %
+                                    of peak, DRAM bandwidth, duration, the top stall reasons; plus
+                                    the ncu command, ncu's version, the GPU, the date
+  <...>.md                          the same as a short table to read (make report includes it)
+  <...>.csv                         ncu's raw CSV, as it printed it
+
+Exit status: 0 profiled; 1 the stage launched no kernel or ncu failed; 2 bad arguments; 3 no GPU;
+4 ncu is missing; 5 ncu may not read the GPU's performance counters (ERR_NVGPUCTRPERM: the message
+says what an administrator sets). `--check` stops after the GPU and ncu checks (the Makefile runs it
+before it builds anything).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+SCHEMA = "gemmlab.profile/1"
+PERMISSION_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_NO_NCU, EXIT_NO_PERMISSION = 1, 2, 3, 4, 5
+
+# ncu's sections whose metrics the summary reads (their raw metrics come with them, named as this
+# ncu names them), and the metrics asked for by name besides. A metric this ncu or GPU does not know
+# is dropped and the run repeated (see run_ncu); the summary shows "n/a" for it.
+SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats")
+METRICS = {
+    "registers": "launch__registers_per_thread",
+    "smem_static": "launch__shared_mem_per_block_static",
+    "smem_dynamic": "launch__shared_mem_per_block_dynamic",
+    "occupancy_achieved": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "occupancy_theoretical": "sm__maximum_warps_per_active_cycle_pct",
+    "memory_throughput": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "compute_throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram_throughput": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram_bandwidth": "dram__bytes.sum.per_second",
+    "duration": "gpu__time_duration.sum",
+}
+# Blocks per SM each resource allows (the Occupancy section): the smallest is what limits occupancy.
+OCCUPANCY_LIMITS = {
+    "registers": "launch__occupancy_limit_registers",
+    "shared memory": "launch__occupancy_limit_shared_mem",
+    "warps": "launch__occupancy_limit_warps",
+    "blocks": "launch__occupancy_limit_blocks",
+}
+# Stall reasons, in the first family this ncu reports: average cycles a warp spent stalled for each
+# reason per instruction issued (WarpStateStats), else its sampled counts.
+STALL_FAMILIES = (
+    re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$"),
+    re.compile(r"^smsp__average_warp_latency_issue_stalled_(\w+?)\.ratio$"),
+    re.compile(r"^smsp__pcsamp_warps_issue_stalled_(\w+?)$"),
+)
+NOT_A_STALL = {"selected"}  # the warp issued: not a stall
+TOP_STALLS = 3
+# The runner's own kernels (grader/src/runner: runner.cu fills the inputs, stage_call.cu checks a
+# pitched stage's operands), in the grader's namespace, where no stage may define anything.
+RUNNER_KERNEL = re.compile(r"^(?:void\s+)?gemmlab::(?:\(anonymous namespace\)::)?"
+                           r"(?:fill_standalone|count_mismatch|padding_changed)\b")
+RUNNER_KERNEL_NAMES = {"fill_standalone", "count_mismatch", "padding_changed"}
+BOUND_THRESHOLD = 60.0  # ncu's rule of thumb: a unit under 60% of its peak is not what limits the kernel
+
+
+class ProfileError(Exception):
+    """A problem to report in words, without a traceback; .status is the exit status."""
+
+    def __init__(self, message, status=EXIT_FAILED):
+        super().__init__(message)
+        self.status = status
+
+
+def say(text):
+    print(f"profile: {text}", flush=True)
+
+
+# ---- the checks before anything runs ---------------------------------------------------------
+
+def gpu_info():
+    """{"name", "driver"} of the first GPU, or None where nvidia-smi sees none."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        listing = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+        if listing.returncode != 0 or "GPU" not in listing.stdout:
+            return None
+        q = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = (q.stdout.strip().splitlines() or [""])[0]
+    name, _, driver = first.partition(",")
+    return {"name": name.strip() or "unknown GPU", "driver": driver.strip()}
+
+
+def find_ncu(ncu):
+    """The path of ncu, or None."""
+    if ncu and "/" in ncu:
+        return ncu if Path(ncu).is_file() else None
+    return shutil.which(ncu or "ncu")
+
+
+def ncu_version(ncu):
+    try:
+        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    m = re.search(r"Version\s+(\S+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else ""
+
+
+def preflight(ncu_arg):
+    """(gpu, ncu path); raises ProfileError with one line where either is missing."""
+    gpu = gpu_info()
+    if gpu is None:
+        raise ProfileError("no NVIDIA GPU on this machine (nvidia-smi sees none): profiling runs the stage on "
+                           "a GPU. On the course cluster: srun --gres=gpu:1 make profile STAGE=...", EXIT_NO_GPU)
+    ncu = find_ncu(ncu_arg)
+    if ncu is None:
+        raise ProfileError(f"Nsight Compute (ncu) not found ({ncu_arg or 'ncu'}): it ships with the CUDA toolkit "
+                           "(<toolkit>/bin/ncu) or as the nsight-compute package; NCU=<path> names it",
+                           EXIT_NO_NCU)
+    return gpu, ncu
+
+
+# ---- ncu's raw CSV -----------------------------------------------------------------------------
+
+PERMISSION = re.compile(r"ERR_NVGPUCTRPERM|does not have permission to access NVIDIA GPU Performance Counters")
+UNKNOWN_METRIC = (re.compile(r"Failed to find metrics?:?\s+(.+)$", re.M),
+                  re.compile(r"Failed to access the following \d+ metrics?:\s*(.+)$", re.M),
+                  re.compile(r"[Uu]nknown metrics?:?\s+(.+)$", re.M))
+
+
+def permission_denied(text):
+    """True when ncu's output says the user may not read the GPU's performance counters."""
+    return bool(PERMISSION.search(text or ""))
+
+
+def permission_message():
+    return ("profile: error: ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): the NVIDIA "
+            "driver lets only administrators profile.\n"
+            "  An administrator allows every user with the nvidia kernel module option\n"
+            "      options nvidia NVreg_RestrictProfilingToAdminUsers=0\n"
+            "  in a file of /etc/modprobe.d/, then reloads the module (or reboots); or run make profile as root "
+            "(in a container: started with --cap-add=SYS_ADMIN).\n"
+            f"  NVIDIA's instructions: {PERMISSION_URL}\n"
+            "  On the course cluster, ask the staff which GPU nodes allow profiling. `make resources` (no GPU, no "
+            "counters) shows registers, shared memory and spills of every kernel meanwhile.")
+
+
+def unknown_metrics(text, asked):
+    """The metrics of `asked` that ncu's output says it does not know."""
+    found = set()
+    for pattern in UNKNOWN_METRIC:
+        for m in pattern.finditer(text or ""):
+            found |= {t.strip(" .,'\"") for t in re.split(r"[,\s]+", m.group(1))}
+    return [m for m in asked if m in found]
+
+
+def number(text):
+    """A float from ncu's text ("1,234.5", "98.7"), None for "n/a", "" or anything else."""
+    t = (text or "").strip().replace(",", "")
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def parse_raw_csv(text):
+    """ncu's `--csv --page raw` output -> one dict per profiled kernel launch:
+    {"info": {column: text}, "metrics": {name: (text, unit)}}. Lines before the header (ncu's
+    ==PROF== messages, the program's own output) and after the data are skipped; the second row is
+    the units row when its ID cell is empty."""
+    lines = (text or "").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        return []
+    rows = list(csv.reader(io.StringIO("\n".join(l for l in lines[start:] if l.startswith('"')))))
+    header, rows = rows[0], rows[1:]
+    units = [""] * len(header)
+    if rows and rows[0] and rows[0][0] == "":
+        units, rows = rows[0], rows[1:]
+    launches = []
+    for row in rows:
+        if len(row) < len(header):
+            continue
+        info, metrics = {}, {}
+        for name, unit, value in zip(header, units, row):
+            if "__" in name:
+                metrics[name] = (value, unit)
+            else:
+                info[name] = value
+        launches.append({"info": info, "metrics": metrics})
+    return launches
+
+
+BYTE_PREFIX = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30,
+               "Ti": 2**40}
+SECONDS = {"second": 1, "s": 1, "msecond": 1e-3, "ms": 1e-3, "usecond": 1e-6, "us": 1e-6, "nsecond": 1e-9,
+           "ns": 1e-9}
+
+
+def in_bytes(value, unit):
+    m = re.fullmatch(r"(\w*?)byte", (unit or "byte").strip())
+    return value * BYTE_PREFIX.get(m.group(1), 1) if m and value is not None else value
+
+
+def in_gb_per_s(value, unit):
+    m = re.fullmatch(r"(\w*?)byte/(\w+)", (unit or "").strip())
+    if value is None or not m or m.group(2) not in SECONDS:
+        return value if value is None or not unit else None
+    return value * BYTE_PREFIX.get(m.group(1), 1) / SECONDS[m.group(2)] / 1e9
+
+
+def in_us(value, unit):
+    u = (unit or "nsecond").strip()
+    return value * SECONDS[u] / 1e-6 if value is not None and u in SECONDS else None
+
+
+def triple(text):
+    """"(16, 16, 1)" -> [16, 16, 1]; None where the text is no such triple."""
+    nums = re.findall(r"\d+", text or "")
+    return [int(n) for n in nums] if len(nums) == 3 else None
+
+
+def total(metrics, name):
+    """[n] from a launch size metric, where ncu gives no (x, y, z) column; None without it."""
+    v = number(metrics.get(name, ("", ""))[0])
+    return [int(v)] if v is not None else None
+
+
+def is_runner_kernel(full):
+    """The runner's own kernels, by their full name, or by their bare name where ncu prints only that."""
+    if RUNNER_KERNEL.match(full):
+        return True
+    bare = re.sub(r"^void\s+", "", full).split("(")[0].split("<")[0].strip()
+    return bare in RUNNER_KERNEL_NAMES
+
+
+def demangle(name):
+    if name.startswith("_Z") and shutil.which("c++filt"):
+        out = subprocess.run(["c++filt", name], capture_output=True, text=True).stdout.strip()
+        return out or name
+    return name
+
+
+def short_name(full):
+    """"void gemmlab::submission::(anonymous namespace)::tiled_kernel<float, 16>(int, ...)" ->
+    "tiled_kernel<float, 16>": no return type, namespaces or parameters; template arguments kept."""
+    name = re.sub(r"^void\s+", "", full.strip())
+    if name.endswith(")"):  # drop the parameter list: the last parenthesised group at depth 0
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i]
+                break
+    # the last ::-component outside template brackets
+    depth, cut = 0, 0
+    for i, c in enumerate(name):
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if depth == 0 and name.startswith("::", i):
+            cut = i + 2
+    return name[cut:].strip() or full
+
+
+def stalls_of(metrics):
+    """[(reason, value)] of the first stall family present, largest first ("selected" left out)."""
+    for family in STALL_FAMILIES:
+        found = []
+        for name, (text, _unit) in metrics.items():
+            m = family.match(name)
+            if m and not m.group(1).endswith("_not_issued") and m.group(1) not in NOT_A_STALL:
+                v = number(text)
+                if v is not None:
+                    found.append((m.group(1), v))
+        if found:
+            return sorted(found, key=lambda rv: -rv[1]), family.pattern
+    return [], None
+
+
+def bound_of(memory_pct, compute_pct):
+    """What limits the kernel, by ncu's rule of thumb on its two throughputs (% of peak)."""
+    if memory_pct is None or compute_pct is None:
+        return "n/a"
+    if max(memory_pct, compute_pct) < BOUND_THRESHOLD:
+        return "latency"  # neither unit is busy: too few warps in flight, or warps stalled
+    return "memory" if memory_pct >= compute_pct else "compute"
+
+
+def summarize(launches):
+    """The summary of each stage kernel launch (runner kernels left out): a list of dicts, and the
+    names of the metrics no launch reported."""
+    kernels, missing = [], set()
+    for launch in launches:
+        info, metrics = launch["info"], launch["metrics"]
+        full = demangle(info.get("Kernel Name", "?"))
+        if is_runner_kernel(full):
+            continue
+
+        def get(name, convert=None):
+            text, unit = metrics.get(name, ("", ""))
+            v = number(text)
+            if v is None:
+                missing.add(name)
+                return None
+            return convert(v, unit) if convert else v
+
+        k = {"id": info.get("ID"), "name": short_name(full), "full_name": full,
+             "grid": triple(info.get("Grid Size")) or total(metrics, "launch__grid_size"),
+             "block": triple(info.get("Block Size")) or total(metrics, "launch__block_size"),
+             "registers_per_thread": get(METRICS["registers"]),
+             "shared_mem_static_bytes": get(METRICS["smem_static"], in_bytes),
+             "shared_mem_dynamic_bytes": get(METRICS["smem_dynamic"], in_bytes),
+             "occupancy_achieved_pct": get(METRICS["occupancy_achieved"]),
+             "occupancy_theoretical_pct": get(METRICS["occupancy_theoretical"]),
+             "memory_throughput_pct": get(METRICS["memory_throughput"]),
+             "compute_throughput_pct": get(METRICS["compute_throughput"]),
+             "dram_throughput_pct": get(METRICS["dram_throughput"]),
+             "dram_gbs": get(METRICS["dram_bandwidth"], in_gb_per_s),
+             "duration_us": get(METRICS["duration"], in_us)}
+        for key, v in list(k.items()):
+            if isinstance(v, float):
+                k[key] = int(v) if v.is_integer() else round(v, 3)
+        smem = [k["shared_mem_static_bytes"], k["shared_mem_dynamic_bytes"]]
+        k["shared_mem_per_block_bytes"] = sum(smem) if all(v is not None for v in smem) else None
+        limits = {what: number(metrics.get(m, ("", ""))[0]) for what, m in OCCUPANCY_LIMITS.items()}
+        limits = {what: int(v) for what, v in limits.items() if v is not None}
+        k["blocks_per_sm_limits"] = limits
+        k["occupancy_limiter"] = sorted(w for w, v in limits.items() if v == min(limits.values())) if limits else []
+        stalls, family = stalls_of(metrics)
+        all_stalls = sum(v for _, v in stalls)
+        k["stalls"] = [{"reason": r, "value": round(v, 3),
+                        "share_pct": round(100 * v / all_stalls, 1) if all_stalls else None}
+                       for r, v in stalls[:TOP_STALLS]]
+        k["stall_metric"] = family
+        if family is None:
+            missing.add("smsp__average_warps_issue_stalled_*_per_issue_active.ratio")
+        k["bound"] = bound_of(k["memory_throughput_pct"], k["compute_throughput_pct"])
+        kernels.append(k)
+    return kernels, sorted(missing)
+
+
+# ---- the summary a student reads ---------------------------------------------------------------
+
+def fmt(v, digits=1, unit=""):
+    if v is None:
+        return "n/a"
+    if isinstance(v, int) or float(v).is_integer() and digits == 0:
+        return f"{int(v):,}{unit}"
+    return f"{v:,.{digits}f}{unit}"
+
+
+def fmt_dim(d):
+    """[256, 256, 1] -> "256×256" (trailing 1s dropped)."""
+    if not d:
+        return "n/a"
+    d = list(d)
+    while len(d) > 1 and d[-1] == 1:
+        d.pop()
+    return "×".join(str(x) for x in d)
+
+
+def fmt_smem(k):
+    total = k.get("shared_mem_per_block_bytes")
+    if total is None:
+        return "n/a"
+    text = f"{total / 1024:.1f} KiB" if total >= 1024 else f"{int(total)} B"
+    if k.get("shared_mem_dynamic_bytes"):
+        text += f" ({int(k['shared_mem_dynamic_bytes']):,} B dynamic)"
+    return text
+
+
+def fmt_stalls(k):
+    if not k.get("stalls"):
+        return "n/a"
+    return ", ".join(f"{s['reason'].replace('_', ' ')} ({s['share_pct']:.0f}%)" if s.get("share_pct") is not None
+                     else s["reason"].replace("_", " ") for s in k["stalls"])
+
+
+def fmt_occupancy(k):
+    text = f"{fmt(k.get('occupancy_achieved_pct'))}% of {fmt(k.get('occupancy_theoretical_pct'))}%"
+    if k.get("occupancy_limiter"):
+        text += f" (limit: {', '.join(k['occupancy_limiter'])})"
+    return text.replace("n/a%", "n/a")
+
+
+ROWS = (
+    ("grid (blocks)", lambda k: fmt_dim(k.get("grid"))),
+    ("block (threads)", lambda k: fmt_dim(k.get("block"))),
+    ("registers / thread", lambda k: fmt(k.get("registers_per_thread"), 0)),
+    ("shared memory / block", fmt_smem),
+    ("occupancy: achieved of theoretical", fmt_occupancy),
+    ("memory throughput (% of peak)", lambda k: fmt(k.get("memory_throughput_pct"), 1, "%")),
+    ("compute (SM) throughput (% of peak)", lambda k: fmt(k.get("compute_throughput_pct"), 1, "%")),
+    ("DRAM bandwidth", lambda k: f"{fmt(k.get('dram_gbs'), 0)} GB/s" + (
+        f" ({fmt(k.get('dram_throughput_pct'), 1)}% of peak)" if k.get("dram_throughput_pct") is not None else "")),
+    ("duration", lambda k: f"{fmt(k.get('duration_us'), 1)} µs"),
+    ("top stall reasons", fmt_stalls),
+    ("bound (ncu's rule of thumb)", lambda k: k.get("bound", "n/a")),
+)
+
+
+def md_cell(text):
+    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def markdown(doc, heading="###"):
+    """The student's summary: one column per kernel, one row per quantity (Pandoc pipe table). heading:
+    the Markdown heading mark of its title, or None for a bold line (the lab report's)."""
+    title = f"Profile of {doc['label']}, {doc['precision']}, {doc['shape'].replace('x', '×')}"
+    out = [f"{heading} {md_cell(title)}\n" if heading else f"**{md_cell(title)}.**\n",
+           f"{md_cell(doc['gpu'].get('name', '?'))}, ncu {md_cell(doc.get('ncu_version') or '?')}, "
+           f"{doc['created'][:10]}; clocks locked to base by ncu, so times are longer than in `make bench`.\n"]
+    kernels = doc["kernels"]
+    if not kernels:
+        out.append("> **The stage launched no kernel in this call.**\n")
+        return "\n".join(out)
+    names = [md_cell(k["name"]) for k in kernels]
+    if len(set(names)) < len(names):
+        names = [f"{n} (#{k['id']})" for n, k in zip(names, kernels)]
+    out.append("| | " + " | ".join(f"`{n}`".replace("\\_", "_") for n in names) + " |")
+    out.append("|:--|" + "|".join("--:" for _ in kernels) + "|")
+    for label, cell in ROWS:
+        out.append(f"| {label} | " + " | ".join(md_cell(cell(k)) for k in kernels) + " |")
+    if doc.get("missing_metrics"):
+        out.append(f"\n*n/a: not reported by this ncu or GPU ({md_cell(', '.join(doc['missing_metrics']))}).*")
+    return "\n".join(out) + "\n"
+
+
+# ---- running ncu -------------------------------------------------------------------------------
+
+def default_shape(config):
+    """The first shape of course.toml [[scoring.shapes]] (the scores' headline), else 4096³."""
+    try:
+        with open(config, "rb") as f:
+            shapes = tomllib.load(f).get("scoring", {}).get("shapes", [])
+        return str(shapes[0]["shape"]) if shapes and shapes[0].get("shape") else "4096x4096x4096"
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        return "4096x4096x4096"
+
+
+def ncu_command(ncu, runner, stage, prec, shape, csv_path, metrics):
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--log-file", str(csv_path)]
+    for s in SECTIONS:
+        cmd += ["--section", s]
+    if metrics:
+        cmd += ["--metrics", ",".join(metrics)]
+    return cmd + [str(runner), "run", "--stage", stage, "--prec", prec, "--shape", shape]
+
+
+def run_ncu(ncu, runner, stage, prec, shape, csv_path):
+    """Runs ncu (again without the metrics it says it does not know); returns (command, output, csv)."""
+    metrics = list(dict.fromkeys(list(METRICS.values()) + list(OCCUPANCY_LIMITS.values())))
+    for _attempt in range(4):
+        csv_path.unlink(missing_ok=True)
+        cmd = ncu_command(ncu, runner, stage, prec, shape, csv_path, metrics)
+        say("$ " + shlex.join(cmd))
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        output = proc.stdout + proc.stderr
+        text = csv_path.read_text(errors="replace") if csv_path.exists() else ""
+        if permission_denied(output + text):
+            raise ProfileError(permission_message(), EXIT_NO_PERMISSION)
+        unknown = unknown_metrics(output + text, metrics)
+        if unknown and not parse_raw_csv(text):
+            say(f"this ncu does not know {', '.join(unknown)}: profiling again without")
+            metrics = [m for m in metrics if m not in unknown]
+            continue
+        return cmd, proc.returncode, output, text
+    raise ProfileError("ncu kept refusing the metrics asked for:\n" + output[-2000:])
+
+
+def stage_file(submission, stage):
+    """{"path", "sha256"} of the stage's file (<submission>/<stage>.cu), so a report can tell that the file
+    changed since; {} where there is none."""
+    path = Path(submission or "", stage.split("/")[0] + ".cu")
+    if not submission or not path.is_file():
+        return {}
+    return {"path": str(path), "sha256": "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def file_stem(stage, prec):
+    return f"{stage.replace('/', '-')}-{prec}"
+
+
+def profile(args):
+    gpu, ncu = preflight(args.ncu)
+    if args.check:
+        return 0
+    runner = Path(args.runner)
+    if not runner.is_file():
+        raise ProfileError(f"the runner {runner} is not built (make profile builds it)", EXIT_USAGE)
+    shape = args.shape or default_shape(args.config)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = file_stem(args.stage, args.prec)
+    csv_path = out / f"{stem}.csv"
+    say(f"profiling {args.stage} {args.prec} at {shape}: one call, under ncu (each kernel is replayed "
+        "once per group of counters, so this takes longer than the call)")
+    cmd, status, output, text = run_ncu(ncu, runner, args.stage, args.prec, shape, csv_path)
+    launches = parse_raw_csv(text)
+    ran = [line for line in output.splitlines() if line.startswith("ran ")]
+    if not launches:
+        tail = "\n".join("  " + l for l in output.strip().splitlines()[-12:])
+        raise ProfileError(f"ncu profiled no kernel (exit status {status}); its output and the runner's:\n{tail}")
+    kernels, missing = summarize(launches)
+    if not kernels:
+        raise ProfileError(f"{args.stage} launched no kernel of its own in this call"
+                           + (f" (the runner said: {ran[-1]})" if ran else ""))
+    doc = {"schema": SCHEMA, "stage": args.stage.split("/")[0], "variant": args.stage.partition("/")[2],
+           "label": args.stage, "precision": args.prec, "shape": shape,
+           "submission": Path(args.submission).name if args.submission else "",
+           "stage_file": stage_file(args.submission, args.stage),
+           "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "gpu": gpu, "ncu_version": ncu_version(ncu), "ncu_command": shlex.join(cmd),
+           "runner_said": ran[-1] if ran else "", "raw_csv": csv_path.name,
+           "kernels": kernels, "missing_metrics": missing}
+    (out / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (out / f"{stem}.md").write_text(markdown(doc))
+    print()
+    print(markdown(doc, heading="#"))
+    if ran and not ran[-1].rstrip().endswith(": ok"):
+        say(f"note: the runner said: {ran[-1]}")
+    say(f"wrote {out / (stem + '.json')}, {stem}.md and {stem}.csv (ncu's raw CSV); make report includes it")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0].split("— ", 1)[-1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--runner", help="gemmlab-stages of the submission (the Makefile's STAGE_RUNNER)")
+    ap.add_argument("--stage", help="stage or stage/variant, e.g. tiled/16")
+    ap.add_argument("--prec", default="float", choices=("float", "double"))
+    ap.add_argument("--shape", help="MxNxK (default: the first shape of course.toml [[scoring.shapes]])")
+    ap.add_argument("--config", default="course.toml")
+    ap.add_argument("--out", default="results/student/profile", help="folder of the outputs")
+    ap.add_argument("--submission", help="the submission's folder (student/): its name and the profiled "
+                                         "stage file's hash are recorded in the JSON")
+    ap.add_argument("--ncu", default="ncu", help="the ncu to run (a path, or a name on PATH)")
+    ap.add_argument("--check", action="store_true", help="only check that there is a GPU and an ncu")
+    args = ap.parse_args(argv)
+    try:
+        if not args.check and not (args.runner and args.stage):
+            raise ProfileError("--runner and --stage are needed (make profile STAGE=<stage> passes them)",
+                               EXIT_USAGE)
+        return profile(args)
+    except ProfileError as e:
+        text = str(e)
+        print(text if text.startswith("profile: ") else f"profile: error: {text}", file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        print("profile: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
