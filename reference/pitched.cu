@@ -37,7 +37,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "arch.h"
+#include "gemmlab/arch.h"
 #include "gemmlab/stages.h"
 
 namespace gemmlab::GEMMLAB_NS {

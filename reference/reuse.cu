@@ -17,7 +17,7 @@
 //   4. A multi-stage pipeline with cp.async (sm_80+): global→shared copies of the next
 //      STAGES-1 slabs are in flight while the current one is computed; no registers are spent on
 //      staging and one __syncthreads per slab suffices. (Before sm_80 the same copies are done
-//      synchronously, reference/arch.h: correct, without the overlap.)
+//      synchronously, gemmlab/arch.h: correct, without the overlap.)
 //   5. Register double-buffering: the fragments of step k+1 are loaded from shared memory while
 //      the FMAs of step k execute, so the FMA pipe never waits on shared-memory latency.
 //
@@ -58,7 +58,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "arch.h"
+#include "gemmlab/arch.h"
 #include "gemmlab/stages.h"
 
 namespace gemmlab::GEMMLAB_NS {

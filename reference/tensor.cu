@@ -49,7 +49,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "arch.h"
+#include "gemmlab/arch.h"
 #include "gemmlab/stages.h"
 
 namespace gemmlab::GEMMLAB_NS {
@@ -58,7 +58,7 @@ namespace {
 // ------------------------------------------------------------------------------------------------
 // PTX wrappers: cp.async, ldmatrix, the three mma shapes, conversions
 // ------------------------------------------------------------------------------------------------
-// Each compiles to its instruction where the target has it (reference/arch.h lists which) and to a
+// Each compiles to its instruction where the target has it (gemmlab/arch.h lists which) and to a
 // trap where it does not: one kernel template serves schemes of different minimum architectures
 // (TensorConfig::MIN_ARCH), and gemm_tensor never launches a scheme its image cannot run.
 
@@ -68,7 +68,7 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 
 // Global→shared copy of BYTES bytes of which the first `valid` come from `src` (the rest are
 // zero-filled; valid == 0 reads nothing). 16-byte copies bypass L1 (.cg), smaller ones use .ca.
-// Before sm_80 the copy is done synchronously (reference/arch.h) and commit and wait do nothing.
+// Before sm_80 the copy is done synchronously (gemmlab/arch.h) and commit and wait do nothing.
 template <int BYTES>
 __device__ __forceinline__ void copy_async(uint32_t dst, const void* src, int valid) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
@@ -620,7 +620,7 @@ namespace hopper {
 
 // Was this kernel image built for sm_90a? The device compilation for any other target sets 0; the
 // host reads the value of the image the driver loaded for this GPU (select_wgmma below). (Not
-// compiled_arch of reference/arch.h: a compute_90 image and a compute_90a one both report 90.)
+// compiled_arch of gemmlab/arch.h: a compute_90 image and a compute_90a one both report 90.)
 __device__ int wgmma_built =
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     1;

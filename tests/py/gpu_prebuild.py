@@ -88,8 +88,8 @@ def build_handout():
     assert proc.returncode == 0, "make in the unpacked handout failed:\n" + proc.stdout[-4000:]
     with_reference = HANDOUT_BASE / "with-reference"
     shutil.copytree(unpacked, with_reference, symlinks=True, ignore=shutil.ignore_patterns("results"))
-    # The stage files and the header they share (reference/arch.h); not reference/tuning/.
-    for src in [*(ROOT / "reference").glob("*.cu"), *(ROOT / "reference").glob("*.h")]:
+    # The stage files (not reference/tuning/).
+    for src in (ROOT / "reference").glob("*.cu"):
         shutil.copy2(src, with_reference / "student" / src.name)
     proc = run(["make", "-j", jobs()], cwd=with_reference)
     assert proc.returncode == 0, "make of the handout with the reference sources failed:\n" + proc.stdout[-4000:]

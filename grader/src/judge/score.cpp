@@ -120,7 +120,7 @@ StageScore score_stage(const std::string& stage, Precision prec, const StageRubr
         s.variant_used = best->variant;
         s.disposition = Disposition::passed;
         std::ostringstream note;
-        if (!no_target.empty() && best_f <= 0) {
+        if (!no_target.empty() && best_f <= 0 && s.performance_max > 0) {
             // No reference speed, no target: the points are not given and not taken (score.h).
             s.performance_max = 0;
             note << "performance not scored: the reference solution was not timed at " << no_target

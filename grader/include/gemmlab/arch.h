@@ -1,5 +1,6 @@
-// reference/arch.h — which GPU architecture a reference kernel was compiled for, and what it may
-// use there. Shared by the reference stage files (reference/*.cu); the stage API knows nothing of it.
+// gemmlab/arch.h — which GPU architecture a stage's kernel was compiled for, and what it may use
+// there. Part of the stage API (a stage file may include it): the reference's stage files pick their
+// paths with it, and a student's tensor stage can do the same.
 //
 // One build may hold several images of a kernel (the handout compiles the reference for several
 // architectures), and a GPU newer than every image runs the newest PTX, compiled by the driver. So
