@@ -1,14 +1,9 @@
-# GEMM Lab — one Makefile for students, TAs and instructors. `make help` lists what it does.
+# GEMM Lab — one Makefile for students, TAs and instructors.
 #
-# Students:     make check | make bench | make sanitize STAGE=tiled | make report | make submit
-# Everyone:     make setup (once) | make test | make grade
-# Instructors:  make SUBMISSION=reference grade | make handout | make sweep | make similarity |
-#               make gradebook-export | make leaderboard
-#
-# Variables: SUBMISSION=<dir laid out like student/> (default student), STAGE=<stage or stage/variant>,
-# PREC=float|double, FULL=1, SEED=<n>, SHAPE=MxNxK, SHAPES=MxNxK,..., ARCH=sm_XX (default: the GPU's,
-# else sm_90), CONFIG=<course.toml>, V=1 (show every command; by default one line per file, and the
-# stage files' compile commands and output go to build/<arch>/sub-<name>-<hash>/build.log).
+# `make help` lists every target, grouped by who runs it (students, everyone, instructors & TAs), and
+# every variable. It reads the comments of this file (grader/scripts/make_help.awk): `##@ <group>`
+# starts a group, `<target>: ...  ## <text>` says what a target does, `## <NAME>=<value> <text>` what a
+# variable does. A target without `## ` is not listed.
 
 SHELL := /bin/bash
 comma := ,
@@ -18,6 +13,33 @@ comma := ,
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 
 # ---- what to work on ---------------------------------------------------------------------------
+# The variables `make help` lists (one line each; see the header):
+## SUBMISSION=<dir> the stage files to build and grade: a directory laid out like student/ (default student)
+## STAGE=<stage>[/<variant>] one stage or one variant, e.g. tiled or tiled/16 (check, bench; sanitize needs it)
+## PREC=float|double one precision (check, bench, sanitize: default float)
+## FULL=1 make check on the grading shape set (about 45 shapes, up to 2048³) instead of the quick one
+## SEED=<n> replay the data and random shapes of an earlier run (every run prints its seed)
+## SHAPE=MxNxK the case make sanitize runs (default: a small odd-sized one)
+## SHAPES=MxNxK,... the shapes make bench times (default: course.toml [bench])
+## TAG=<label> make bench: keep the run in the tuning history under this label
+## RERUN=0 make report: reuse the measurements that are still fresh
+## HISTORY=<stage>[,...] make report: add these stages' tuning history (make bench TAG=...)
+## ATTEMPT=<n> make withdraw: the hand-in to take back (make status lists them)
+## UNDO=1 make withdraw: count the withdrawn hand-in again
+## CONFIG=<file> the course configuration (default course.toml)
+## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else sm_90)
+## CUDA_HOME=<toolkit> build with another CUDA toolkit, e.g. CUDA 12 for sm_70 (make setup-cuda12)
+## CUDA12_HOME=<dir> where make setup-cuda12 installs CUDA 12 (default ~/.cache/gemmlab/cuda-12.5)
+## V=1 show every command (by default one line per file; stage files' commands and output go to build.log)
+## WERROR=1 compiler warnings are errors
+## CCACHE= compile without ccache; OBJECT_CACHE= compile every stage file afresh
+## SWEEP=<name> the sweep to work on (sweep, sweep-status, gradebook-export, similarity, leaderboard)
+## STUDENT=<id> make sweep: regrade this student only
+## FORCE=1 make sweep: sweep before the deadline
+## FOLLOW=1 make sweep-status: follow the sweep until it ends
+## DIST=<dir> make handout: where the handout goes (default course.toml [handout] dist)
+## GALLERY=<entry>,... make test-gallery: only these entries
+## MATRIX_ONLY=<paths> make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once)
 SUBMISSION ?= student
 CONFIG ?= course.toml
 STAGE ?=
@@ -258,14 +280,17 @@ all grader: $(GRADER)
 # ---- student and TA commands ---------------------------------------------------------------------
 STAGE_ARGS := $(if $(STAGE),--stage $(STAGE)) $(if $(PREC),--prec $(PREC)) $(if $(SEED),--seed $(SEED))
 
+##@ Students
 .PHONY: check
 check: $(GRADER)  ## correctness of every stage (quick set; FULL=1 for the grading set)
 	@mkdir -p $(RESULTS)
 	$(GRADER) check $(STAGE_ARGS) $(if $(FULL),--full) --json $(RESULTS)/check.json
 
 .PHONY: sanitize
+# The GPU is asked for first: on a machine without one, that is what to fix, not compute-sanitizer.
 sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and racecheck (STAGE= required)
 	@test -n "$(STAGE)" || { echo "make sanitize needs STAGE=<stage>, e.g. make sanitize STAGE=tiled/16 PREC=float"; exit 2; }
+	@$(GRADER) gpu --for sanitize
 	@command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer is not on PATH (it ships with the CUDA toolkit: $(CUDA_HOME)/bin)"; exit 2; }
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
@@ -304,6 +329,7 @@ bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS me
 # The fingerprint of the stage files graded (grader/scripts/fingerprint.py), which results.json
 # carries: the same hash the lab report, the tuning history and the drop box record.
 FINGERPRINT := $(SUB_BUILD)/fingerprint.json
+##@ Everyone
 .PHONY: grade
 grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
 	@mkdir -p $(RESULTS)
@@ -323,6 +349,7 @@ RERUN ?= 1
 # HISTORY=reuse[,tiled]: the stages whose tuning history (make bench TAG=...) the report shows.
 HISTORY ?=
 REPORT_HISTORY := $(if $(HISTORY),--history $(HISTORY))
+##@ Students
 .PHONY: report report-pdf report-demo
 report: $(GRADER)  ## the lab report PDF, report/report.pdf, from your own measurements (RERUN=0 reuses fresh ones)
 	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse) $(REPORT_HISTORY)
@@ -343,6 +370,7 @@ results:  ## the results of your latest graded attempt
 withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)
 	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
 	$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo)
+##@ Instructors & TAs
 sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline)
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
@@ -391,6 +419,7 @@ $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
 $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER)
 	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 
+##@ Everyone
 .PHONY: test-build test
 test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
 test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), scripts (pytest)
@@ -403,6 +432,7 @@ test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), sc
 # only the files whose path holds one of those; MATRIX_JOBS=<n> compiles (default: one per core).
 MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
 MATRIX_PART ?= all
+##@ Instructors & TAs
 .PHONY: arch-matrix
 arch-matrix:  ## compile every .cu file for every supported arch (cached); with CUDA 12 installed, build sm_70/sm_80 with it
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
@@ -411,9 +441,11 @@ arch-matrix:  ## compile every .cu file for every supported arch (cached); with 
 	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------
+##@ Students
 .PHONY: scan test-gallery
 scan: $(SYMBOLS)  ## one verdict per stage file: compiles, links, calls only what a stage may (symbols.json)
 	@$(PYTHON) grader/scripts/scan_symbols.py --verdicts $(SYMBOLS) --build-log $(BUILD_LOG)
+##@ Instructors & TAs
 GALLERY ?=
 test-gallery:  ## (GPU) build, check and grade every tests/gallery entry against its expected.json
 	$(PYTHON) tests/gallery/run_gallery.py --build build/gallery --arch $(ARCH) $(if $(GALLERY),--only $(GALLERY))
@@ -427,6 +459,7 @@ $(FS_TRACE): grader/tools/fs_trace.c
 fs-trace: $(FS_TRACE)  ## (TAs) build/tools/fs_trace.so: logs the file accesses of a sandboxed child
 
 # ---- set-up and housekeeping ---------------------------------------------------------------------
+##@ Everyone
 .PHONY: setup
 setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs)
 	bash grader/scripts/setup.sh
@@ -440,7 +473,7 @@ clean:  ## remove build/ (results/ are kept)
 	rm -rf build
 
 .PHONY: help
-help:  ## this list
-	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z0-9_-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
+help:  ## every target, by who runs it, and every variable
+	@awk -f grader/scripts/make_help.awk $(filter-out %.d,$(MAKEFILE_LIST))
 
 -include $(shell find $(BUILD) -name "*.d" 2>/dev/null)

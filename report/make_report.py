@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 
 from report_data import (GRADE_FILE, REGISTRY_FILE, RUN_FILE, ReportError, load_dataset,  # noqa: E402
                          load_report_set, shape_str)
-from report_render import ToolsMissing, render, scan_template  # noqa: E402
+from report_render import ToolsMissing, render, scan_template, unanswered  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import bench_history  # noqa: E402  (make bench's tuning history)
@@ -372,6 +372,13 @@ def main(argv=None):
             say(f"{count} profile(s) of make profile from {profiles}")
         for warning in scan_template(args.template, set(blocks), ROOT, ds.stage_names()):
             say(f"warning: {warning}")
+        if not args.from_dir:  # the example report shows the template as it is
+            todo = unanswered(args.template)
+            for warning in todo:
+                say(f"warning: {warning}")
+            if todo:
+                say(f"warning: {len(todo)} thing(s) of the template still to write in {args.template}: replace "
+                    "each prompt with your own text, and the header's placeholders with your name and ID")
         example = bool(args.from_dir) or measured_submission(ds) is None
         if example and not args.from_dir:
             say(f"note: {results_dir} does not say which stage files it measured (results from before "

@@ -224,8 +224,9 @@ def _bars(ax, groups, series, colors, labels, hatches=None):
 
 
 def figure_pitched(ds, rs, outdir):
-    """Pitched operands against the dense stage before them, on sizes that are not multiples of the
-    tile or vector width."""
+    """The pitched stage against the dense stage before it, on sizes that are not multiples of the tile
+    or vector width. These are two stages, two kernels: the report set times each stage once, on its own
+    operands, so the ratio is the whole pitched stage against the dense one, not the pitch alone."""
     pairs = pitched_pairs(ds)
     if not pairs:
         return Figure("fig-pitched", None, "", ["the registry has no stage with pitched operands"])
@@ -245,7 +246,8 @@ def figure_pitched(ds, rs, outdir):
                 else:
                     missing.append(f"{name} ({prec}): {ds.status(name, prec)[1] or 'no data at these sizes'}")
                 series.append(vals)
-                labels.append(ds.label(name, v) + (" — pitched operands" if name == pitched else " — dense operands"))
+                labels.append(ds.label(name, v) + (" (its kernel, pitched operands)" if name == pitched
+                                                   else " (its kernel, dense operands)"))
                 colors.append(style_of(ds, name)["color"])
             _bars(ax, [str(n) for n in sizes], series, colors, labels)
             for gi, (d, p) in enumerate(zip(*series)):
@@ -265,8 +267,11 @@ def figure_pitched(ds, rs, outdir):
     fig.tight_layout(rect=(0, 0.06 * rows / len(pairs) + 0.02, 1, 1))
     text = "; ".join(f"*{p}* against *{d}*" for p, d in pairs)
     return Figure("fig-pitched", _save(fig, outdir, "fig-pitched"),
-                  f"Pitched against dense operands ({text}) on sizes that are not multiples of the tile or "
-                  "vector width. The label over each pair is the speed-up of pitched operands.", missing)
+                  f"The pitched stage against the dense stage before it ({text}) on sizes that are not "
+                  "multiples of the tile or vector width. They are two different kernels, each on its own "
+                  "operands: the ratio over each pair (pitched / dense) is the gain of the whole stage — "
+                  "aligned rows and vector loads together with whatever else its kernel changes — not of "
+                  "the pitch alone.", missing)
 
 
 def _stage_series(ds, prec, shapes):

@@ -71,6 +71,39 @@ def scan_template(template, known_includes, root, stage_names):
             "where you discuss it" for n in stage_names if f"stage-{n}" not in used]
 
 
+# What report.md marks as still to be written: a block quote that starts with *Prompt:* (report.md:
+# "Replace every block quote that starts with "Prompt" with your own text"), and the YAML header's
+# placeholders.
+PROMPT_LINE = re.compile(r"^>\s*\*Prompt:\*\s*(.*)$")
+HEADING_LINE = re.compile(r"^#{1,6}\s+(.+?)\s*(\{.*\})?$")
+PLACEHOLDERS = {"name": "Your Name", "student_id": "Your student ID"}
+
+
+def unanswered(template):
+    """Warnings for what the student has not written yet: each prompt still in report.md (its line, its
+    section and its first words) and each placeholder of the YAML header still in place."""
+    lines = Path(template).read_text(encoding="utf-8").splitlines()
+    warnings, section, in_header = [], "", bool(lines) and lines[0].strip() == "---"
+    for number, line in enumerate(lines, 1):
+        if in_header:
+            if number > 1 and line.strip() in ("---", "..."):
+                in_header = False
+                continue
+            key, _, value = line.partition(":")
+            if PLACEHOLDERS.get(key.strip()) == value.strip().strip("'\""):
+                warnings.append(f"{template}:{number}: {key.strip()} is still \"{PLACEHOLDERS[key.strip()]}\"")
+            continue
+        heading = HEADING_LINE.match(line)
+        if heading:
+            section = heading.group(1)
+        prompt = PROMPT_LINE.match(line)
+        if prompt:
+            words = prompt.group(1).split()
+            text = " ".join(words[:10]) + (" …" if len(words) > 10 else "")
+            warnings.append(f"{template}:{number}: unanswered prompt in \"{section}\": {text}")
+    return warnings
+
+
 def latex_escape(text):
     table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

@@ -45,22 +45,74 @@ def md_escape(text):
     return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
 
 
+# What Pandoc and LaTeX make of a pipe table: Pandoc sizes the columns of a table with a line wider than
+# PANDOC_COLUMNS characters in proportion to the dashes of its rule, out of the text width less a
+# \tabcolsep on each side of every column (A4, 2 cm margins: 482 pt; 6 pt; about 4.8 pt a character at 10 pt).
+PANDOC_COLUMNS = 72
+TEXT_WIDTH_PT, TABCOLSEP_PT, CHAR_PT = 482.0, 6.0, 4.8
+
+
+def _cell_width(cell):  # "×", "³" and CJK characters print wider than a digit
+    return len(str(cell)) + sum(1 for c in str(cell) if ord(c) > 127)
+
+
+def _longest_word(cell):
+    return max([_cell_width(w) for w in str(cell).split()] + [1])
+
+
 def table(header, rows, align, min_widths=None):
     """A pipe table; align is a string of 'l'/'r', one per column. The rule under the header has
     as many dashes as the column's widest cell: when a table is wider than a line, Pandoc sizes its
-    columns in proportion to those dashes."""
-    def width(cell):  # "×", "³" and CJK characters print wider than a digit
-        return len(str(cell)) + sum(1 for c in str(cell) if ord(c) > 127)
-
-    widths = [min(60, 3 + max([width(h)] + [width(r[i]) for r in rows] + [3]))
+    columns in proportion to those dashes, and a column then gets at least the room of its longest
+    word (of the header or a cell: LaTeX breaks lines only between words), so no two headers run
+    together."""
+    widths = [min(60, 3 + max([_cell_width(h)] + [_cell_width(r[i]) for r in rows] + [3]))
               for i, h in enumerate(header)]
     for i, w in (min_widths or {}).items():
         widths[i] = max(widths[i], w)
+    widest_row = max(sum(_cell_width(c) + 3 for c in r) + 1 for r in [header] + rows)
+    if max(sum(widths) + len(widths) + 1, widest_row) > PANDOC_COLUMNS:
+        chars = (TEXT_WIDTH_PT - 2 * TABCOLSEP_PT * len(widths)) / CHAR_PT  # room for the cells, in characters
+        # every header word, and the numbers of right-aligned columns, on one line; text cells may wrap
+        need = [2 + max([_longest_word(h)] + [_longest_word(r[i]) if align[i] == "r" else min(18, _cell_width(r[i]))
+                                               for r in rows])
+                for i, h in enumerate(header)]
+        if sum(need) > chars:  # it cannot all fit: the same shortfall for every column
+            need = [n * chars / sum(need) for n in need]
+        for _ in range(50):  # raising one column shrinks the share of the others: settle
+            total = sum(widths)
+            short = [i for i, w in enumerate(widths) if w * chars < need[i] * total]
+            if not short:
+                break
+            for i in short:
+                widths[i] = int(-(-need[i] * total // chars))
     rule = {"l": ":{}", "r": "{}:", "c": ":{}:"}
     out = ["| " + " | ".join(header) + " |",
            "|" + "|".join(rule[a].format("-" * w) for a, w in zip(align, widths)) + "|"]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(out) + "\n"
+
+
+def shown_variants(ds, name, prec):
+    """[(variant, label)] of a stage as the report shows it in one precision. The variants of a
+    tensor-core stage differ only in what A and B are rounded to; where all of them declare the same
+    inputs in a precision (double: fp64), they are one kernel — stages.h registers
+    gemm_tensor<double, full> for every variant — shown once, as "tensor (FP64, DMMA)", with the
+    timings of the variant the grade used (else the fastest)."""
+    variants = ds.variants(name)
+    if name in ds.tensor_stages() and len(variants) > 1:
+        inputs = {(ds.variant_info(name, v).get("inputs") or {}).get(prec) for v in variants}
+        if len(inputs) == 1 and None not in inputs:
+            what = "FP64, DMMA" if prec == "double" else PREC_NAME[prec]
+            return [(ds.chosen_variant(name, prec), f"{name} ({what})")]
+    return [(v, ds.label(name, v)) for v in variants]
+
+
+def variant_cell(ds, name, prec, variant):
+    """The variant column of a row: "DMMA" where every variant is one FP64 kernel (shown_variants)."""
+    if prec in PREC_NAME and len(ds.variants(name)) > 1 and len(shown_variants(ds, name, prec)) == 1:
+        return "DMMA" if prec == "double" else ""
+    return variant or ""
 
 
 def notice(text):
@@ -213,7 +265,8 @@ def block_summary(ds, rs):
             pct = fmt_pct(pc)
             if point and point.cublas_item and point.cublas_item != "cublas" and pc:
                 pct += f" (of {CUBLAS_NAME.get(point.cublas_item, point.cublas_item)})"  # cuBLAS in its precision
-            rows.append([name, PREC_NAME[prec], v or "", fmt_gflops(g), fmt_x(xn), pct] + score_cell)
+            rows.append([name, PREC_NAME[prec], variant_cell(ds, name, prec, v), fmt_gflops(g), fmt_x(xn), pct]
+                        + score_cell)
     for prec in rs.precisions:
         naive, cublas = ds.baseline(prec, shape)
         if cublas:
@@ -233,13 +286,12 @@ def _num(v):
 def block_scores(ds, rs):
     if not ds.grade:
         return notice("No grade yet: `make grade` writes one, and `make report` then shows the score here.")
-    header = ["Stage", "Precision", "Variant", "Result", "Correctness", "Performance", "GFLOPS",
-              "× naive", "% cuBLAS", "Note"]
+    header = ["Stage", "Prec.", "Variant", "Result", "Corr.", "Perf.", "GFLOPS", "× naive", "% cuBLAS", "Note"]
     rows = []
     score_rows = ds.grade.get("stages", [])
     for row in score_rows:
         rows.append([md_escape(row.get("stage", "")), PREC_NAME.get(row.get("precision"), row.get("precision", "")),
-                     md_escape(row.get("variant_used", "")), md_escape(str(row.get("disposition", "")).replace("_", " ")),
+                     md_escape(variant_cell(ds, row.get("stage", ""), row.get("precision"), row.get("variant_used", ""))), md_escape(str(row.get("disposition", "")).replace("_", " ")),
                      f"{_num(row.get('correctness')):g} / {_num(row.get('correctness_max')):g}",
                      f"{_num(row.get('performance')):g} / {_num(row.get('performance_max')):g}",
                      fmt_gflops(row.get("gflops")), fmt_x(row.get("x_naive")), fmt_pct(row.get("pct_cublas")),
@@ -247,8 +299,13 @@ def block_scores(ds, rs):
     align = "llllrrrrrl"
     if not any(r.get("note") for r in score_rows):  # no notes: no empty column
         header, rows, align = header[:-1], [r[:-1] for r in rows], align[:-1]
+    else:  # the grader's notes say "% of cuBLAS at <shape> (full marks at ...), ...x naive": not twice
+        keep = [i for i, h in enumerate(header) if h not in ("× naive", "% cuBLAS")]
+        header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+        align = "".join(align[i] for i in keep)
     out = table(header, rows, align)
-    return out + f"\nTotal: **{_num(ds.grade.get('total')):g} / {_num(ds.grade.get('max')):g}**.\n"
+    return out + (f"\nCorr. and Perf.: correctness and performance points. "
+                  f"Total: **{_num(ds.grade.get('total')):g} / {_num(ds.grade.get('max')):g}**.\n")
 
 
 def block_stage(ds, rs, name):
@@ -283,18 +340,23 @@ def block_stage(ds, rs, name):
             rows.append(row)
     else:
         header, align = ["N"], "r"
+        shown = {p: shown_variants(ds, name, p) for p in rs.precisions}
         for p in rs.precisions:
-            header += [f"{PREC_NAME[p]} ({v})" for v in variants]
-            align += "r" * len(variants)
+            header += [f"{PREC_NAME[p]} ({v})" if len(shown[p]) > 1 else f"{PREC_NAME[p]} ({variant_cell(ds, name, p, v)})"
+                       for v, _ in shown[p]]
+            align += "r" * len(shown[p])
         rows = []
         for n in sizes:
             shape, row = (n, n, n), [str(n)]
             for p in rs.precisions:
-                for v in variants:
+                for v, _ in shown[p]:
                     r = ds.result(name, v, p)
                     row.append(fmt_gflops(r.gflops(shape) if r else None))
             rows.append(row)
         lines.append(f"GFLOPS of each variant ({', '.join(variants)}) on square problems.\n")
+        if any(len(shown[p]) == 1 for p in rs.precisions):
+            lines.append("In double every variant is the same FP64 kernel on the FP64 tensor cores (DMMA), shown "
+                         "once.\n")
     lines.append(table(header, rows, align))
     for p, (status, why) in statuses.items():
         if status != "ok":
@@ -309,7 +371,7 @@ def block_pitched(ds, rs, pairs):
     for pitched, dense in pairs:
         header, align, rows = ["N"], "r", []
         for p in rs.precisions:
-            header += [f"{PREC_NAME[p]} {dense}", f"{PREC_NAME[p]} {pitched}", "speed-up"]
+            header += [f"{PREC_NAME[p]} {dense}", f"{PREC_NAME[p]} {pitched}", f"{pitched} / {dense}"]
             align += "rrr"
         any_data = False
         for n in rs.odd_sizes:
@@ -331,25 +393,32 @@ def block_pitched(ds, rs, pairs):
 
 
 def block_results_all(ds, rs):
-    """Every measured shape: one table per precision, one column per stage variant (GFLOPS)."""
+    """Every measured shape: per precision, one table of the CUDA-core stages and one of the tensor-core
+    stages (so that each fits the page), one column per stage variant (GFLOPS), cuBLAS in both."""
     out = []
+    shapes = list(dict.fromkeys(s for _, _, group in rs.groups() for s in group))
     for prec in rs.precisions:
-        columns = [(n, v) for n in ds.stage_names() for v in ds.variants(n) if ds.result(n, v, prec)
-                   and any(p.gflops for p in ds.result(n, v, prec).points.values())]
-        shapes = [s for _, _, group in rs.groups() for s in group]
-        shapes = list(dict.fromkeys(shapes))
-        if not columns and not any(ds.baseline(prec, s)[1] for s in shapes):
-            out.append(notice(f"{PREC_NAME[prec]}: no measurements yet."))
-            continue
-        header = ["M×N×K"] + [md_escape(ds.label(n, v)) for n, v in columns] + ["naive (ref.)", "cuBLAS"]
-        rows = []
-        for s in shapes:
-            row = [shape_label(s)]
-            row += [fmt_gflops(ds.result(n, v, prec).gflops(s)) for n, v in columns]
-            naive, cublas = ds.baseline(prec, s)
-            rows.append(row + [fmt_gflops(naive), fmt_gflops(cublas)])
-        out.append(f"**{PREC_NAME[prec]}, GFLOPS.**\n")
-        out.append(table(header, rows, "l" + "r" * (len(header) - 1), min_widths={0: 32}))
+        measured = lambda n, v: ds.result(n, v, prec) and any(p.gflops for p in ds.result(n, v, prec).points.values())
+        parts = [(ds.cuda_core_stages(), "CUDA cores", True), (ds.tensor_stages(), "tensor cores", False)]
+        tables = []
+        for names, what, with_naive in parts:
+            columns = [(n, v, label) for n in names for v, label in shown_variants(ds, n, prec) if measured(n, v)]
+            if not columns:
+                continue
+            header = ["M×N×K"] + [md_escape(label) for _, _, label in columns] + \
+                (["naive (ref.)"] if with_naive else []) + ["cuBLAS"]
+            rows = []
+            for s in shapes:
+                naive, cublas = ds.baseline(prec, s)
+                rows.append([shape_label(s)] + [fmt_gflops(ds.result(n, v, prec).gflops(s)) for n, v, _ in columns] +
+                            ([fmt_gflops(naive)] if with_naive else []) + [fmt_gflops(cublas)])
+            tables.append(f"**{PREC_NAME[prec]}, GFLOPS, {what}.**\n")
+            tables.append(table(header, rows, "l" + "r" * (len(header) - 1), min_widths={0: 16}))
+        if not tables and any(ds.baseline(prec, s)[1] for s in shapes):
+            rows = [[shape_label(s), fmt_gflops(ds.baseline(prec, s)[0]), fmt_gflops(ds.baseline(prec, s)[1])]
+                    for s in shapes]
+            tables = [f"**{PREC_NAME[prec]}, GFLOPS.**\n", table(["M×N×K", "naive (ref.)", "cuBLAS"], rows, "lrr")]
+        out += tables or [notice(f"{PREC_NAME[prec]}: no measurements yet.")]
     return "\n".join(out)
 
 
@@ -363,6 +432,19 @@ def _worst_error(result):
 
 def fmt_ratio(v):
     return "—" if v is None else (f"{v:.3g}" if v < 1000 else f"{v:,.0f}")
+
+
+def fmt_error(v):
+    """A worst error; exactly 0 (C equal to the reference in every element) reads "0 (exact)"."""
+    return "0 (exact)" if v == 0 else fmt_ratio(v)
+
+
+# Under a table with an exact worst error: what it means. A difference of exactly 0 (error_ratio in
+# grader/src/common/bound.h returns 0 only then), not a rounding of the printed number.
+EXACT_NOTE = ("*0 (exact)*: every verified element of C equalled the FP64 cuBLAS reference bit for bit — a "
+              "difference of 0, not a small error rounded away. Timed calls use $\\alpha = 1$, $\\beta = 0$; "
+              "`make check`, whose cases also use $\\alpha = 1.5$, $\\beta = -0.75$, shows FP64 errors of "
+              "a few $u \\cdot G$.\n")
 
 
 def block_tensor(ds, rs):
@@ -382,7 +464,7 @@ def block_tensor(ds, rs):
     rows = []
     for name in names:
         for prec in rs.precisions:
-            for v in ds.variants(name):
+            for v, label in shown_variants(ds, name, prec):
                 r = ds.result(name, v, prec)
                 info = ds.variant_info(name, v)
                 inputs = (info.get("inputs") or {}).get(prec, "")
@@ -392,15 +474,15 @@ def block_tensor(ds, rs):
                     bound = (info.get("error_bound") or {}).get(prec)
                 if not r or not p or p.disposition != "passed" or not p.gflops:
                     why = r.disposition.replace("_", " ") if r else "not measured"
-                    rows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs, f"*{md_escape(why)}*", "", "",
-                                 fmt_ratio(worst), fmt_ratio(bound)])
+                    rows.append([md_escape(label), PREC_NAME[prec], inputs, f"*{md_escape(why)}*", "", "",
+                                 fmt_error(worst), fmt_ratio(bound)])
                     continue
                 own = p.cublas_item or "cublas"
                 own_name = {"cublas": "FP32" if prec == "float" else "FP64", "cublas/tf32": "TF32",
                             "cublas/fp16": "FP16"}.get(own, own)
-                rows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs, fmt_gflops(p.gflops),
+                rows.append([md_escape(label), PREC_NAME[prec], inputs, fmt_gflops(p.gflops),
                              f"{fmt_pct(p.pct_cublas)} (of {own_name})", fmt_pct(p.pct_cublas_fp32 or p.pct_cublas),
-                             fmt_ratio(worst), fmt_ratio(bound)])
+                             fmt_error(worst), fmt_ratio(bound)])
         for prec in rs.precisions:
             items = [("cublas/fp16", "cuBLAS FP16 (FAST\\_16F)"), ("cublas/tf32", "cuBLAS TF32 (FAST\\_TF32)"),
                      ("cublas", "cuBLAS FP32 (SGEMM)")] if prec == "float" else [("cublas", "cuBLAS FP64 (DGEMM)")]
@@ -414,26 +496,31 @@ def block_tensor(ds, rs):
                "input rounding, timed in the same run) and beside true-FP32/FP64 cuBLAS; errors are the "
                "worst of the verified timed calls over the report set.\n")
     out.append(table(header, rows, "llllrrrr"))
+    if any(r[6] == "0 (exact)" for r in rows):
+        out.append(EXACT_NOTE)
     # Error per precision: every stage, so the FP32-accurate variant stands beside plain FP32 kernels.
     erows = []
     for name in ds.stage_names():
         for v in ds.variants(name):
             for prec in rs.precisions:
+                label = dict(shown_variants(ds, name, prec)).get(v)
                 r = ds.result(name, v, prec)
                 worst, bound = _worst_error(r)
-                if worst is None:
+                if label is None or worst is None:
                     continue
                 info = ds.variant_info(name, v)
                 inputs = (info.get("inputs") or {}).get(prec, "")
                 if bound is None:
                     bound = (info.get("error_bound") or {}).get(prec)
-                erows.append([md_escape(ds.label(name, v)), PREC_NAME[prec], inputs or PREC_NAME[prec].lower(),
-                              fmt_ratio(worst), fmt_ratio(bound)])
+                erows.append([md_escape(label), PREC_NAME[prec], inputs or PREC_NAME[prec].lower(),
+                              fmt_error(worst), fmt_ratio(bound)])
     if erows:
         out.append("\n**Error per precision.** The worst verified error of every stage over the report set, in "
                    "units of the output's $u \\cdot G$ ($u = 2^{-24}$ for FP32, $2^{-53}$ for FP64), against "
                    "the bound its declared inputs allow (docs/correctness.md).\n")
         out.append(table(["Stage", "Output", "A, B as", "worst error (u·G)", "bound (u·G)"], erows, "lllrr"))
+        if any(r[3] == "0 (exact)" for r in erows):
+            out.append(EXACT_NOTE)
     return "\n".join(out)
 
 

@@ -40,12 +40,15 @@
 //     checking alignment (or keep global loads scalar; vector loads from SHARED memory are yours
 //     to align).
 //   - beta == 0 must not read C (it holds NaN).
-//   - Register spills: TM·TN accumulators plus the prefetch registers. Check after `make`:
-//         cuobjdump -res-usage build/*/sub-student-*/stages/reuse.o
-//     a non-zero LOCAL (or STACK) size means spills.
+//   - Register spills: TM·TN accumulators plus the prefetch registers. `make resources` prints
+//     each kernel's registers, shared memory and spills (from `nvcc -Xptxas -v`); any spill stores
+//     or loads mean spills. (`cuobjdump -res-usage` on the stage's object shows the same, where the
+//     toolkit has it.)
 //   - Shared memory: 48 KiB of static shared memory per block at most (asserted below).
-//   - No allocation, no cudaDeviceSynchronize, no printf and no library GEMM (cuBLAS, CUTLASS)
-//     in the stage: the grader times the call and checks that the work is yours.
+//   - No allocation, no cudaDeviceSynchronize and no library GEMM (cuBLAS, CUTLASS) in the stage:
+//     the grader times the call and checks that the work is yours. printf is fine for debugging, in
+//     a kernel too (you see its output; the grader never reads it), but take it out before you
+//     time: a kernel that prints is slower.
 //
 // Run it:  make check STAGE=reuse      make sanitize STAGE=reuse PREC=float
 //          make bench STAGE=reuse

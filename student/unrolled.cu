@@ -29,12 +29,14 @@
 //     out-of-bounds write.
 //   - beta == 0 must not read C (it holds NaN).
 //   - Register spills: TM·TN accumulators + TM + TN operands per thread, twice as many registers in
-//     double. Look at the kernel's resources after `make`:
-//         cuobjdump -res-usage build/*/sub-student-*/stages/unrolled.o
-//     a non-zero LOCAL (or STACK) size means spills: make the thread tile smaller.
+//     double. `make resources` prints each kernel's registers, shared memory and spills (from
+//     `nvcc -Xptxas -v`); any spill stores or loads mean the thread tile is too large: make it
+//     smaller. (`cuobjdump -res-usage` on the stage's object shows the same, where the toolkit has it.)
 //   - Loading the tiles: BM·BK and BK·BN elements are loaded by kThreads threads, so each thread
 //     loads several. Let consecutive threads load consecutive addresses of a row (coalesced).
-//   - No allocation, no synchronization and no printf in the stage: the grader times the call.
+//   - No allocation and no synchronization in the stage: the grader times the call. printf is fine
+//     for debugging, in a kernel too (you see its output; the grader never reads it), but take it
+//     out before you time: a kernel that prints is slower.
 //
 // Run it:  make check STAGE=unrolled      make sanitize STAGE=unrolled PREC=double
 //          make bench STAGE=unrolled

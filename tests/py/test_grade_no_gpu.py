@@ -23,7 +23,7 @@ def registry(grader):
 def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path):
     out = run(grader, "grade", "--config", str(root / "course.toml"), "--out", str(tmp_path))
     assert out.returncode == 3, out.stdout + out.stderr
-    assert "no usable NVIDIA GPU" in out.stderr
+    assert "make grade needs an NVIDIA GPU" in out.stderr
 
     res = json.loads((tmp_path / "results.json").read_text())
     assert res["schema"] == "gemmlab.results/1"
@@ -45,7 +45,10 @@ def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path)
 
     gs = json.loads((tmp_path / "gradescope.json").read_text())
     assert gs["score"] == 0
-    assert "no usable NVIDIA GPU" in gs["output"]
+    assert "Not graded: no usable NVIDIA GPU on the grading machine: " in gs["output"]
+    # the reason leads with words (gpu_probe.h), CUDA's own text only in parentheses
+    assert not res["environment"]["no_gpu_reason"].startswith("cudaGetDeviceCount")
+    assert res["environment"]["no_gpu_reason"] in gs["output"]
     assert isinstance(gs["execution_time"], int)
     assert gs["tests"], "one test per stage, precision and kind of points"
     for t in gs["tests"]:
@@ -100,7 +103,7 @@ def test_bad_config_names_the_key(grader, tmp_path):
 def test_bench_without_gpu_exits_3(grader, root):
     out = run(grader, "bench", "--config", str(root / "course.toml"), "--shapes", "256")
     assert out.returncode == 3
-    assert "no usable NVIDIA GPU" in out.stderr
+    assert "make bench needs an NVIDIA GPU" in out.stderr
 
 
 def test_bench_rejects_a_bad_shape_list(grader, root):

@@ -39,8 +39,12 @@ def test_list_json_is_the_registry(grader):
 def test_check_without_gpu_says_what_to_do(grader):
     out = run(grader, "check")
     assert out.returncode == 3
-    assert "no usable NVIDIA GPU" in out.stderr
-    assert "srun --gres=gpu:1" in out.stderr
+    assert "make check needs an NVIDIA GPU" in out.stderr
+    assert "srun --gres=gpu:1 make check" in out.stderr
+    # plain words first ("this machine has no GPU"), CUDA's error only in parentheses
+    first = out.stderr.splitlines()[0]
+    assert first.startswith("gemmlab check: ") and " (" in first, first
+    assert not first.startswith("gemmlab check: cuda") and "failed:" not in first, first
 
 
 @pytest.mark.parametrize("args,says", [
@@ -57,7 +61,7 @@ def test_arguments_are_checked_before_the_machine(grader, args, says):
     out = run(grader, *args)
     assert out.returncode == 2, out.stdout + out.stderr
     assert says in out.stderr
-    assert "no usable NVIDIA GPU" not in out.stderr
+    assert "needs an NVIDIA GPU" not in out.stderr
 
 
 @gpu

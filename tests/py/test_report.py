@@ -164,8 +164,12 @@ def test_pdf_holds_the_students_numbers(rendered):
     rs = load_report_set(ROOT / "course.toml")
     n = rs.headline_size
     checked = 0
+    from report_tables import shown_variants
+    ds = load_dataset(FIXTURES)
     for path in FIXTURES.glob("bench-*.json"):
         for r in json.loads(path.read_text())["results"]:
+            if r["variant"] not in [v for v, _ in shown_variants(ds, r["stage"], r["precision"])]:
+                continue  # one kernel for several variants (the tensor stage in double): shown once
             for b in r.get("bench", []):
                 if (b["shape"]["M"], b["shape"]["N"], b["shape"]["K"]) == (n, n, n) and b["gflops"]:
                     assert f"{b['gflops']:,.0f}" in text, f"{r['stage']}/{r['variant']} {r['precision']}"

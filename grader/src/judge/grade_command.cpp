@@ -134,7 +134,7 @@ json base_document(const GradeOptions& opt, const CourseConfig& cfg) {
 }  // namespace
 
 void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const std::string& reason) {
-    const std::string problem = "not run: no usable NVIDIA GPU on this machine (" + reason + ")";
+    const std::string problem = "not run: " + reason;  // gpu_probe.h's words: "this machine has no GPU (...)"
     // What the build left out is known without a GPU: those runs are `rejected`, not no_gpu.
     const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
     json results = json::array();
@@ -170,8 +170,8 @@ void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const 
     doc["baselines"] = json::object();
     doc["reference"] = json::array();
     doc["score"] = to_json(score);
-    const std::string summary = "Not graded: the grading machine had no usable NVIDIA GPU (" + reason +
-                                "). Score 0; this is a problem of the grading machine, not of the submission.";
+    const std::string summary = "Not graded: no usable NVIDIA GPU on the grading machine: " + reason +
+                                ". Score 0; this is a problem of the grading machine, not of the submission.";
     write_outputs(opt, doc, score, summary, 0, cfg);
 }
 

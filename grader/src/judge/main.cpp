@@ -51,7 +51,7 @@ constexpr int kExitNoJudge = 4;
 // What the command line gave, shared by the commands.
 struct Args {
     std::string stage, prec, json_out, shapes, config = "course.toml", submission_dir, out_dir = ".", symbols, fingerprint;
-    std::string run_prec = "float", run_shape;
+    std::string run_prec = "float", run_shape, gpu_for = "check";
     bool full = false, no_color = false, list_json = false, reference = false, no_reference = false;
     uint64_t seed = 0;
     double idle_timeout = 60, max_seconds = 0;
@@ -90,11 +90,20 @@ json stage_list_json(Side side) {
     return stages;
 }
 
+// `why` is gpu_available's: plain words first, CUDA's reason in parentheses (gpu_probe.h).
 int no_gpu_message(const std::string& what, const std::string& why) {
-    std::cerr << "gemmlab " << what << ": no usable NVIDIA GPU on this machine (" << why << ").\n"
-              << "  On the course cluster, run it on a GPU node:  srun --gres=gpu:1 make " << what << "\n"
-              << "  or submit for grading from the login node:     make submit\n";
+    std::cerr << "gemmlab " << what << ": " << why << ".\n"
+              << "  make " << what << " needs an NVIDIA GPU. On the course cluster, run it on a GPU node:\n"
+              << "      srun --gres=gpu:1 make " << what << "\n"
+              << "  or submit for grading from the login node:  make submit\n";
     return kExitNoGpu;
+}
+
+// Whether this machine has a usable GPU, before a tool that needs one starts (make sanitize asks
+// before it looks for compute-sanitizer): exit 0 quietly, or the no-GPU message and kExitNoGpu.
+int cmd_gpu(const Args& a) {
+    std::string why;
+    return gpu_available(&why) ? 0 : no_gpu_message(a.gpu_for, why);
 }
 
 // The judge: its CUDA context, and the sandbox its runners start under (sandbox_probe.h). Null, with
@@ -290,6 +299,9 @@ int main(int argc, char** argv) {
     run->add_option("--beta", a.single.beta, "beta (0: C starts as NaN)");
     run->add_option("--seed", a.seed, "seed of the random data");
 
+    auto* gpu = app.add_subcommand("gpu", "exit 0 where a GPU is usable; else say why not and exit 3");
+    gpu->add_option("--for", a.gpu_for, "the make target the message names (default: check)");
+
     auto* bench = app.add_subcommand("bench", "GFLOPS of every implemented stage next to naive and cuBLAS");
     bench->add_option("--stage", a.stage, "stage or stage/variant (default: all)");
     bench->add_option("--prec", a.prec, "float, double or all (default: all)");
@@ -324,6 +336,7 @@ int main(int argc, char** argv) {
         {list, [&] { return cmd_list(a); }},
         {check, [&] { return cmd_check(a); }},
         {run, [&] { return cmd_run(argv, a); }},
+        {gpu, [&] { return cmd_gpu(a); }},
         {bench, [&] { return cmd_bench(a); }},
         {grade, [&] { return cmd_grade(a); }},
     };

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/gpu_probe.h"
 #include "common/stream_memops.h"
 #include "runner/stage_call.h"
 
@@ -270,7 +271,7 @@ int probe(const ReportChannel& report, const std::string& flags_handle, unsigned
 int run_standalone(Provider& provider, const std::string& stage, const std::string& variant, Precision prec,
                    const Shape& shape, unsigned long long seed) {
     if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
-        std::cerr << "no usable NVIDIA GPU on this machine (" << cuda_words(e) << ")\n";
+        std::cerr << "gemmlab-stages needs an NVIDIA GPU: " << explain_no_gpu_here(e) << "\n";
         return 3;
     }
     return prec == Precision::f32 ? run_typed<float>(provider, stage, variant, shape, seed)
