@@ -256,11 +256,14 @@ def total(metrics, name):
 
 
 def is_runner_kernel(full):
-    """The runner's own kernels, by their full name, or by their bare name where ncu prints only that."""
+    """The runner's own kernels, by their full name, or by their last name where ncu shortens the
+    rest (ncu 2025 prints "unnamed>::fill_standalone(float *, ...)" for the anonymous namespace)."""
     if RUNNER_KERNEL.match(full):
         return True
-    bare = re.sub(r"^void\s+", "", full).split("(")[0].split("<")[0].strip()
-    return bare in RUNNER_KERNEL_NAMES
+    if "submission::" in full or "reference::" in full:  # a stage's own kernel of the same name
+        return False
+    m = re.search(r"(?:^|::|\s)(\w+)\s*(?:[(<]|$)", full)
+    return bool(m) and m.group(1) in RUNNER_KERNEL_NAMES
 
 
 def demangle(name):

@@ -309,7 +309,7 @@ def test_report_block_renders_each_profile(tmp_path):
     md = report_profile.profiles_block(docs, ["naive", "tiled"], str(folder))
     assert "**Profile of tiled/16, float, 4096×4096×4096.**" in md
     assert "| registers / thread | 32 |" in md and "| shared memory / block | 4.0 KiB |" in md
-    assert "97.8% of 100% (limit: registers, warps)" in md and "114 GB/s (3.4% of peak)" in md
+    assert "99.3% of 100% (limit: registers, warps)" in md and "847 GB/s (25.3% of peak)" in md
     assert "Placeholder" not in md
 
 
@@ -326,3 +326,12 @@ def test_report_block_marks_a_changed_stage_file_and_says_when_there_is_none(tmp
 
 def test_report_template_has_the_profiles_section():
     assert '::: {include="profiles"}' in (ROOT / "report" / "report.md").read_text()
+
+
+def test_the_runners_kernels_are_left_out_of_a_real_h100_profile():
+    """ncu 2025.3 on an H100 prints the runner's fill kernel as "unnamed>::fill_standalone(...)":
+    only the stage's own kernel remains."""
+    text = (ROOT / "tests" / "fixtures" / "profile" / "h100-tiled-16-float.csv").read_text()
+    kernels, missing = ncu_profile.summarize(ncu_profile.parse_raw_csv(text))
+    assert [k["name"] for k in kernels] == ["tiled_kernel<float, 16>"]
+    assert missing == []
