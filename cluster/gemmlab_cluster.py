@@ -422,6 +422,9 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
     known = set(dropbox.students(cfg))
     ext = class_files.load_extensions(cfg, known, class_source(cfg))
     checked.append(f"extensions: {len(ext)}")
+    archive = cfg.similarity_archive()
+    if archive:
+        checked.append("similarity archive: " + ", ".join(f"{p} ({layout})" for p, layout in archive))
     if cfg.file_setting("leaderboard", "aliases") is not None:
         checked.append(f"leaderboard aliases: {len(class_files.load_aliases(cfg, known, class_source(cfg)))}")
     tree = Path(__file__).resolve().parents[1]
@@ -797,7 +800,7 @@ def cmd_similarity(cfg, args):
         out = similarity.run(cfg, sweep, _stage_files(cfg))
     except similarity.SimilarityError as e:
         raise Refused(str(e)) from None
-    print(f"similarity: report {out / 'index.html'}; top pairs {out / 'top-pairs.csv'}")
+    print(f"similarity: report {out / 'index.html'}; groups {out / 'groups.csv'}; pairs {out / 'pairs.csv'}")
     return 0
 
 
