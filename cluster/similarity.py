@@ -326,7 +326,8 @@ def _pair_body(result: StageResult, p: Pair) -> str:
         "pre { font-size: 0.8em; overflow-x: auto; border: 1px solid #ddd; padding: 0.5em; } "
         ".highlight-red { background: #fbb; } .highlight-green { background: #bfb; }</style>"
         f"<p>Stage {esc(result.stage)}, group {p.group}: similarity {_pct(p.similarity)}, "
-        f"{p.matched_tokens} matched tokens. The code both share beyond the handout's stub is highlighted. "
+        f"{p.matched_tokens} matched tokens. The code the two share is highlighted; the score leaves out what the "
+        "handout's stub gives. "
         '<a href="../index.html">Back to the report</a>.</p>'
         f'<div class="pair">{side(p.a, p.similarity_a, p.slices_a, "highlight-red")}'
         f'{side(p.b, p.similarity_b, p.slices_b, "highlight-green")}</div>')
