@@ -380,7 +380,7 @@ sweep-status:  ## (instructors) progress of the latest sweep (SWEEP=name for ano
 # Around the grades (docs/instructor-guide.md): nothing here grades; each reads a sweep's files.
 gradebook-export:  ## (instructors) rebuild a sweep's gradebook and its LMS files, export/canvas.csv and grades.csv (SWEEP=name)
 	$(CLUSTER) gradebook $(if $(SWEEP),--name $(SWEEP))
-similarity:  ## (instructors) similarity report of a sweep's hand-ins, stage by stage: similarity/index.html (SWEEP=name)
+similarity:  ## (instructors) groups of similar hand-ins per stage, the reference and [similarity] archive included: similarity/index.html (SWEEP=name)
 	$(CLUSTER) similarity $(if $(SWEEP),--name $(SWEEP))
 leaderboard:  ## (instructors) the opt-in class leaderboard of a sweep: leaderboard/ (SWEEP=name)
 	$(CLUSTER) leaderboard $(if $(SWEEP),--name $(SWEEP))

@@ -66,7 +66,10 @@ DEFAULTS = {
     ("similarity", "guarantee_threshold"): (30, "runs at least this long are always found (>= noise_threshold)"),
     ("similarity", "report_threshold"): (0.5, "pairs at or above this similarity (0 to 1) are shown side by "
                                          "side, copied code highlighted, in the per-stage reports"),
-    ("similarity", "top_pairs"): (10, "pairs per stage listed in top-pairs.csv and on the index page"),
+    ("similarity", "top_pairs"): (10, "most pairs shown per group of similar hand-ins (index page and side-by-side "
+                                  "pages); every group is shown"),
+    ("similarity", "archive"): ([], "earlier terms' hand-ins every hand-in is also compared with: a list of "
+                                "drop boxes (<user>/attempt-*/) or sweep directories (plan.json), relative to course.toml"),
     ("export", "assignment"): ("", "name of the LMS assignment; columns are '<name>: <stage>' and "
                                "'<name>: total'; \"\" = [course] name"),
     ("export", "canvas_roster"): ("", "the course's Canvas gradebook export (CSV), which gives each student's "
@@ -187,6 +190,28 @@ class ClusterConfig:
 
     def setting(self, section: str, key: str):
         return self.settings[f"{section}.{key}"]
+
+    def similarity_archive(self) -> list[tuple[Path, str]]:
+        """[similarity] archive as (directory, layout): "sweep" (a sweep directory, its plan.json naming
+        each student's attempt that counted) or "dropbox" (<user>/attempt-*/ below it). Checked where
+        it is used (make validate, make sweep, make similarity), not on every load: a moved archive
+        must not stop the students' `make submit`. ConfigError names the entry and what was found."""
+        out = []
+        for raw in self.setting("similarity", "archive"):
+            p = Path(os.path.expanduser(raw))
+            p = p if p.is_absolute() else self.root / p
+            where = f"{_where(self.path, 'similarity', 'archive')}: {raw!r}"
+            if not p.is_dir():
+                raise ConfigError(f"{where}: {p} {'is not a directory' if p.exists() else 'does not exist'}; "
+                                  "name an earlier term's drop box or sweep directory, or take the entry out")
+            if (p / "plan.json").is_file():
+                out.append((p, "sweep"))
+            elif any(q.is_dir() and re.match(r"^attempt-\d+-", q.name) for q in p.glob("*/attempt-*")):
+                out.append((p, "dropbox"))
+            else:
+                raise ConfigError(f"{where}: {p} is neither a sweep directory (no plan.json) nor a drop box "
+                                  "(no <user>/attempt-*/ directories in it)")
+        return out
 
     def file_setting(self, section: str, key: str) -> Path | None:
         """A path-valued setting, relative to course.toml's directory; None when it is \"\"."""

@@ -299,7 +299,7 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
     job = os.environ.get("SLURM_JOB_ID")
     if job:
         done = grading._read_json(attempt_path / "grading" / "outcome.json")
-        if done and done.get("job_id") == job and done.get("status") not in grading.RETRIED:
+        if done and done.get("job_id") == job and done.get("status") not in grading.SWEEP_RETRIES:
             return done  # an earlier start of this job published it, then its node failed: not twice
         for stale in attempt_path.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
             shutil.rmtree(stale, ignore_errors=True)
@@ -323,7 +323,7 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
 def cmd_grade_attempt(cfg, args):
     outcome = grade_attempt(cfg, Path(args.attempt))
     print(f"grade-attempt: {outcome['status']}: {outcome.get('message', '')}")
-    return 1 if outcome["status"] in grading.RETRIED else 0
+    return 1 if outcome["status"] in grading.FAILED else 0
 
 
 def _acting_user(args):
@@ -422,6 +422,9 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
     known = set(dropbox.students(cfg))
     ext = class_files.load_extensions(cfg, known, class_source(cfg))
     checked.append(f"extensions: {len(ext)}")
+    archive = cfg.similarity_archive()
+    if archive:
+        checked.append("similarity archive: " + ", ".join(f"{p} ({layout})" for p, layout in archive))
     if cfg.file_setting("leaderboard", "aliases") is not None:
         checked.append(f"leaderboard aliases: {len(class_files.load_aliases(cfg, known, class_source(cfg)))}")
     tree = Path(__file__).resolve().parents[1]
@@ -576,8 +579,29 @@ def plan_sweep(cfg, when=None) -> list[dict]:
     return entries
 
 
-def cmd_sweep(cfg, args):
+def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False) -> tuple[list[dict], collections.Counter]:
+    """The tasks of a sweep run: each planned attempt (of `students`, if given) without a result in
+    place, or whose result is one of grading.SWEEP_RETRIES (error, no_gpu), or every one with force.
+    Also returns how many of them are graded again, by their earlier status."""
     import gradebook  # staff only: not in the handout
+    todo, again = [], collections.Counter()
+    for e in entries:
+        if students and e["student"] not in students:
+            continue
+        # the attempt that counts, and for an integrity case also the intact one a person may choose
+        for graded in [e] if e.get("digest") else []:
+            for g in [graded] + ([graded["intact"]] if graded.get("intact") else []):
+                outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
+                if outcome and outcome.get("status") not in grading.SWEEP_RETRIES and not force:
+                    continue
+                if outcome and not force:
+                    again[outcome.get("status")] += 1
+                todo.append(dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"],
+                                 force=bool(force and outcome)))
+    return todo, again
+
+
+def cmd_sweep(cfg, args):
     sweep = sweep_dir(cfg, args.name)
     sweep.mkdir(parents=True, exist_ok=True)
     runs = _runs(sweep)
@@ -601,25 +625,15 @@ def cmd_sweep(cfg, args):
         "schema": "gemmlab.sweep-plan/1", "sweep": args.name, "course": cfg.course, "created": dropbox.iso(now()),
         "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
         "students": entries})
-    todo = []
-    for e in entries:
-        if args.student and e["student"] not in args.student:
-            continue
-        # the attempt that counts, and for an integrity case also the intact one a person may choose
-        for graded in [e] if e.get("digest") else []:
-            for g in [graded] + ([graded["intact"]] if graded.get("intact") else []):
-                outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
-                if outcome and outcome.get("status") not in grading.RETRIED and not args.force:
-                    continue
-                todo.append(dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"],
-                                 force=bool(args.force and outcome)))
+    todo, again = sweep_todo(sweep, entries, args.student, args.force)
     missing = [s for s in (args.student or []) if s not in {e["student"] for e in entries}]
     if missing:
         raise Refused(f"no such student in the drop box or roster: {', '.join(missing)}")
     counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("selected", "missing", "not_counted")}
     print(f"sweep {args.name}: {len(entries)} student(s): {counts['selected']} with an attempt that counts, "
           f"{counts['missing']} without any, {counts['not_counted']} with none that counts; "
-          f"{len(todo)} to grade, {counts['selected'] - len(todo)} already graded for the same attempt")
+          f"{len(todo)} to grade, {counts['selected'] - len(todo)} already graded for the same attempt"
+          + (f" (graded again, their earlier result: {', '.join(f'{n} {s}' for s, n in sorted(again.items()))})" if again else ""))
     still_open = [e for e in entries if e.get("open_until")]
     if still_open:
         last = max(e["open_until"] for e in still_open)
@@ -657,7 +671,7 @@ def cmd_sweep(cfg, args):
     for i in range(len(todo)):
         outcome = run_task(cfg, sweep, run.name, i)
         print(f"  [{i + 1}/{len(todo)}] {todo[i]['student']}: {outcome['status']}", flush=True)
-        failed += outcome["status"] in grading.RETRIED
+        failed += outcome["status"] in grading.FAILED
     return cmd_gradebook(cfg, argparse.Namespace(sweep=str(sweep))) or (1 if failed else 0)
 
 
@@ -676,7 +690,7 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
     final = gradebook.grade_dir(sweep, t["student"], t["digest"])
     start = _record_start(sweep / "runs" / run, index, t)
     done = grading._read_json(final / "outcome.json")
-    if done and done.get("status") not in grading.RETRIED and (
+    if done and done.get("status") not in grading.SWEEP_RETRIES and (
             not t.get("force") or (done.get("run") == run and done.get("task") == index)):
         _record_end(start, "kept the result already in place", done)
         return done  # graded already (by an earlier run, or an earlier start of this task): never twice
@@ -698,10 +712,10 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
             outcome = grading.grade_into(cfg, path / "files", tmp, meta, say=lambda *_: None)
         now_there = grading._read_json(final / "outcome.json")
         if now_there and now_there.get("run") == run and now_there.get("task") == index \
-                and now_there.get("status") not in grading.RETRIED:
+                and now_there.get("status") not in grading.SWEEP_RETRIES:
             published = False  # another start of this task (a requeue) got there first
         else:
-            replace = bool(t.get("force")) or bool(now_there and now_there.get("status") in grading.RETRIED)
+            replace = bool(t.get("force")) or bool(now_there and now_there.get("status") in grading.SWEEP_RETRIES)
             published = grading.publish(tmp, final, replace=replace)
         if not published:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -740,7 +754,7 @@ def _record_end(path: Path, what: str, outcome: dict):
 def cmd_sweep_task(cfg, args):
     outcome = run_task(cfg, Path(args.sweep), args.run, args.task)
     print(f"sweep-task {args.task}: {outcome['student']}: {outcome['status']}: {outcome.get('message', '')}")
-    return 1 if outcome["status"] in grading.RETRIED else 0
+    return 1 if outcome["status"] in grading.FAILED else 0
 
 
 def cmd_gradebook(cfg, args):
@@ -786,7 +800,7 @@ def cmd_similarity(cfg, args):
         out = similarity.run(cfg, sweep, _stage_files(cfg))
     except similarity.SimilarityError as e:
         raise Refused(str(e)) from None
-    print(f"similarity: report {out / 'index.html'}; top pairs {out / 'top-pairs.csv'}")
+    print(f"similarity: report {out / 'index.html'}; groups {out / 'groups.csv'}; pairs {out / 'pairs.csv'}")
     return 0
 
 
@@ -901,7 +915,7 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
                     for i in range(int(lo), int(hi or lo) + 1):
                         in_queue[i] = state
     counts = {"done": 0, "running": 0, "queued": 0, "failed": 0}
-    failed = []
+    failed, no_gpu = [], []
     task_of = {(t["student"], t["digest"]): i for i, t in enumerate(tasks)}
     for e in plan["students"]:
         if not e.get("digest"):
@@ -913,8 +927,10 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
             counts["running"] += 1
         elif state:
             counts["queued"] += 1
-        elif outcome and outcome.get("status") not in grading.RETRIED:
+        elif outcome and outcome.get("status") not in grading.FAILED:
             counts["done"] += 1
+            if outcome.get("status") in grading.SWEEP_RETRIES:
+                no_gpu.append(e["student"])
         else:
             counts["failed"] += 1
             failed.append(e["student"])
@@ -923,6 +939,9 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
           ", ".join(f"{k} {v}" for k, v in counts.items()) + f" (of {total} graded attempts)")
     if failed:
         print(f"  failed or not graded: {', '.join(failed)}; `make sweep` grades them again")
+    if no_gpu:
+        print(f"  no GPU on the node: {len(no_gpu)} ({', '.join(no_gpu[:8])}{' ...' if len(no_gpu) > 8 else ''}); "
+              "once the node is fixed, `make sweep` grades them again")
     for line in _restart_lines(runs, {(r.name, int(i)) for r in runs[-1:] for i, st in in_queue.items()
                                       if st == "RUNNING"}):
         print(line)
@@ -930,7 +949,7 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     for e in plan["students"]:
         o = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json") \
             if e.get("digest") else None
-        if o and o.get("status") not in grading.RETRIED:
+        if o and o.get("status") not in grading.FAILED:
             where[(o.get("node") or o.get("host") or "?", gradebook.gpu_label(o) or "GPU unknown")] += 1
     if where:
         print("  graded on: " + ", ".join(f"{node} ({gpu}) {n}" for (node, gpu), n in sorted(where.items())))

@@ -27,6 +27,11 @@ Outcome statuses (outcome.json, schema gemmlab.cluster-outcome/1):
                stages are `rejected` in results.json and every other stage is graded
   tampered     the attempt's files do not match its manifest (a result: not retried)
   error        the grading itself failed (grader crash, missing results): retried by the next sweep
+
+A sweep grades an attempt again when its result in place is one of SWEEP_RETRIES: the next `make
+sweep`, a requeued start of the same task and a requeued submit job all do. `no_gpu` is among them:
+it says the node was broken, not what the hand-in is worth, so once the node is fixed a plain sweep
+regrades those students (the old result is kept beside the new one, <hash>.replaced-<time>).
 """
 import datetime as dt
 import errno
@@ -47,7 +52,10 @@ from pathlib import Path
 from dropbox import fingerprint, iso, sha256_file
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
-RETRIED = ("error",)
+# The statuses a grading job fails with (exit 1; `sweep-status` counts them failed).
+FAILED = ("error",)
+# The statuses a sweep grades again: every keep-or-replace decision reads this one tuple.
+SWEEP_RETRIES = FAILED + ("no_gpu",)
 # Test hook: seconds to wait between writing results and publishing them, so a test can kill a
 # task at the worst moment and prove that nothing partial is left. Never set it in a course.
 HOLD_ENV = "GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH"

@@ -1,31 +1,43 @@
 """similarity.py — the similarity report of a sweep (`make similarity SWEEP=final`).
 
-Every pair of students' files of one stage is compared by copydetect (PyPI), a winnowing
-fingerprint checker after MOSS: code is tokenized by Pygments' CUDA lexer, identifiers become one
-letter (so renaming variables changes nothing), and fingerprints do not depend on where code sits in
-the file (so reordering functions changes little). The handout's stub of each stage — the trusted
-tree's student/<stage>.cu, the registry's stage files — is boilerplate: what every student was given
-never counts as shared. The files compared are those of each student's attempt that counts, as the
-sweep's plan.json names it.
+Each stage's files are compared by copydetect (PyPI), a winnowing fingerprint checker after MOSS:
+code is tokenized by Pygments' CUDA lexer, identifiers become one letter (so renaming variables
+changes nothing), and fingerprints do not depend on where code sits in the file (so reordering
+functions changes little). Compared, stage by stage:
+  * every student's file of the attempt that counts (as the sweep's plan.json names it) with every
+    other student's;
+  * every student's file with the instructor's solution, reference/<stage>.cu of the trusted tree
+    (a student who hands in the reference, or a close copy, is found even if nobody else copied it);
+  * every student's file with the hand-ins of earlier terms, [similarity] archive (a drop box, each
+    student's latest attempt not withdrawn; or a sweep directory, each attempt its plan counted).
+    The reference and the archive are compared with the students only, never with each other.
+The handout's stub of each stage (the trusted tree's student/<stage>.cu) is boilerplate: what every
+student was given never counts as shared, and a file identical to the stub is not compared at all.
+A stage the handout gives complete — its stub has no TODO(student): task, like the naive baseline —
+is not compared: there is nothing of the students' own in it.
+
+Hand-ins connected by similarity at or above [similarity] report_threshold form one group (the
+connected components of those pairs): five students who share one file are one group of five, not
+ten rows. Every group is shown; top_pairs bounds the pairs shown inside a group.
 
 Writes <sweep>/similarity/ (replaced as a whole, atomically):
-  index.html      per stage, the most similar pairs and a plot of every pair's score
-  top-pairs.csv   the same pairs: stage, rank, student_a, student_b, similarity, similarity_a,
-                  similarity_b, matched_tokens, report (the stage's report when the pair is in it)
-  <stage>.html    copydetect's report of the stage: pairs at or above [similarity] report_threshold
-                  side by side, the shared code highlighted
+  index.html      per stage, its groups, each with its most similar pairs, and a plot of every pair
+  groups.csv      stage, group, size, students, members, similarity (the group's highest pair)
+  pairs.csv       every pair that shares code beyond the stub: stage, group (if in one), a, kind_a,
+                  b, kind_b, similarity, similarity_a, similarity_b, matched_tokens, page
+  <stage>/<a>--<b>.html   one pair side by side, the shared code highlighted (each pair shown in a group)
 
-A pair's similarity is the larger of the two shares: the part of student A's own code (stub left
-out) that also appears in B's, and the part of B's that appears in A's. It says where to look, not
-that anyone copied: read the pairs side by side.
+A pair's similarity is the larger of the two shares: the part of A's own code (stub left out) that
+also appears in B's, and the part of B's that appears in A's. It says where to look, not that
+anyone copied: read the pair side by side.
 """
 import datetime as dt
 import json
 import os
+import re
 import secrets
 import shutil
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import staff_pages
@@ -33,28 +45,55 @@ from staff_pages import esc
 
 import matplotlib.pyplot as plt  # noqa: E402  (after staff_pages chose the Agg backend)
 
-CSV_COLUMNS = ["stage", "rank", "student_a", "student_b", "similarity", "similarity_a", "similarity_b",
-               "matched_tokens", "report"]
+PAIR_COLUMNS = ["stage", "group", "a", "kind_a", "b", "kind_b", "similarity", "similarity_a", "similarity_b",
+                "matched_tokens", "page"]
+GROUP_COLUMNS = ["stage", "group", "size", "students", "members", "similarity"]
 FLAG_COLOR = "#d62728"   # pairs at or above the report threshold, in the plot and the tables
 PAIR_COLOR = "#1f77b4"
+TODO_TAG = "TODO(student):"  # the one tag of student tasks (grader/scripts/handout.py): a stub without it is complete
+REFERENCE = "reference"      # the label of the instructor's solution
 
 
 class SimilarityError(Exception):
     """The report cannot be made; the message says why and what to do."""
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One file compared: a student's (label: the user name), the reference's, or an archived one
+    (label: <archive>/<user>, never a user name)."""
+    label: str
+    kind: str     # "student", "reference" or "archive"
+    path: Path
+
+
 @dataclass
 class Pair:
     stage: str
-    student_a: str
-    student_b: str
+    a: Entry
+    b: Entry
     similarity_a: float   # share of A's code (stub left out) found in B's
     similarity_b: float
     matched_tokens: int
+    slices_a: object = None   # where the shared code is, in A's and B's text (copydetect's slices)
+    slices_b: object = None
+    group: int = 0            # the group it belongs to (0: none)
+    page: str = ""            # its side-by-side page, relative to the report directory
 
     @property
     def similarity(self) -> float:
         return max(self.similarity_a, self.similarity_b)
+
+
+@dataclass
+class StageResult:
+    stage: str
+    pairs: list[Pair]                     # every pair compared, most similar first
+    groups: list[list[Entry]] = field(default_factory=list)
+    code: dict = field(default_factory=dict)   # path -> the text copydetect compared
+    notes: list[str] = field(default_factory=list)
+    students: int = 0                     # students' files compared
+    as_stub: int = 0                      # students' files identical to the stub (not compared)
 
 
 def _copydetect():
@@ -80,42 +119,111 @@ def hand_ins(sweep: Path) -> tuple[dict[str, Path], dict]:
     return out, plan
 
 
-def compare_stage(stage_file: str, stub: Path, files: dict[str, Path], settings: dict,
-                  report: Path | None) -> tuple[list[Pair], list[str]]:
-    """Every pair of `files` (student -> path of their stage file) compared with the stub as
-    boilerplate; the pairs sorted most similar first, and notes on files that could not be read.
-    Writes copydetect's side-by-side report to `report` when given."""
+def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict[str, Path], list[str]]:
+    """<archive>/<user> -> the files/ directory of an earlier term's hand-in, and notes. A sweep
+    directory gives the attempt its plan counted; a drop box each user's latest attempt not withdrawn.
+    <archive> is the directory's last two path components (e.g. 2025-fall/dropbox)."""
+    import dropbox
+    out, notes, names = {}, [], set()
+    for path, layout in archive:
+        name = "/".join(path.resolve().parts[-2:])
+        while name in names:
+            name += "+"
+        names.add(name)
+        if layout == "sweep":
+            dirs, _ = hand_ins(path)
+        else:
+            dirs = {}
+            for user in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                kept = [a for a in dropbox.list_attempts(user) if not a.withdrawn]
+                if kept:
+                    dirs[user.name] = kept[-1].path / "files"
+        gone = sorted(s for s, d in dirs.items() if not d.is_dir())
+        if gone:
+            notes.append(f"archive {path}: the hand-ins of {', '.join(gone)} are no longer where its plan says")
+        out.update({f"{name}/{s}": d for s, d in dirs.items() if d.is_dir()})
+    return out, notes
+
+
+def given_complete(stub: Path) -> bool:
+    """The handout gives this stage complete (the naive baseline): its stub carries no student task."""
+    return TODO_TAG not in stub.read_text(errors="replace")
+
+
+def compare_stage(stage_file: str, stub: Path, entries: list[Entry], settings: dict) -> StageResult:
+    """Every student's file with every other student's and with every reference and archive entry,
+    the stub as boilerplate; files identical to the stub are left out. Pairs most similar first,
+    then grouped: connected components of the pairs at or above report_threshold."""
     copydetect = _copydetect()
     stage = Path(stage_file).stem
+    result = StageResult(stage, [])
+    stub_bytes = stub.read_bytes()
+    kept = []
+    for e in entries:
+        if e.path.read_bytes() == stub_bytes:
+            result.as_stub += e.kind == "student"
+        else:
+            kept.append(e)
+    students = [e for e in kept if e.kind == "student"]
+    others = [e for e in kept if e.kind != "student"]
+    result.students = len(students)
+    if not students or len(students) + len(others) < 2:
+        return result
     detector = copydetect.CopyDetector(
         noise_t=settings["noise_threshold"], guarantee_t=settings["guarantee_threshold"],
-        display_t=settings["report_threshold"], autoopen=False, silent=True,
-        out_file=str(report or Path(os.devnull).with_suffix(".html")))
-    order = sorted(files)
-    for student in order:
-        detector.add_file(str(files[student]))
+        display_t=settings["report_threshold"], autoopen=False, silent=True, out_file=os.devnull)
+    for e in students:
+        detector.add_file(str(e.path), "testref")
+    for e in others:
+        detector.add_file(str(e.path), "ref")
     detector.add_file(str(stub), "boilerplate")
-    notes = []
-    if len(order) >= 2:
-        detector.run()
-    pairs = []
+    detector.run()
     matrix, tokens = detector.similarity_matrix, detector.token_overlap_matrix
-    index = {path: i for i, path in enumerate(detector.test_files)}
-    for a_pos, a in enumerate(order):
-        for b in order[a_pos + 1:]:
-            i, j = index[str(files[a])], index[str(files[b])]
-            if len(order) < 2 or matrix[i, j][0] < 0:
+    test_index = {path: i for i, path in enumerate(detector.test_files)}
+    ref_index = {path: i for i, path in enumerate(detector.ref_files)}
+    for e in kept:
+        if str(e.path) not in detector.file_data:
+            result.notes.append(f"{stage}: {e.label}'s {stage_file} is not UTF-8 text; not compared")
+    for a_pos, a in enumerate(students):
+        for b in students[a_pos + 1:] + others:
+            i, j = test_index[str(a.path)], ref_index[str(b.path)]
+            if matrix[i, j][0] < 0:
                 continue
-            pairs.append(Pair(stage, a, b, float(matrix[i, j][0]), float(matrix[i, j][1]), int(tokens[i, j])))
-    for student in order:
-        if str(files[student]) not in detector.file_data and len(order) >= 2:
-            notes.append(f"{stage}: {student}'s {stage_file} is not UTF-8 text; not compared")
-    pairs.sort(key=lambda p: (-p.similarity, -p.matched_tokens, p.student_a, p.student_b))
-    if report is not None and len(order) >= 2:
-        with warnings.catch_warnings():  # copydetect 0.5 reads its template with a deprecated call
-            warnings.simplefilter("ignore", DeprecationWarning)
-            staff_pages.write_atomic(report, detector.generate_html_report(output_mode="return"))
-    return pairs, notes
+            slices = detector.slice_matrix.get((str(a.path), str(b.path)))
+            if slices is None and (str(b.path), str(a.path)) in detector.slice_matrix:
+                slices = detector.slice_matrix[(str(b.path), str(a.path))][::-1]
+            result.pairs.append(Pair(stage, a, b, float(matrix[i, j][0]), float(matrix[i, j][1]),
+                                     int(tokens[i, j]), *(slices or (None, None))))
+    result.code = {path: data.raw_code for path, data in detector.file_data.items()}
+    result.pairs.sort(key=lambda p: (-p.similarity, -p.matched_tokens, p.a.label, p.b.label))
+    result.groups = group(result.pairs, settings["report_threshold"])
+    return result
+
+
+def group(pairs: list[Pair], threshold: float) -> list[list[Entry]]:
+    """The connected components of the pairs at or above the threshold, most similar group first;
+    sets each such pair's group number (1, 2, ...)."""
+    parent = {}
+
+    def root(e):
+        while parent.setdefault(e, e) != e:
+            parent[e] = parent[parent[e]]
+            e = parent[e]
+        return e
+    flagged = [p for p in pairs if p.similarity >= threshold and p.similarity > 0]
+    for p in flagged:
+        parent[root(p.a)] = root(p.b)
+    members, best = {}, {}
+    for p in flagged:  # most similar first: a group's first pair is its best
+        r = root(p.a)
+        best.setdefault(r, p)
+        members.setdefault(r, set()).update((p.a, p.b))
+    order = sorted(members, key=lambda r: (-best[r].similarity, best[r].a.label, best[r].b.label))
+    number = {r: n for n, r in enumerate(order, 1)}
+    for p in flagged:
+        p.group = number[root(p.a)]
+    kinds = {"student": 0, "reference": 1, "archive": 2}
+    return [sorted(members[r], key=lambda e: (kinds[e.kind], e.label)) for r in order]
 
 
 def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
@@ -124,34 +232,45 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
     settings = {k: cfg.setting("similarity", k)
                 for k in ("noise_threshold", "guarantee_threshold", "report_threshold", "top_pairs")}
     dirs, plan = hand_ins(sweep)
-    if len(dirs) < 2:
-        raise SimilarityError(f"{sweep}/plan.json names {len(dirs)} student(s) with an attempt that counts: "
-                              "nothing to compare")
+    archive, notes = archive_hand_ins(cfg.similarity_archive())
+    if not dirs:
+        raise SimilarityError(f"{sweep}/plan.json names no student with an attempt that counts: nothing to compare")
     tmp = sweep / f".similarity-tmp-{os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
-        by_stage, notes = {}, []
+        results, skipped = [], []
         for stage_file in stage_files:
             stage = Path(stage_file).stem
-            files = {s: d / stage_file for s, d in dirs.items() if (d / stage_file).is_file()}
-            missing = sorted(set(dirs) - set(files))
+            stub = cfg.grader_dir / "student" / stage_file
+            if given_complete(stub):
+                skipped.append(stage)
+                say(f"similarity: {stage}: given complete in the handout (no {TODO_TAG} in its stub): not compared")
+                continue
+            entries = [Entry(s, "student", d / stage_file) for s, d in sorted(dirs.items()) if (d / stage_file).is_file()]
+            missing = sorted(set(dirs) - {e.label for e in entries})
             if missing:
                 notes.append(f"{stage}: no {stage_file} in the attempt of {', '.join(missing)}")
-            stub = cfg.grader_dir / "student" / stage_file
-            pairs, stage_notes = compare_stage(stage_file, stub, files, settings, tmp / f"{stage}.html")
-            by_stage[stage] = pairs
-            notes += stage_notes
-            say(f"similarity: {stage}: {len(files)} file(s), {len(pairs)} pair(s), "
-                + (f"most similar {pairs[0].student_a}–{pairs[0].student_b} {pairs[0].similarity:.0%}"
-                   if pairs and pairs[0].similarity > 0 else "no code shared beyond the stub"))
-        top = {stage: [p for p in pairs if p.similarity > 0][:settings["top_pairs"]]
-               for stage, pairs in by_stage.items()}
-        _write_csv(tmp / "top-pairs.csv", top, settings["report_threshold"])
-        png = _plot(by_stage, settings["report_threshold"])
+            reference = cfg.grader_dir / "reference" / stage_file
+            if reference.is_file():
+                entries.append(Entry(REFERENCE, "reference", reference))
+            entries += [Entry(label, "archive", d / stage_file) for label, d in sorted(archive.items())
+                        if (d / stage_file).is_file()]
+            result = compare_stage(stage_file, stub, entries, settings)
+            _write_pair_pages(tmp, result, settings["top_pairs"])
+            results.append(result)
+            notes += result.notes
+            best = {p.group: p.similarity for p in reversed(result.pairs) if p.group}
+            say(f"similarity: {stage}: {result.students} file(s) compared ({result.as_stub} as handed out), "
+                f"{len(result.pairs)} pair(s), {len(result.groups)} group(s) at or above "
+                f"{_pct(settings['report_threshold'])}" + "".join(
+                    f"\n  group {n}: {', '.join(e.label for e in members)} (up to {_pct(best[n])})"
+                    for n, members in enumerate(result.groups, 1)))
+        _write_csvs(tmp, results)
+        png = _plot(results, settings["report_threshold"])
         staff_pages.write_atomic(tmp / "similarity.png", png)
         title = f"Similarity report: {cfg.course} / {sweep.name}"
         staff_pages.write_atomic(tmp / "index.html", staff_pages.page(title, _index_body(
-            top, by_stage, settings, len(dirs), notes, png, copydetect.__version__, plan)))
+            results, skipped, settings, len(dirs), len(archive), notes, png, copydetect.__version__, plan)))
         staff_pages.replace_dir(tmp, sweep / "similarity")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -163,26 +282,83 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _write_csv(path: Path, top: dict[str, list[Pair]], threshold: float):
+def _file_name(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", label)
+
+
+def shown(result: StageResult, top_pairs: int) -> dict[int, list[Pair]]:
+    """group number -> the pairs shown in it: its most similar pairs at or above the threshold, top_pairs at most."""
+    out = {n: [] for n in range(1, len(result.groups) + 1)}
+    for p in result.pairs:
+        if p.group and len(out[p.group]) < top_pairs:
+            out[p.group].append(p)
+    return out
+
+
+def _write_pair_pages(out: Path, result: StageResult, top_pairs: int):
+    """<stage>/<a>--<b>.html for every pair shown in a group: the two files side by side."""
+    for pairs in shown(result, top_pairs).values():
+        for p in pairs:
+            p.page = f"{result.stage}/{_file_name(p.a.label)}--{_file_name(p.b.label)}.html"
+            (out / result.stage).mkdir(exist_ok=True)
+            staff_pages.write_atomic(out / p.page, staff_pages.page(
+                f"{result.stage}: {p.a.label} and {p.b.label}, {_pct(p.similarity)} similar", _pair_body(result, p)))
+
+
+def _highlighted(code: str, slices, css: str) -> str:
+    if slices is None or getattr(slices, "shape", (0, 0))[-1] == 0:
+        return esc(code)
+    from copydetect.utils import highlight_overlap
+    marked, _ = highlight_overlap(code, slices, f"<span class='{css}'>", "</span>", escape_html=True)
+    return marked
+
+
+def _pair_body(result: StageResult, p: Pair) -> str:
+    def side(e: Entry, share: float, slices, css: str) -> str:
+        what = {"student": "student", "reference": "the instructor's solution",
+                "archive": "an earlier term's hand-in"}[e.kind]
+        code = result.code.get(str(e.path), "")
+        return (f'<div class="side"><h2>{esc(e.label)} <small>({esc(what)})</small></h2>'
+                f"<p>{_pct(share)} of this file's own code is found in the other. <code>{esc(e.path)}</code></p>"
+                f"<pre>{_highlighted(code, slices, css)}</pre></div>")
+    return (
+        "<style>.pair { display: flex; gap: 1em; } .side { flex: 1; min-width: 0; } "
+        "pre { font-size: 0.8em; overflow-x: auto; border: 1px solid #ddd; padding: 0.5em; } "
+        ".highlight-red { background: #fbb; } .highlight-green { background: #bfb; }</style>"
+        f"<p>Stage {esc(result.stage)}, group {p.group}: similarity {_pct(p.similarity)}, "
+        f"{p.matched_tokens} matched tokens. The code the two share is highlighted; the score leaves out what the "
+        "handout's stub gives. "
+        '<a href="../index.html">Back to the report</a>.</p>'
+        f'<div class="pair">{side(p.a, p.similarity_a, p.slices_a, "highlight-red")}'
+        f'{side(p.b, p.similarity_b, p.slices_b, "highlight-green")}</div>')
+
+
+def _write_csvs(out: Path, results: list[StageResult]):
     import csv
     import io
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for stage, pairs in top.items():
-        for rank, p in enumerate(pairs, 1):
-            w.writerow([stage, rank, p.student_a, p.student_b, f"{p.similarity:.3f}", f"{p.similarity_a:.3f}",
-                        f"{p.similarity_b:.3f}", p.matched_tokens, f"{stage}.html" if p.similarity >= threshold else ""])
-    staff_pages.write_atomic(path, out.getvalue())
+    pairs, groups = io.StringIO(), io.StringIO()
+    wp, wg = csv.writer(pairs, lineterminator="\n"), csv.writer(groups, lineterminator="\n")
+    wp.writerow(PAIR_COLUMNS)
+    wg.writerow(GROUP_COLUMNS)
+    for r in results:
+        for p in r.pairs:
+            if p.similarity > 0:
+                wp.writerow([r.stage, p.group or "", p.a.label, p.a.kind, p.b.label, p.b.kind, f"{p.similarity:.3f}",
+                             f"{p.similarity_a:.3f}", f"{p.similarity_b:.3f}", p.matched_tokens, p.page])
+        for n, members in enumerate(r.groups, 1):
+            best = next(p for p in r.pairs if p.group == n)
+            wg.writerow([r.stage, n, len(members), sum(e.kind == "student" for e in members),
+                         " ".join(e.label for e in members), f"{best.similarity:.3f}"])
+    staff_pages.write_atomic(out / "pairs.csv", pairs.getvalue())
+    staff_pages.write_atomic(out / "groups.csv", groups.getvalue())
 
 
-def _plot(by_stage: dict[str, list[Pair]], threshold: float) -> bytes:
+def _plot(results: list[StageResult], threshold: float) -> bytes:
     """One row per stage: every pair's similarity as a dot; pairs at or above the threshold in red."""
-    stages = list(by_stage)
+    stages = [r.stage for r in results]
     fig, ax = plt.subplots(figsize=(9, 0.7 * len(stages) + 1.6))
-    for row, stage in enumerate(stages):
-        pairs = by_stage[stage]
-        for k, p in enumerate(pairs):
+    for row, r in enumerate(results):
+        for k, p in enumerate(r.pairs):
             jitter = ((k * 7919) % 11 - 5) / 40  # deterministic spread so equal scores stay visible
             flagged = p.similarity >= threshold
             ax.scatter([p.similarity], [row + jitter], s=60 if flagged else 18, zorder=3 if flagged else 2,
@@ -192,8 +368,8 @@ def _plot(by_stage: dict[str, list[Pair]], threshold: float) -> bytes:
     ax.set_ylim(-0.7, len(stages) - 0.3)
     ax.invert_yaxis()  # the first stage on top, as on the page
     ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel("similarity of a pair (share of a student's own code found in the other's)")
-    ax.set_title(f"Every pair of students, per stage (dashed: report threshold {threshold:.0%})")
+    ax.set_xlabel("similarity of a pair (share of one file's own code found in the other)")
+    ax.set_title(f"Every pair compared, per stage (dashed: report threshold {threshold:.0%})")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     png = staff_pages.png_bytes(fig)
@@ -201,35 +377,47 @@ def _plot(by_stage: dict[str, list[Pair]], threshold: float) -> bytes:
     return png
 
 
-def _index_body(top, by_stage, settings, n_students, notes, png, version, plan) -> str:
-    threshold = settings["report_threshold"]
+def _index_body(results, skipped, settings, n_students, n_archive, notes, png, version, plan) -> str:
+    threshold, top_pairs = settings["report_threshold"], settings["top_pairs"]
     parts = [
-        f'<p>{n_students} students with an attempt that counts (sweep plan of {esc(plan.get("created", ""))}). '
+        f'<p>{n_students} students with an attempt that counts (sweep plan of {esc(plan.get("created", ""))}), '
+        f"each also compared with the instructor's solution (<code>reference/</code>)"
+        + (f" and {n_archive} hand-in(s) of earlier terms" if n_archive else "") + ". "
         f"Files compared by copydetect {esc(version)} (winnowing; noise threshold "
         f"{settings['noise_threshold']}, guarantee threshold {settings['guarantee_threshold']}); the handout's "
-        "stub of each stage is left out as boilerplate. A pair's similarity is the larger share of one "
-        "student's own code that also appears in the other's. It tells where to look, not that anyone "
-        "copied: open the stage's report and read the pair side by side.</p>",
+        "stub of each stage is left out as boilerplate, and a file identical to it is not compared. A pair's "
+        "similarity is the larger share of one file's own code that also appears in the other's. Files "
+        f"connected by pairs at or above {_pct(threshold)} form one group; each group lists its most similar "
+        f"pairs ({top_pairs} at most), each with its own side-by-side page. A high score tells where to look, "
+        "not that anyone copied: read the pair side by side.</p>",
         staff_pages.img(png, "similarity of every pair, per stage", "similarity-plot"),
     ]
-    for stage, pairs in top.items():
-        parts.append(f"<h2>{esc(stage)}</h2>")
-        total = len(by_stage[stage])
-        if not pairs:
-            parts.append(f"<p>{total} pair(s) compared; none shares code beyond the stub.</p>")
-            continue
-        flagged = sum(p.similarity >= threshold for p in by_stage[stage])
-        report = staff_pages.link(f"{stage}.html", f"{stage}.html") if flagged else "—"
-        parts.append(f"<p>{total} pair(s) compared; {flagged} at or above {_pct(threshold)}, shown side "
-                     f"by side in <a href=\"{esc(stage)}.html\">{esc(stage)}.html</a>.</p>" if flagged else
-                     f"<p>{total} pair(s) compared; none at or above {_pct(threshold)}.</p>")
-        rows = [[rank, p.student_a, p.student_b, _pct(p.similarity), _pct(p.similarity_a), _pct(p.similarity_b),
-                 p.matched_tokens, report if p.similarity >= threshold else ""]
-                for rank, p in enumerate(pairs, 1)]
-        parts.append(staff_pages.table(
-            ["#", "student A", "student B", "similarity", "of A's code", "of B's code", "matched tokens", "report"],
-            rows, numeric=(0, 3, 4, 5, 6), row_class=lambda i, ps=pairs: "flag" if ps[i].similarity >= threshold else "",
-            table_id=f"pairs-{stage}"))
+    if skipped:
+        parts.append(f"<p>Not compared: {esc(', '.join(skipped))} — given complete in the handout "
+                     f"(no <code>{esc(TODO_TAG)}</code> in the stub).</p>")
+    for r in results:
+        parts.append(f'<h2 id="stage-{esc(r.stage)}">{esc(r.stage)}</h2>')
+        parts.append(f"<p>{r.students} student file(s) compared"
+                     + (f"; {r.as_stub} handed in the stub unchanged (not compared)" if r.as_stub else "")
+                     + f"; {len(r.pairs)} pair(s); "
+                     + (f"{len(r.groups)} group(s) at or above {_pct(threshold)}.</p>" if r.groups else
+                        f"none at or above {_pct(threshold)}.</p>"))
+        for n, (members, pairs) in enumerate(zip(r.groups, shown(r, top_pairs).values()), 1):
+            students = [e.label for e in members if e.kind == "student"]
+            others = [e.label for e in members if e.kind != "student"]
+            total = sum(p.group == n for p in r.pairs)
+            parts.append(f'<h3 id="group-{esc(r.stage)}-{n}">Group {n}: {len(students)} student(s): '
+                         f"{esc(', '.join(students))}" + (f" — with {esc(', '.join(others))}" if others else "")
+                         + "</h3>")
+            if total > len(pairs):
+                parts.append(f'<p class="note">the {len(pairs)} most similar of its {total} pairs at or above '
+                             f"{_pct(threshold)}</p>")
+            rows = [[rank, p.a.label, p.b.label, _pct(p.similarity), _pct(p.similarity_a), _pct(p.similarity_b),
+                     p.matched_tokens, staff_pages.link(p.page, "side by side")]
+                    for rank, p in enumerate(pairs, 1)]
+            parts.append(staff_pages.table(
+                ["#", "A", "B", "similarity", "of A's code", "of B's code", "matched tokens", "page"],
+                rows, numeric=(0, 3, 4, 5, 6), row_class=lambda i: "flag", table_id=f"pairs-{r.stage}-{n}"))
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -131,15 +131,29 @@ def wait_for(predicate, timeout, what, poll=1.0):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def check_gradebook(rows, kinds, gpu=False):
-    """One row per student, each with the status its kind must give (on a GPU-less node: no_gpu)."""
+def mark_graded(sweep: Path, students) -> dict[str, dict]:
+    """Rewrites the published grades of these students in a sweep as if a GPU node had graded them
+    (status `graded`; the results stay the GPU-less ones): a result a later sweep keeps, where
+    no_gpu, the only status a GPU-less test node gives, is graded again. Returns student -> outcome."""
+    marked = {}
+    for p in sorted(Path(sweep, "grades").glob("*/*/outcome.json")):
+        if p.parent.parent.name in students and not p.parent.name.startswith(".") and ".replaced-" not in p.parent.name:
+            o = dict(json.loads(p.read_text()), status="graded", message="marked graded by the test")
+            p.write_text(json.dumps(o, indent=2) + "\n")
+            marked[p.parent.parent.name] = o
+    return marked
+
+
+def check_gradebook(rows, kinds, gpu=False, graded=()):
+    """One row per student, each with the status its kind must give (on a GPU-less node: no_gpu;
+    `graded` for the students whose grades the test marked so, mark_graded)."""
     students = [r["student"] for r in rows]
     assert len(students) == len(set(students)), f"duplicate rows: {students}"
     assert sorted(students) == sorted(kinds)
     for r in rows:
         kind = kinds[r["student"]]
         want = EXPECTED_STATUS[kind]
-        if gpu and want == "no_gpu":
+        if (gpu or r["student"] in graded) and want == "no_gpu":
             want = "graded"
         assert r["status"] == want, (r["student"], kind, r["status"], r["message"])
         assert r["late"] == ("yes" if kind == "late" else "" if kind == "missing" else "no"), r

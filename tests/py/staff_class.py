@@ -68,14 +68,16 @@ def splice(stage: str, part: str) -> str:
     return out
 
 
-def hand_in(cfg, base: Path, student: str, solutions: dict[str, str], when=None):
-    """Store an attempt of `student`: the stubs, with solutions {stage: part} spliced in."""
+def hand_in(cfg, base: Path, student: str, solutions: dict[str, str], when=None, texts=None):
+    """Store an attempt of `student`: the stubs, with solutions {stage: part} spliced in; texts:
+    {stage: the whole file} instead, for a stage handed in as it is (e.g. the reference's)."""
     n = len(list((base / "hand-ins").glob(f"{student}-*"))) if (base / "hand-ins").is_dir() else 0
     src = base / "hand-ins" / f"{student}-{n + 1}"
     src.mkdir(parents=True)
     for name in STAGE_FILES:
         stage = Path(name).stem
-        text = splice(stage, solutions[stage]) if stage in solutions else (ROOT / "student" / name).read_text()
+        text = (texts or {}).get(stage) or (splice(stage, solutions[stage]) if stage in solutions
+                                            else (ROOT / "student" / name).read_text())
         (src / name).write_text(text)
     return dropbox.store_attempt(cfg, student, dropbox.collect(cfg, src, None), submitted_at=when)
 

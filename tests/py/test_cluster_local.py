@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from cluster_helpers import (CACHE, check_gradebook, config, hand_in_dir, make_class,
+from cluster_helpers import (CACHE, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, write_config)
 from cluster_helpers import tool as cluster_tool
 
@@ -109,17 +109,28 @@ def test_local_sweep_builds_a_complete_gradebook(course):
     r = tool(cfg_path, "sweep", "--name", "local")
     assert r.returncode == 0, r.stdout + r.stderr
     sweep = cfg.sweeps_dir / "local"
-    rows = read_gradebook(sweep)
-    check_gradebook(rows, kinds)
+    first = read_gradebook(sweep)
+    check_gradebook(first, kinds)
     assert "8 student(s)" in (sweep / "summary.md").read_text()
-    # again: nothing left to grade
+    # again, once every node has a GPU: a grade is kept, a no_gpu one is graded again (the test marks
+    # all but s01's as graded on a GPU; this machine gives no_gpu only)
+    graded = set(mark_graded(sweep, [s for s in kinds if s != "s01"]))
+    assert len(graded) == sum(k != "missing" for k in kinds.values()) - 1
     r = tool(cfg_path, "sweep", "--name", "local")
-    assert "0 to grade" in r.stdout, r.stdout
-    assert read_gradebook(sweep) == rows
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"1 to grade, {len(graded)} already graded for the same attempt (graded again, their earlier " \
+           "result: 1 no_gpu)" in r.stdout, r.stdout
+    (old,) = (sweep / "grades" / "s01").glob("*.replaced-*")
+    assert json.loads((old / "outcome.json").read_text())["status"] == "no_gpu"
+    rows = read_gradebook(sweep)
+    check_gradebook(rows, kinds, graded=graded)
+    assert not [p for p in (sweep / "grades").glob("*/*.replaced-*") if p.parent.name != "s01"]
     # regrading one student replaces their result and keeps the old one beside it
-    r = tool(cfg_path, "sweep", "--name", "local", "--student", "s01", "--force")
+    r = tool(cfg_path, "sweep", "--name", "local", "--student", "s02", "--force")
     assert r.returncode == 0 and "1 to grade" in r.stdout, r.stdout + r.stderr
-    assert len(list((sweep / "grades" / "s01").glob("*.replaced-*"))) == 1
-    assert read_gradebook(sweep) == rows
+    assert len(list((sweep / "grades" / "s02").glob("*.replaced-*"))) == 1
+    after = read_gradebook(sweep)  # s02 is as the first sweep graded it, everyone else as before
+    assert [r for r in after if r["student"] != "s02"] == [r for r in rows if r["student"] != "s02"]
+    assert [r for r in after if r["student"] == "s02"] == [r for r in first if r["student"] == "s02"]
     r = tool(cfg_path, "sweep", "--name", "local", "--student", "nobody")
     assert r.returncode == 1 and "no such student" in r.stderr

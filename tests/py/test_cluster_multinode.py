@@ -7,11 +7,13 @@ what is tested is where and how often every attempt is graded:
 
 - a class of 32 hand-ins spreads over the three nodes (the gradebook's node column);
 - one node is killed mid-sweep (every process in its namespace, then marked DOWN): its tasks are
-  requeued and the gradebook ends complete, every attempt graded exactly once, the restarts shown
-  by `make sweep-status`;
+  requeued and the gradebook ends complete, every attempt graded exactly once (a no_gpu result a
+  requeued start finds is graded again, the old one kept beside it), the restarts shown by
+  `make sweep-status`;
 - a student hands in during the sweep: the sweep grades the attempt it planned, the new one is
   graded by its own job;
-- `scancel` of a whole sweep, then `make sweep` again: only what is missing is graded;
+- `scancel` of a whole sweep, then `make sweep` again: only what is missing, or found no GPU, is
+  graded (the test marks the other first grades as graded on a GPU);
 - the GPU model of every grade is recorded; course.toml pins grading by gres type or by node
   feature (constraint), and a regrade on another model than the first grade is flagged.
 
@@ -32,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from cluster_helpers import (CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
-                             make_class, wait_for, write_config)
+                             make_class, mark_graded, wait_for, write_config)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"
 MN_DIR = "/tmp/gemmlab-slurm-mn"
@@ -140,31 +142,39 @@ def starts(cfg, name, run):
 
 
 def published(cfg, name):
-    """Published grades of a sweep: (student, hash dir) -> outcome."""
+    """Published grades of a sweep in place: (student, hash dir) -> outcome (not the hidden .tmp-*
+    directories of unfinished tasks, nor the <hash>.replaced-<time> results a regrade kept)."""
     return {(p.parent.parent.name, p.parent.name): json.loads(p.read_text())
             for p in (cfg.sweeps_dir / name / "grades").glob("*/*/outcome.json")
-            if not p.parent.name.startswith(".")}
+            if not p.parent.name.startswith(".") and ".replaced-" not in p.parent.name}
 
 
 def assert_exactly_once(cfg, name):
-    """Every planned attempt has one result in place, none replaced, no leftovers, and exactly one
-    start of its task published it."""
+    """Every planned attempt has one result in place, no leftovers, and exactly one start of its
+    task published a grade. A result that says nothing of the hand-in (no_gpu, error:
+    grading.SWEEP_RETRIES) is graded again by the next start that meets it — a requeue or a later
+    run — and kept beside the new one: those are the only results replaced, each by the start that
+    published after it. Returns the grades in place and the replaced results (student, hash) -> [outcome]."""
     sweep = cfg.sweeps_dir / name
     plan = json.loads((sweep / "plan.json").read_text())["students"]
     planned = {(e["student"], e["digest"][:16]) for e in plan if e.get("digest")}
     grades = published(cfg, name)
     assert set(grades) == planned, (set(grades) ^ planned)
-    assert not list((sweep / "grades").glob("*/*.replaced-*")), "a grade was replaced (graded twice)"
+    replaced = {}
+    for p in sorted((sweep / "grades").glob("*/*.replaced-*")):
+        o = json.loads((p / "outcome.json").read_text())
+        assert o["status"] in ("no_gpu", "error"), f"a grade was replaced (graded twice): {p}: {o['status']}"
+        replaced.setdefault((p.parent.name, p.name.split(".replaced-")[0]), []).append(o)
     assert not list((sweep / "grades").glob("*/.tmp-*")), "temporary results left behind"
     publishers = {}
     for run in sorted((sweep / "runs").glob("run-*")):
         for s in starts(cfg, name, run.name):
             if s.get("result") == "published":
-                key = (s["student"], s["digest"][:16])
-                assert key not in publishers, f"{key} published twice: {publishers[key]} and {s}"
-                publishers[key] = s
+                publishers.setdefault((s["student"], s["digest"][:16]), []).append(s)
     assert set(publishers) == planned
-    return grades
+    for key, pubs in publishers.items():  # one publish per result, in place or replaced
+        assert len(pubs) == 1 + len(replaced.get(key, [])), f"{key} published {len(pubs)} times: {pubs}"
+    return grades, replaced
 
 
 # ---- the tests -------------------------------------------------------------------------------------
@@ -209,7 +219,7 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
     rows = gradebook_rows(cfg, "final")
     check_gradebook(list(rows.values()), kinds)
     kinds[student] = "late"  # for the sweeps that follow, the stub handed in late during this one counts
-    grades = assert_exactly_once(cfg, "final")
+    grades, replaced = assert_exactly_once(cfg, "final")
     # spread over every node, and the GPU model of each grade is the one of its node
     by_node = {}
     for o in grades.values():
@@ -222,7 +232,8 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
 
     # The node failure: Slurm requeued every task that had a job on the victim. A task killed in
     # progress did not finish there and was graded by its next start elsewhere (SLURM_RESTART_COUNT
-    # 1); a task whose job was killed after it had published found its result in place and kept it.
+    # 1); a task whose job was killed after it had published found its result in place: kept if a
+    # grade, graded again if no_gpu (what these GPU-less nodes give) — its result then replaced once.
     records = starts(cfg, "final", "run-001")
     died = [s for s in records if s["node"] == victim and not s.get("ended")]
     assert died, f"no task was in progress on {victim} when it was killed (in progress just before: {in_progress})"
@@ -236,9 +247,12 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
         o = grades[(d["student"], d["digest"][:16])]
         assert o["restarts"] >= 1 and o["node"] != victim and o["job_id"], o
     for task in {s["task"] for s in records if s["restarts"] > 0}:
-        results = sorted(s.get("result", "") for s in records if s["task"] == task)
-        assert results.count("published") == 1 and set(results) <= {
-            "", "published", "kept the result already in place"}, [s for s in records if s["task"] == task]
+        mine = [s for s in records if s["task"] == task]
+        results = sorted(s.get("result", "") for s in mine)
+        again = len(replaced.get((mine[0]["student"], mine[0]["digest"][:16]), []))
+        assert results.count("published") == 1 + again and set(results) <= {
+            "", "published", "kept the result already in place"}, mine
+    assert all(o["node"] == victim for olds in replaced.values() for o in olds), replaced  # only requeues
     status = login("make", "-s", "--no-print-directory", "sweep-status", f"CONFIG={cfg_path}", "SWEEP=final",
                    f"PYTHON={PYTHON}", check=True).stdout
     assert f"done {len(tasks)}, running 0, queued 0, failed 0" in status, status
@@ -277,20 +291,29 @@ def test_scancel_of_a_whole_sweep_then_sweep_again_grades_only_what_is_missing(c
     status = tool(cfg_path, "sweep-status", "--name", "resume").stdout
     assert "failed" in status and "make sweep" in status, status
 
+    # These nodes have no GPU: the test marks all but one of the first grades as graded on a GPU. The
+    # sweep again grades what is missing and the one that found no GPU, and keeps the rest.
+    retried = min(first)
+    marked = mark_graded(cfg.sweeps_dir / "resume", {s for s, _ in first} - {retried[0]})
+    first = published(cfg, "resume")
     r = login("make", "-s", "--no-print-directory", "sweep", f"CONFIG={cfg_path}", "SWEEP=resume",
               f"PYTHON={PYTHON}", timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"{total - len(first)} to grade, {len(first)} already graded" in r.stdout, r.stdout
+    assert f"{total - len(marked)} to grade, {len(marked)} already graded for the same attempt (graded again, " \
+           "their earlier result: 1 no_gpu)" in r.stdout, r.stdout
     wait_gradebook(cfg, "resume", "run-002")
     rows = gradebook_rows(cfg, "resume")
-    check_gradebook(list(rows.values()), kinds)
-    grades = assert_exactly_once(cfg, "resume")
+    check_gradebook(list(rows.values()), kinds, graded=marked)
+    grades, replaced = assert_exactly_once(cfg, "resume")
+    assert replaced == {retried: [first[retried]]}, replaced
     for key, o in first.items():  # kept as they were, not graded again
-        assert grades[key] == o
+        if key != retried:
+            assert grades[key] == o
     second = json.loads((cfg.sweeps_dir / "resume" / "runs" / "run-002" / "tasks.json").read_text())
-    assert {(t["student"], t["digest"][:16]) for t in second}.isdisjoint(first)
+    assert {(t["student"], t["digest"][:16]) for t in second} & set(first) == {retried}
     status = tool(cfg_path, "sweep-status", "--name", "resume").stdout
     assert f"done {total}, running 0, queued 0, failed 0" in status, status
+    assert f"no GPU on the node: {total - len(marked)} " in status, status
 
 
 def test_gpu_type_pins_and_a_regrade_on_another_model_is_flagged(course):

@@ -55,20 +55,20 @@ def test_leaderboard_page_in_a_browser(pages, tmp_path):
 def test_similarity_index_in_a_browser(pages, tmp_path):
     page = pages / "similarity" / "index.html"
     dom = browser.dump_dom(page)
-    tiled = dom.split('id="pairs-tiled"')[1].split("</table>")[0]
-    first = tiled.split("<tr")[2]  # header row, then the most similar pair
+    tiled = dom.split('id="pairs-tiled-1"')[1].split("</table>")[0]
+    first = tiled.split("<tr")[2]  # header row, then the most similar pair of the first group
     assert 'class="flag"' in first and "<td>ana</td><td>ben</td>" in first
-    assert 'id="similarity-plot"' in dom and 'href="tiled.html"' in dom
+    assert 'id="similarity-plot"' in dom and 'href="tiled/ana--ben.html"' in dom
     png = browser.screenshot(page, tmp_path / "similarity.png", height=900)
     assert browser.ink_fraction(png) > 0.01
     flagged = browser.color_pixels(png, browser.hex_rgb(similarity.FLAG_COLOR), tolerance=20)
     assert flagged > 100, f"only {flagged} pixels of the flagged pair's colour: the plot did not render"
     pairs = browser.color_pixels(png, browser.hex_rgb(similarity.PAIR_COLOR), tolerance=40)
-    assert pairs > 50, pairs
+    assert pairs > 20, pairs  # five unflagged pairs (ana, ben and cat with cat and the reference), half transparent
 
 
-def test_stage_report_opens(pages):
-    """copydetect's own side-by-side report of the flagged stage loads and shows both files."""
-    dom = browser.dump_dom(pages / "similarity" / "tiled.html")
-    assert "/ana/attempt-" in dom and "/ben/attempt-" in dom and "highlight-red" in dom
+def test_pair_page_opens(pages):
+    """The flagged pair's own side-by-side page loads and shows both files, the shared code highlighted."""
+    dom = browser.dump_dom(pages / "similarity" / "tiled" / "ana--ben.html")
+    assert "/ana/attempt-" in dom and "/ben/attempt-" in dom and "highlight-red" in dom and "highlight-green" in dom
     assert json.loads((pages / "plan.json").read_text())["students"][0]["student"] == "ana"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class,
+from cluster_helpers import (CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, tool, wait_for, write_config)
 
 SLURM = ROOT / "tests" / "slurm"
@@ -210,6 +210,7 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     cfg = config.load(cfg_path)
     kinds = make_class(cfg, base, CLASS_SIZE, due)
     kinds[ALICE] = "stub"  # she handed in (stubs) above
+    graded_count = sum(1 for k in kinds.values() if k != "missing")
     (base / "roster.txt").write_text("\n".join(kinds) + "\n")
     sweep = cfg.sweeps_dir / "final"
 
@@ -218,9 +219,10 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     r = tool(cfg_path, "sweep", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     jobs = _sweep_jobs(cfg, "final", "run-001")
-    # published results only: a task killed while holding leaves a hidden .tmp-* directory
+    # published results in place only: a task killed while holding leaves a hidden .tmp-* directory;
+    # a result graded again is kept beside the new one as <hash>.replaced-<time>
     graded = lambda: [p for p in (sweep / "grades").glob("*/*/outcome.json")  # noqa: E731
-                      if not p.parent.name.startswith(".")]
+                      if not p.parent.name.startswith(".") and ".replaced-" not in p.parent.name]
     wait_for(lambda: len(graded()) >= 4, 600, "4 graded tasks")
 
     # Cancel while a task runs: between two tasks the scheduler may briefly have none running.
@@ -243,26 +245,36 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     assert "failed" in status.stdout and "make sweep" in status.stdout, status.stdout
     print(f"cancelled with {len(first)} graded; running at cancel: {running}")
 
-    # run 2: grades only what is missing, then the gradebook is complete
+    # run 2: grades only what is missing, and what found no GPU, then the gradebook is complete. This
+    # node has no GPU: the test marks all but one of the first run's grades as graded on a GPU
+    retried = min(first)
+    marked = mark_graded(sweep, set(first) - {retried})
+    first.update(marked)
     r = tool(cfg_path, "sweep")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"{len(first)} already graded" in r.stdout, r.stdout
+    assert f"{graded_count - len(marked)} to grade, {len(marked)} already graded for the same attempt " \
+           "(graded again, their earlier result: 1 no_gpu)" in r.stdout, r.stdout
     jobs2 = _sweep_jobs(cfg, "final", "run-002")
     wait_for(lambda: _job_gone(jobs2["gradebook"]) and (sweep / "gradebook.csv").stat().st_mtime
              > (sweep / "runs" / "run-002").stat().st_mtime, 900, "the second sweep's gradebook")
     rows = read_gradebook(sweep)
-    check_gradebook(rows, kinds)
+    check_gradebook(rows, kinds, graded=marked)
     assert len(rows) == CLASS_SIZE + 1
-    for p in graded():  # the first run's results were kept, not graded twice
+    for p in graded():  # the first run's grades were kept, not graded twice; its no_gpu was graded again
         o = json.loads(p.read_text())
-        if o["student"] in first:
+        if o["student"] in marked:
             assert o == first[o["student"]]
+        elif o["student"] == retried:
+            assert o["run"] == "run-002" and o["status"] == "no_gpu", o
+    replaced = list((sweep / "grades").glob("*/*.replaced-*"))
+    assert [p.parent.name for p in replaced] == [retried], replaced
+    assert json.loads((replaced[0] / "outcome.json").read_text()) == first[retried]
     assert not list((sweep / "grades").glob("*/.tmp-*")), "stale temporary results left"
     assert running, "no task was running when the array was cancelled (the test proved less)"
     print(f"killed while holding finished results: {len(killed_mid_publish)} task(s)")
     status = tool(cfg_path, "sweep-status")
-    graded_count = sum(1 for k in kinds.values() if k != "missing")
     assert f"done {graded_count}, running 0, queued 0, failed 0" in status.stdout, status.stdout
+    assert f"no GPU on the node: {graded_count - len(marked)} " in status.stdout, status.stdout
     summary = (sweep / "summary.md").read_text()
     assert f"{CLASS_SIZE + 1} student(s)" in summary and "build_failed" not in summary  # one bad file is not that
 
@@ -332,7 +344,11 @@ def test_a_semester_of_sweeps_around_the_deadline(course):
         time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1)
         r = _sweep_and_wait(cfg_path)
         assert r.returncode == 0, r.stdout + r.stderr
-        assert "warning: 2 student(s) can still hand in" in r.stdout and "2 already graded" in r.stdout, r.stdout
+        # the first sweep's grades of on_time and ext found no GPU (none here): graded again, kept beside
+        assert "warning: 2 student(s) can still hand in" in r.stdout, r.stdout
+        assert "2 to grade, 0 already graded for the same attempt (graded again, their earlier result: 2 no_gpu)" \
+            in r.stdout, r.stdout
+        assert sorted(p.parent.name for p in (sweep / "grades").glob("*/*.replaced-*")) == ["ext", "on_time"]
         rows = {row["student"]: row for row in read_gradebook(sweep)}
         assert (rows["on_time"]["status"], rows["on_time"]["final"]) == ("no_gpu", "")  # no GPU here: never a 0
         assert (rows["absent"]["status"], rows["absent"]["final"]) == ("missing", "0")

@@ -227,8 +227,8 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     graded = []
 
     def stand_in_grade(cfg, files, out, meta, say=print):  # what grade_into writes, without a build
-        graded.append(meta["run"])
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="no_gpu", message="stand-in",
+        graded.append(meta["run"])  # a grade on a GPU: no_gpu would be graded again (the next test)
+        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in",
                                          **grading.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT"):
@@ -270,6 +270,54 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     assert gemmlab_cluster.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
     status = capsys.readouterr().out
     assert "restarted: 2 task(s)" in status, status
-    assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: no_gpu; n1 #2: kept the result already in place" \
+    assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: graded; n1 #2: kept the result already in place" \
         in status, status
     assert "done 1" in status and "graded on: n1 (GPU unknown) 1" in status, status
+    assert "no GPU on the node" not in status, status
+
+
+@pytest.mark.parametrize("earlier", grading.SWEEP_RETRIES)
+def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, earlier):
+    """A result that says nothing of the hand-in (the node had no GPU; the grading failed) is graded
+    again by the next sweep without --force, the old one kept beside it; a graded one is kept."""
+    cfg = config.load(write_config(tmp_path))
+    for student in ("ann", "bob"):
+        dropbox.store_attempt(cfg, student, dropbox.collect(cfg, make_student(tmp_path / student), None))
+    sweep = cfg.sweeps_dir / "final"
+    plan = gemmlab_cluster.plan_sweep(cfg)
+    (sweep / "runs" / "run-001").mkdir(parents=True)
+    (sweep / "plan.json").write_text(json.dumps({"students": plan}))
+    status = {"ann": earlier, "bob": "graded"}
+
+    def stand_in_grade(cfg, files, out, meta, say=print):
+        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status=status[meta["student"]],
+                                         message="stand-in", **grading.job_context()))
+    monkeypatch.setattr(grading, "grade_into", stand_in_grade)
+    for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(var, raising=False)
+    todo, again = gemmlab_cluster.sweep_todo(sweep, plan)
+    assert [t["student"] for t in todo] == ["ann", "bob"] and not again
+    (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
+    for i in range(2):
+        gemmlab_cluster.run_task(cfg, sweep, "run-001", i)
+
+    # the node is fixed: the next sweep grades ann again, not bob
+    status["ann"] = "graded"
+    todo, again = gemmlab_cluster.sweep_todo(sweep, plan)
+    assert [(t["student"], t["force"]) for t in todo] == [("ann", False)] and again == {earlier: 1}
+    (sweep / "runs" / "run-002").mkdir()
+    (sweep / "runs" / "run-002" / "tasks.json").write_text(json.dumps(todo))
+    assert gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)["status"] == "graded"
+    ann = gradebook.grade_dir(sweep, "ann", todo[0]["digest"])
+    (old,) = ann.parent.glob(f"{ann.name}.replaced-*")
+    assert json.loads((old / "outcome.json").read_text())["status"] == earlier
+    assert gemmlab_cluster.sweep_todo(sweep, plan) == ([], {})
+    # a requeued start of a task whose first start published such a result grades too
+    status["bob"] = earlier
+    shutil.rmtree(gradebook.grade_dir(sweep, "bob", plan[1]["digest"]))
+    todo, _ = gemmlab_cluster.sweep_todo(sweep, plan, students=["bob"])
+    (sweep / "runs" / "run-003").mkdir()
+    (sweep / "runs" / "run-003" / "tasks.json").write_text(json.dumps(todo))
+    first = gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)
+    status["bob"] = "graded"
+    assert first["status"] == earlier and gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)["status"] == "graded"
