@@ -39,7 +39,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## FOLLOW=1 make sweep-status: follow the sweep until it ends
 ## DIST=<dir> make handout: where the handout goes (default course.toml [handout] dist)
 ## GALLERY=<entry>,... make test-gallery: only these entries
-## MATRIX_ONLY=<paths> make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once)
+## MATRIX_ONLY=<paths> make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once; MATRIX_TUNE=1 adds the tuning candidates)
 SUBMISSION ?= student
 CONFIG ?= course.toml
 STAGE ?=

@@ -3,8 +3,8 @@
 
   part cuda13  compiles (nvcc -c, no link) every .cu file — the grader (grader/src), its GPU tests
                (tests/gpu), the probes (tests/probes), the reference (reference/*.cu, and the tuning
-               ladder of reference/tuning with and without -DGEMMLAB_TUNE, as reference/tuning/run.sh
-               builds them), the stubs (student/) and every submission the tests build
+               ladder of reference/tuning; with MATRIX_TUNE=1 also every file with its tuning
+               candidates, -DGEMMLAB_TUNE, as reference/tuning/run.sh --tune builds them), the stubs (student/) and every submission the tests build
                (tests/broken/*, tests/gallery/*) — with the Makefile's flags for its kind of file, for
                every architecture of the toolkit's list (ARCHS_CUDA13). One nvcc per file holds every
                architecture (-gencode each: the host side is compiled once, about 2.5x faster than one
@@ -12,8 +12,8 @@
                each one that breaks and its first error. Compiles run through ccache, so a run on
                unchanged sources takes seconds.
   part cuda12  with CUDA 12 installed (`make setup-cuda12`), a real build for each architecture of
-               ARCHS_CUDA12: `make CUDA_HOME=<CUDA 12> ARCH=<arch> test-build`, the grader, the
-               student's library and the test binaries, linked, each in its own build directory.
+               ARCHS_CUDA12: `make CUDA_HOME=<CUDA 12> ARCH=<arch> grader`: the judge, the runners, the
+               reference and the student's library, linked, each in its own build directory.
                Without CUDA 12 this part is skipped and says so ("arch-matrix: SKIPPED ...").
 
 The Makefile passes the flags, the architectures and their nvcc targets (never a copy here):
@@ -69,6 +69,9 @@ def gallery_expected_failures():
     return out
 
 
+TUNE = os.environ.get("MATRIX_TUNE", "") not in ("", "0")
+
+
 def units():
     """Every .cu file of the kit, each with the flags its build uses. A symbolic link to a file already
     compiled with the same flags (the stubs the gallery and the broken submissions share) is left out."""
@@ -90,12 +93,15 @@ def units():
         add(p, "", [*stage, "-DGEMMLAB_NS=reference"])
     # reference/tuning/run.sh: the ladder and the reference's stage files, plain and with the tuning
     # candidates (-DGEMMLAB_TUNE); a stage file without GEMMLAB_TUNE is the same with either.
+    # The candidates (-DGEMMLAB_TUNE) are an instructor's tool, compiled on request only
+    # (MATRIX_TUNE=1): every one of them for every arch would double the matrix's cost.
     tune = ["-DGEMMLAB_TUNE"]
     for p in sorted((ROOT / "reference/tuning").glob("*.cu")):
         add(p, "", GRADER_INCLUDES)
-        add(p, "tune", [*GRADER_INCLUDES, *tune])
+        if TUNE:
+            add(p, "tune", [*GRADER_INCLUDES, *tune])
     for p in sorted((ROOT / "reference").glob("*.cu")):
-        if "GEMMLAB_TUNE" in p.read_text(errors="replace"):
+        if TUNE and "GEMMLAB_TUNE" in p.read_text(errors="replace"):
             add(p, "tune", [*GRADER_INCLUDES, *tune])
     expected = gallery_expected_failures()
     submissions = [ROOT / "student", *sorted((ROOT / "tests/broken").glob("*/")),
@@ -185,7 +191,8 @@ class Matrix:
 
 
 def cuda12_builds(args):
-    """make CUDA_HOME=<CUDA 12> ARCH=<arch> test-build for each CUDA 12 architecture."""
+    """make CUDA_HOME=<CUDA 12> ARCH=<arch> grader for each CUDA 12 architecture: the judge, the runners,
+    the reference and the student library, linked (the test binaries are the CUDA 13 build's)."""
     home = Path(args.cuda12_home)
     if not (home / "bin/nvcc").exists():
         print(f"arch-matrix: SKIPPED the CUDA 12 builds ({' '.join(args.cuda12_archs.split())}): CUDA 12 is not "
@@ -193,12 +200,12 @@ def cuda12_builds(args):
         return 0
     status = 0
     for arch in args.cuda12_archs.split():
-        cmd = ["make", "--no-print-directory", f"-j{args.jobs}", f"CUDA_HOME={home}", f"ARCH={arch}", "test-build"]
+        cmd = ["make", "--no-print-directory", f"-j{args.jobs}", f"CUDA_HOME={home}", f"ARCH={arch}", "SUBMISSION=student", "grader"]
         print(f"arch-matrix: {' '.join(cmd)}", flush=True)
         t0 = time.time()
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         if p.returncode == 0:
-            print(f"  ok   {time.time() - t0:6.1f} s  CUDA 12 build for {arch} (grader, student library, tests) linked",
+            print(f"  ok   {time.time() - t0:6.1f} s  CUDA 12 build for {arch} (the grader, the reference, the student library) linked",
                   flush=True)
         else:
             status = 1
