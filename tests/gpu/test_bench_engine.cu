@@ -52,9 +52,11 @@ GPU_TEST_CASE("naive and cuBLAS are timed by the judge, every call verified; a s
             CHECK(naive.gflops < naive.peak_gflops);
             CHECK(naive.overhead_ms == doctest::Approx(calibration.judge_ms));
             CHECK(naive.judge_ms > naive.time_ms);
-            // The runner's own events saw the same kernel: the judge's time is not far from them.
+            // The runner's own events saw the same kernel: the judge's time is not far from them. Both
+            // bounds allow a few tens of µs: at these small shapes a call is ~10 µs, and the
+            // calibration subtracted from it (~0.4 ms) varies by about that much between calls.
             CHECK(naive.time_ms < 1.5 * naive.event_ms + 0.05);
-            CHECK(naive.time_ms > 0.5 * naive.event_ms);
+            CHECK(naive.time_ms > 0.5 * naive.event_ms - 0.02);
             CHECK(cublas.verified == 0);  // cuBLAS is the yardstick, not a suspect
             CHECK(stub.disposition == Disposition::not_implemented);
         }

@@ -22,7 +22,7 @@ def test_a_students_edited_copy_is_not_used(tmp_path, capsys):
     mine = tmp_path / "checkout" / "course.toml"
     mine.parent.mkdir()
     mine.write_text(path.read_text().replace("due = 2026-12-04T23:59:00+00:00", "due = 2027-06-01T00:00:00+00:00")
-                    + "[scoring]\ninterpolation = \"linear\"\n")
+                    .replace('interpolation = "log"', 'interpolation = "linear"'))
     cfg = config.load(mine)
     assert cfg.deadline.due.year == 2027
     used = gemmlab_cluster.course_config(cfg)

@@ -5,6 +5,7 @@ students hand in, unless the staff hand in for someone (--off-roster). The waiti
 real Slurm is in test_cluster_slurm.py."""
 import datetime as dt
 import json
+import os
 
 import pytest
 
@@ -46,7 +47,13 @@ def test_identical_to_an_attempt_that_was_never_graded_is_graded(tmp_path):
     assert gemmlab_cluster._why_not_queue(cfg, "alice", again) == ("", "")
 
 
-def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path):
+def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path, monkeypatch):
+    # A Slurm course: the limit counts hand-ins queued by sbatch (a stand-in here: nothing is queued).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     cfg = course(tmp_path, "graded_per_hour = 2\n", scheduler="slurm")
     t = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     for i, ago in enumerate((50, 20)):  # two queued in the last hour, jobs long gone

@@ -33,7 +33,7 @@ def test_the_students_cluster_commands_run_without_the_staff_tools(tmp_path):
     """A copy of the shipped cluster/ alone: `status` and `submit --help` work; a staff command says
     it is not in the handout."""
     for rel in shipped():
-        if rel.startswith("cluster/"):
+        if rel.startswith(("cluster/", "grader/scripts/")):  # the drop box reads grader/scripts/fingerprint.py
             dst = tmp_path / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_bytes((ROOT / rel).read_bytes())
