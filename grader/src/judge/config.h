@@ -2,7 +2,7 @@
 // how it turns their speed into points. Every key has a default here, in code; a missing file
 // means "all defaults" (with a note), and a wrong key or value is an error that names it:
 //
-//   course.toml: [scoring.stages.tiled] target_pct_cublas must be a number between 0 and 100, got "fast"
+//   course.toml: [scoring.stages.tiled] target_pct_reference must be a number between 0 and 1000, got "fast"
 //
 // Other sections of course.toml ([course], [cluster], [handout], [report], ...) belong to other
 // tools and are not looked at here. docs/scoring.md explains the rubric and its calibration.
