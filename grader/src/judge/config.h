@@ -1,6 +1,7 @@
 // config.h — the [bench] and [scoring] sections of course.toml: how the grader times stages and
-// how it turns their speed into points. Every key has a default here, in code; a missing file
-// means "all defaults" (with a note), and a wrong key or value is an error that names it:
+// how it turns their speed into points. The settings have defaults here, in code; the rubric
+// (points, targets, graded shapes) has none — it lives in course.toml only, and grading refuses a
+// file without it (require_rubric). A wrong key or value is an error that names it:
 //
 //   course.toml: [scoring.stages.tiled] target_pct_reference must be a number between 0 and 1000, got "fast"
 //
