@@ -59,6 +59,8 @@ judge-clock)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
     step build make -j"$JOBS" PYTHON="$PY" test-build
     step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
+    step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)"
+    grep -E "test cases" "$OUT/gpu-unit.log"
     mkdir -p build/judge-clock
     files=()
     for i in $(seq 1 "${JUDGE_GRADES:-3}"); do
@@ -68,7 +70,8 @@ judge-clock)
     "$PY" tests/judge_agreement.py "${files[@]}" > "$OUT/agreement.txt"
     cp "$OUT"/*.log build/judge-clock/ 2>/dev/null
     tar -czf "$OUT/judge-clock.tar.gz" -C build judge-clock && rm -f "$OUT"/*.log
-    grep -E "largest" "$OUT"/agreement.txt
+    for f in "${files[@]}"; do "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[1], "score", d["score"]["total"], "of", d["score"]["max"], "in", round(d["seconds"], 1), "s")' "$f"; done
+    cat "$OUT"/agreement.txt
     ;;
 judge-gallery)
     # The judge's gallery entries and the ones whose verdicts it changed, then grades for the clock.
@@ -82,12 +85,8 @@ judge-gallery)
     cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
     step grade-reference make PYTHON="$PY" SUBMISSION=reference grade
     cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
-    GEMMLAB_DONE_FENCE=0 step grade-reference-nofence make PYTHON="$PY" SUBMISSION=reference grade
-    cp results/reference/results.json "$OUT/grade-reference-nofence.json" 2>/dev/null
     "$PY" tests/judge_agreement.py "$OUT/grade-reference.json" > "$OUT/agreement.txt"
-    "$PY" tests/judge_agreement.py "$OUT/grade-reference-nofence.json" > "$OUT/agreement-nofence.txt"
-    tail -n 30 "$OUT/gallery-run.log"; grep -E "test cases" "$OUT/gpu-unit.log"
-    paste <(cut -c1-72 "$OUT/agreement.txt") <(cut -c59-66 "$OUT/agreement-nofence.txt") | grep -E "2048|largest"
+    tail -n 30 "$OUT/gallery-run.log"; grep -E "test cases" "$OUT/gpu-unit.log"; grep -E "largest" "$OUT/agreement.txt"
     ;;
 judge)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"

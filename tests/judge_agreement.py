@@ -6,7 +6,8 @@ more results.json of `make grade` (docs/timing.md, docs/PERFORMANCE.md).
 
 For every reference stage and both baselines, each precision and shape: the judge's time per call
 and the runner's event time (interquartile means of one grade; the median over the files given), and
-the difference in percent. With several files, the median of the differences is what is printed.
+the difference in percent, with the calibration per call and the calls per timed interval. With
+several files, the median of the differences is what is printed.
 """
 import json
 import statistics
@@ -36,7 +37,8 @@ def main(paths):
             doc = json.load(f)
         for key, t in rows(doc):
             table.setdefault(key, []).append(t)
-    print(f"{'item':<26}{'prec':<8}{'shape':<16}{'judge ms':>10}{'events ms':>11}{'diff %':>9}{'calib ms':>10}  grades")
+    print(f"{'item':<26}{'prec':<8}{'shape':<16}{'judge ms':>10}{'events ms':>11}{'diff %':>9}{'calib ms':>10}"
+          f"{'calls':>6}  grades")
     worst = {}
     for key in sorted(table):
         ts = table[key]
@@ -45,7 +47,9 @@ def main(paths):
         diffs = [100.0 * (t["time_ms"] - t["event_ms"]) / t["event_ms"] for t in ts if t.get("event_ms")]
         diff = statistics.median(diffs) if diffs else float("nan")
         calib = statistics.median(t.get("overhead_ms", 0) for t in ts)
-        print(f"{key[0]:<26}{key[1]:<8}{key[2]:<16}{judge:>10.4f}{events:>11.4f}{diff:>+9.2f}{calib:>10.4f}  {len(ts)}")
+        calls = "/".join(sorted({str(t.get("calls_per_interval", 1)) for t in ts}, key=int))
+        print(f"{key[0]:<26}{key[1]:<8}{key[2]:<16}{judge:>10.4f}{events:>11.4f}{diff:>+9.2f}{calib:>10.4f}"
+              f"{calls:>6}  {len(ts)}")
         worst[key[2]] = max(worst.get(key[2], 0), abs(diff) if diffs else 0)
     for dims, w in sorted(worst.items()):
         print(f"largest |diff| at {dims}: {w:.2f}%")

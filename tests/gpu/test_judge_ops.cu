@@ -67,7 +67,7 @@ GPU_TEST_CASE("the sample check counts poison left in C, and only poison") {
     auto sample = [&](uint64_t secret) {
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned)));
-        count_unwritten_sample(C.get(), ldc, M, N, secret, 1024, count.get(), ctx.stream);
+        count_unwritten_sample(C.get(), ldc, M, N, 1, 0, secret, 1024, count.get(), ctx.stream);
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         unsigned h = 0;
         CUDA_CHECK(cudaMemcpy(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
@@ -86,4 +86,32 @@ GPU_TEST_CASE("the sample check counts poison left in C, and only poison") {
     fill_bits(C.get(), C.size(), kOneBits64, ctx.stream);
     for (int r = 0; r < M; ++r) fill_bits(C.get() + size_t(r) * ldc + N, ldc - N, quiet_nan_bits64(), ctx.stream);
     CHECK(sample(14) == 0);
+}
+
+GPU_TEST_CASE("the sample check of an interval of several calls looks into every call's C") {
+    GpuContext ctx(4);
+    const int M = 64, N = 48, ldc = 50, slots = 4;
+    const size_t stride = size_t(M) * ldc + 100;  // slots apart, with a gap that is never sampled
+    DeviceBuffer<float> C(stride * slots);
+    DeviceBuffer<unsigned> count(1);
+    auto sample = [&](uint64_t secret) {
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned)));
+        count_unwritten_sample(C.get(), ldc, M, N, slots, stride, secret, 1024, count.get(), ctx.stream);
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        unsigned h = 0;
+        CUDA_CHECK(cudaMemcpy(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
+        return h;
+    };
+    fill_bits(C.get(), C.size(), 0x3f800000u, ctx.stream);  // 1.0f everywhere: all written
+    CHECK(sample(21) == 0);
+    // The last call of the interval left its C unwritten: about a quarter of the samples see it.
+    fill_bits(C.get() + stride * (slots - 1), size_t(M) * ldc, quiet_nan_bits32(), ctx.stream);
+    const unsigned last = sample(22);
+    CHECK(last > 180);
+    CHECK(last < 330);
+    // Poison between the slots is nobody's C.
+    fill_bits(C.get(), C.size(), 0x3f800000u, ctx.stream);
+    for (int i = 0; i < slots; ++i) fill_bits(C.get() + stride * i + size_t(M) * ldc, 100, quiet_nan_bits32(), ctx.stream);
+    CHECK(sample(23) == 0);
 }

@@ -77,6 +77,7 @@ anything = 1
 [bench]
 max_seconds = 0.5
 min_timed_ms = 4.5
+min_interval_ms = 2.5
 min_repetitions = 3
 shapes = ["1024", "512x256x128"]
 [scoring]
@@ -91,6 +92,7 @@ performance_points = { float = 4, double = 6 }
                                         "course.toml", kKeys);
     CHECK(c.bench.max_seconds == 0.5);
     CHECK(c.bench.min_timed_ms == 4.5);
+    CHECK(c.bench.min_interval_ms == 2.5);
     CHECK(c.bench.min_repetitions == 3);
     REQUIRE(c.bench.shapes.size() == 2);
     CHECK(c.bench.shapes[1].K == 128);

@@ -25,6 +25,7 @@ TEST_CASE("a bench plan survives its JSON") {
     p.stop.target_spread_pct = 1.5;
     p.stop.budget_seconds = 0.25;
     p.stop.min_timed_ms = 7.5;
+    p.min_interval_ms = 0.75;
     p.clear_l2 = false;
     p.seed = 123456789;
     const BenchPlan q = bench_plan_from_json(json::parse(to_json(p).dump()));
@@ -52,6 +53,7 @@ TEST_CASE("a bench plan survives its JSON") {
     CHECK(q.stop.target_spread_pct == 1.5);
     CHECK(q.stop.budget_seconds == 0.25);
     CHECK(q.stop.min_timed_ms == 7.5);
+    CHECK(q.min_interval_ms == 0.75);
     CHECK_FALSE(q.clear_l2);
     CHECK(q.seed == 123456789);
 }
@@ -63,7 +65,7 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     t.problem = "timed call 3 gave wrong values";
     t.time_ms = 2.5, t.judge_ms = 2.9, t.overhead_ms = 0.4, t.event_ms = 2.4, t.spread_pct = 0.7, t.min_ms = 2.4,
     t.max_ms = 2.7;
-    t.repetitions = 9, t.stop_reason = "converged", t.timed_by = "judge", t.verified = 9;
+    t.repetitions = 9, t.intervals = 3, t.calls_per_interval = 3, t.stop_reason = "converged", t.timed_by = "judge", t.verified = 9;
     t.max_error_ratio = NAN;
     t.gflops = gflops_of(t.shape, t.time_ms);
     t.x_naive = 12.5, t.pct_cublas = 81.0, t.peak_gflops = 66908, t.sm_clock_mhz = 1980;
@@ -80,6 +82,8 @@ TEST_CASE("a timing keeps every field of results[].bench[], NaN included") {
     CHECK(u.problem == t.problem);
     CHECK(u.gflops == doctest::Approx(54975.581388));
     CHECK(u.repetitions == 9);
+    CHECK(u.intervals == 3);
+    CHECK(u.calls_per_interval == 3);
     CHECK(u.verified == 9);
     CHECK(u.judge_ms == 2.9);
     CHECK(u.overhead_ms == 0.4);

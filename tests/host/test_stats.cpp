@@ -83,4 +83,6 @@ TEST_CASE("the stop rule: converged, budget (never below 3 calls), max repetitio
     const std::vector<double> ten(10, 1.0);
     CHECK(should_stop(ten, 0.1, rule) == StopReason::converged);
     CHECK(should_stop(steady, 1.5, rule) == StopReason::budget);  // the budget still ends it
+    // Intervals of two calls each: the same five samples hold 10 ms of calls.
+    CHECK(should_stop(steady, 0.1, rule, 2) == StopReason::converged);
 }

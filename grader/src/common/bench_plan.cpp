@@ -91,6 +91,7 @@ json to_json(const BenchPlan& p) {
                 {"target_spread_pct", p.stop.target_spread_pct},
                 {"max_seconds", p.stop.budget_seconds},
                 {"min_timed_ms", p.stop.min_timed_ms},
+                {"min_interval_ms", p.min_interval_ms},
                 {"clear_l2", p.clear_l2},
                 {"seed", p.seed}};
 }
@@ -106,6 +107,7 @@ BenchPlan bench_plan_from_json(const json& j) {
     p.stop.target_spread_pct = j.value("target_spread_pct", p.stop.target_spread_pct);
     p.stop.budget_seconds = j.value("max_seconds", p.stop.budget_seconds);
     p.stop.min_timed_ms = j.value("min_timed_ms", p.stop.min_timed_ms);
+    p.min_interval_ms = j.value("min_interval_ms", p.min_interval_ms);
     p.clear_l2 = j.value("clear_l2", p.clear_l2);
     p.seed = j.value("seed", p.seed);
     return p;
@@ -129,6 +131,8 @@ json to_json(const Timing& t) {
            {"min_ms", t.min_ms},
            {"max_ms", t.max_ms},
            {"repetitions", t.repetitions},
+           {"intervals", t.intervals},
+           {"calls_per_interval", t.calls_per_interval},
            {"stop_reason", t.stop_reason},
            {"timed_by", t.timed_by},
            {"verified", t.verified},
@@ -169,6 +173,8 @@ Timing timing_from_json(const json& j) {
     t.min_ms = j.value("min_ms", 0.0);
     t.max_ms = j.value("max_ms", 0.0);
     t.repetitions = j.value("repetitions", 0);
+    t.intervals = j.value("intervals", 0);
+    t.calls_per_interval = j.value("calls_per_interval", 1);
     t.stop_reason = j.value("stop_reason", "");
     t.timed_by = j.value("timed_by", "");
     t.verified = j.value("verified", 0);

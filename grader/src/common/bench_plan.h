@@ -4,10 +4,11 @@
 //   - fresh random A and B for every call, made in the judge's own memory, copied into the operands
 //     the runner sees only once the call's clock has started; C poisoned with NaN; L2 flushed when
 //     the operands could sit in it;
-//   - the call's time is the GPU's %globaltimer read by the judge before those inputs exist and after
-//     the runner's done signal and a check of a secret sample of C, less the same interval of the
-//     cheapest possible call (one empty kernel, `launch`) measured by a runner of the grader's own at
-//     the same shape;
+//   - the interval's time is the GPU's %globaltimer read by the judge before those inputs exist and
+//     after the runner's done signal and a check of a secret sample of C, less the judge's overhead
+//     (the calibration: the same interval around the grader's own kernel that writes C, `launch`,
+//     less that kernel's own events) at the same shape; an interval holds one call, or several
+//     when one is shorter than min_interval_ms (a call's time: the interval's over its calls);
 //   - every timed output is verified against the FP64 reference the judge computed in its own context;
 //   - repetitions stop when IQR/median < target_spread_pct, or the item's time budget is spent;
 //     the interquartile mean (the mean of the middle half) is reported with its spread;
@@ -28,7 +29,8 @@ namespace gemmlab {
 
 // One thing to time: a stage variant of one side, or cuBLAS itself.
 struct BenchItem {
-    // launch: one empty kernel, the cheapest possible call (the judge's calibration, docs/timing.md)
+    // launch: one kernel of the grader's own that writes all of C, the cheapest call that does what
+    // every call must (the judge's calibration, docs/timing.md)
     enum class Kind { stage, cublas, launch };
     Kind kind = Kind::stage;
     Side side = Side::submission;
@@ -52,6 +54,10 @@ struct BenchPlan {
     std::vector<BenchItem> items;
     int warmup = 1;
     StopRule stop;
+    // A call shorter than this shares its timed interval with others of the same item (each on its
+    // own fresh operands), as many as make the interval this long: the judge's fixed costs per
+    // interval then weigh little on each call.
+    double min_interval_ms = 2.0;
     bool clear_l2 = true;
     uint64_t seed = 0;
 };
@@ -66,12 +72,16 @@ struct Timing {
     Shape shape;
     Disposition disposition = Disposition::skipped;
     std::string problem;               // "" when passed
+    // Per call. A timed interval holds calls_per_interval calls (docs/timing.md); each interval gives
+    // one sample of a call's time: its interval less the calibration, over the calls it held.
     double time_ms = 0;                // interquartile mean of the calls' times (common/call_time.h)
-    double judge_ms = 0;               // ... of the judge's raw intervals, before the calibration
-    double overhead_ms = 0;            // the calibration subtracted: a `launch` call's interval
+    double judge_ms = 0;               // ... of the judge's raw intervals per call, before the calibration
+    double overhead_ms = 0;            // the calibration subtracted, per call
     double event_ms = 0;               // ... of the runner's own CUDA events (a diagnostic, never a time)
     double spread_pct = 0, min_ms = 0, max_ms = 0;
-    int repetitions = 0;
+    int repetitions = 0;               // timed calls
+    int intervals = 0;                 // timed intervals (repetitions = intervals × calls_per_interval)
+    int calls_per_interval = 1;
     std::string stop_reason;           // converged / max_repetitions / budget
     std::string timed_by;              // "judge": the judge's clock (docs/timing.md)
     int verified = 0;                  // timed calls checked in full against the FP64 reference

@@ -9,7 +9,12 @@ namespace gemmlab {
 
 double call_time_ms(double interval_ms, double calibration) { return std::max(0.0, interval_ms - calibration); }
 
-double calibration_ms(const std::vector<double>& launch_intervals_ms) { return interquartile_mean(launch_intervals_ms); }
+double calibration_ms(const std::vector<double>& launch_intervals_ms, const std::vector<double>& launch_events_ms) {
+    std::vector<double> overhead(launch_intervals_ms.size());
+    for (size_t i = 0; i < overhead.size(); ++i)
+        overhead[i] = launch_intervals_ms[i] - (i < launch_events_ms.size() ? launch_events_ms[i] : 0.0);
+    return interquartile_mean(overhead);
+}
 
 bool escaped_stream(double time_ms, double event_ms) {
     return event_ms > 0 && time_ms > std::max(kEscapeFactor * event_ms, event_ms + kEscapeMinMs);

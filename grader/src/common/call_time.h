@@ -2,24 +2,28 @@
 // call"). Host-only, so the rule is tested in CI (tests/host/test_call_time.cpp); the judge's
 // benchmark (judge/bench_engine.cu) applies it to every call.
 //
-// The judge reads the GPU's %globaltimer from its own CUDA context twice per call: before the call's
-// inputs exist in any memory the runner can see, and after the runner's done word arrived and a
-// secret sample of C was found written. Between the two stamps the GPU also does the judge's own
-// work (copying the inputs in, poisoning C, flushing L2, the sample check) and switches between the
-// two contexts twice. The same interval around the cheapest possible call — one empty kernel, run by
-// a runner of the grader's own on the same operands — measures all of that: the calibration.
+// The judge reads the GPU's %globaltimer from its own CUDA context twice per timed interval (one call,
+// or several of one item when a call is short): before the calls' inputs exist in any memory the
+// runner can see, and after the runner's done word arrived and a secret sample of C was found
+// written. Between the two stamps the GPU also does the judge's own work (copying the inputs in,
+// poisoning C, flushing L2, the sample check) and switches between the two contexts twice. The same
+// interval around the grader's own kernel that writes C — run by a runner of the grader's own on the
+// same operands, with as many calls — less what that kernel's own events measured, is all of that:
+// the calibration. (A stage writes C too; the switch back to the judge costs a few microseconds more
+// after written memory than after none, so an empty kernel would leave those in every call's time.)
 #pragma once
 
 #include <vector>
 
 namespace gemmlab {
 
-// A call's time: its interval less the calibration (never negative).
+// An interval's time: the interval less the calibration (never negative). Over its calls: a call's.
 double call_time_ms(double interval_ms, double calibration_ms);
 
-// The calibration of one shape: the interquartile mean of the `launch` item's intervals. NaN when
-// there are none.
-double calibration_ms(const std::vector<double>& launch_intervals_ms);
+// The calibration of one shape and number of calls per interval: the interquartile mean of the
+// `launch` intervals less their own events (the grader's runner: its events can be believed). NaN
+// when there are none.
+double calibration_ms(const std::vector<double>& launch_intervals_ms, const std::vector<double>& launch_events_ms);
 
 // A call's time exceeds its own events by this much (factor, and at least kEscapeMinMs) when its
 // work ran outside the stage's stream, or its events were not what they said.

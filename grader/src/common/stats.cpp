@@ -53,11 +53,12 @@ const char* stop_reason_name(StopReason r) {
     return "";
 }
 
-StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule) {
+StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule,
+                       int calls_per_sample) {
     const int n = static_cast<int>(samples.size());
     if (n >= rule.max_repetitions) return StopReason::max_repetitions;
     if (n >= rule.min_repetitions && summarize(samples).spread_pct <= rule.target_spread_pct &&
-        std::accumulate(samples.begin(), samples.end(), 0.0) >= rule.min_timed_ms)
+        calls_per_sample * std::accumulate(samples.begin(), samples.end(), 0.0) >= rule.min_timed_ms)
         return StopReason::converged;
     if (n >= std::min(kFloorRepetitions, rule.max_repetitions) && spent_seconds >= rule.budget_seconds)
         return StopReason::budget;

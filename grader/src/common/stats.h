@@ -48,7 +48,10 @@ constexpr int kFloorRepetitions = 3;
 enum class StopReason { keep_going, converged, max_repetitions, budget };
 const char* stop_reason_name(StopReason r);  // "converged", "max_repetitions", "budget", ""
 
-// `samples` are the timed calls so far; `spent_seconds` the time they (and their set-up) took.
-StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule);
+// `samples` are the timed intervals so far, each the time of one call (an interval of several calls
+// gives their mean); `spent_seconds` the time they (and their set-up) took; `calls_per_sample` how
+// many calls each interval held, for min_timed_ms. Repetitions count intervals.
+StopReason should_stop(const std::vector<double>& samples, double spent_seconds, const StopRule& rule,
+                       int calls_per_sample = 1);
 
 }  // namespace gemmlab

@@ -62,6 +62,7 @@ BenchPlan plan_from_config(const BenchConfig& cfg, Precision p, std::vector<Shap
     plan.stop.target_spread_pct = cfg.target_spread_pct;
     plan.stop.budget_seconds = cfg.max_seconds;
     plan.stop.min_timed_ms = cfg.min_timed_ms;
+    plan.min_interval_ms = cfg.min_interval_ms;
     plan.clear_l2 = cfg.clear_l2;
     plan.seed = seed;
     return plan;

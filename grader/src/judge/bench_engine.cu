@@ -1,14 +1,20 @@
-// bench_engine.cu — the judge's benchmark (bench_engine.h). One timed call, in the judge's context:
+// bench_engine.cu — the judge's benchmark (bench_engine.h). One timed interval, in the judge's context:
 //
-//   host:   fresh random A0, B0 in the judge's own memory; ask the runner to arm call k (its stream
-//           waits on the go word, then runs the call between two events, then writes the done word)
-//   stream: stamp ─ copy A0→A, B0→B ─ poison C ─ flush L2 ─ go := k ─ wait done ≥ k ─ sample C ─ stamp
-//   host:   interval = second stamp − first; time = interval − calibration (`launch` at this shape);
-//           the output verified in full against the FP64 reference of A0, B0
+//   host:   fresh random A0, B0 for each of the interval's n calls, in the judge's own memory; ask the
+//           runner to arm them (its stream waits on the go word, runs the n calls one after the other
+//           on n sets of operands, each between two events, then writes the done word)
+//   stream: stamp ─ copy every A0→A, B0→B ─ poison every C ─ flush L2 ─ go := k ─ wait done ≥ k ─
+//           sample the n C's ─ stamp
+//   host:   time of a call = (interval − calibration(n)) / n, the calibration being the same interval
+//           around n calls of the grader's own kernel that writes C, less that kernel's own events;
+//           every output verified in full against the FP64 reference of its A0, B0
 //
-// The inputs exist where the runner can see them only after the first stamp, and the sample check
-// (secret positions, poison still there = not written) runs before the second: no call is measured
-// shorter than the GPU work it did with its inputs, whatever its process does (docs/timing.md).
+// n is 1 unless one call is shorter than [bench] min_interval_ms: then as many calls (a power of two)
+// share an interval as make it that long, so the judge's fixed costs (two switches between the
+// contexts, about 0.35 ms) weigh on every call alike and little. The inputs exist where the runner
+// can see them only after the first stamp, and the sample check (secret positions, poison still
+// there = not written) runs before the second: no interval is measured shorter than the GPU work its
+// calls did with their inputs, whatever the runner's process does (docs/timing.md).
 #include "judge/bench_engine.h"
 
 #include <unistd.h>
@@ -50,11 +56,19 @@ constexpr double kArmSeconds = 0.2;
 // How long a runner may take to start CUDA (and the submission's library) and to map the buffers.
 constexpr double kRunnerStartSeconds = 60;
 constexpr double kRunnerExitSeconds = 5;
-// Positions of C sampled after the done word, before the second stamp: a call that said it was done
-// with a fraction f of C unwritten passes this with probability (1-f)^kSamples.
+// Positions of C sampled after the done word, before the second stamp (over the interval's n C's): an
+// interval that said it was done with a fraction f of its C's unwritten passes with probability (1-f)^kSamples.
 constexpr int kSamples = 1024;
-// The calibration: `launch` calls at each shape, after one warm-up.
+// The calibration: `launch` intervals at each shape and number of calls per interval, after one warm-up.
 constexpr int kCalibrationCalls = 16;
+// At most this many calls share one interval (a power of two), each on operands of its own.
+constexpr int kMaxCallsPerInterval = 32;
+// Each call's operands start on a boundary of this many bytes in the exported buffers (what any
+// cudaMalloc allocation would give a stage, and more).
+constexpr size_t kSlotAlignBytes = 4096;
+// The operand sets of one shape take at most this fraction of the GPU's free memory (the FP64
+// reference of the verification and the runner's own memory need the rest).
+constexpr double kSlotMemoryFraction = 0.4;
 // The L2 is flushed before a call when the operands are at most this many L2 sizes: after the
 // fresh data is written, that much of it could still be resident and make the call look warm.
 constexpr double kL2ResidentFactor = 2.0;
@@ -100,6 +114,9 @@ struct ItemRun {
     size_t index = 0;
     bool pitched = false, done = false;
     int warmups_left = 0;
+    int per_interval = 0;  // calls per timed interval; 0 until the first timed call has sized it
+    int calls = 0;         // timed calls made (and verified)
+    // Per call, one entry per kept interval: the time, the raw interval and the events over n.
     std::vector<double> times, intervals, events, clocks;
     uint64_t reasons = 0;
     double spent = 0;  // seconds of set-up, calls and verification at this shape
@@ -114,7 +131,7 @@ struct CallReport {
     std::string why;
     protocol::CallResult result;
     std::string error;  // the runner's CUDA error after the call
-    double interval_ms = 0, event_ms = 0;
+    double interval_ms = 0, event_ms = 0;  // the whole interval; the events of its calls added up
     unsigned unwritten = 0;
 };
 
@@ -143,7 +160,10 @@ public:
         for (size_t si = 0; si < plan_.shapes.size(); ++si) run_shape(si);
         end_session(baselines_);
         json calibration = json::array();
-        for (const Timing& t : out_.calibration) calibration.push_back({{"shape", t.shape.dims()}, {"interval_ms", t.judge_ms}, {"spread_pct", t.spread_pct}, {"calls", t.repetitions}});
+        for (const Timing& t : out_.calibration)
+            calibration.push_back({{"shape", t.shape.dims()}, {"calls_per_interval", t.calls_per_interval},
+                                   {"interval_ms", t.judge_ms}, {"event_ms", t.event_ms}, {"overhead_ms", t.overhead_ms},
+                                   {"spread_pct", t.spread_pct}, {"intervals", t.repetitions}});
         out_.device["calibration"] = calibration;
         out_.device["clocks_end"] = clocks_json(nvml_.read());
     }
@@ -218,20 +238,24 @@ private:
         shape_ = s;
         dense_ = {s.eff_lda(), s.eff_ldb(), s.eff_ldc()};
         pitched_ = {pitch_elems(s.K), pitch_elems(s.N), pitch_elems(s.N)};
-        const size_t a = size_t(s.M) * std::max(dense_.lda, pitched_.lda), b = size_t(s.K) * std::max(dense_.ldb, pitched_.ldb),
-                     c = size_t(s.M) * std::max(dense_.ldc, pitched_.ldc);
+        auto slot = [](size_t elems) { return (elems * sizeof(T) + kSlotAlignBytes - 1) / kSlotAlignBytes * kSlotAlignBytes / sizeof(T); };
+        stride_a_ = slot(size_t(s.M) * std::max(dense_.lda, pitched_.lda));
+        stride_b_ = slot(size_t(s.K) * std::max(dense_.ldb, pitched_.ldb));
+        stride_c_ = slot(size_t(s.M) * std::max(dense_.ldc, pitched_.ldc));
         A_ = ExportedBuffer(), B_ = ExportedBuffer(), C_ = ExportedBuffer();  // the last shape's first
-        A_ = ExportedBuffer(a * sizeof(T));
-        B_ = ExportedBuffer(b * sizeof(T));
-        C_ = ExportedBuffer(c * sizeof(T));
-        A0_ = DeviceBuffer<T>(a);
-        B0_ = DeviceBuffer<T>(b);
-        flush_now_ = flush_.size() && (size_t(s.M) * dense_.lda + size_t(s.K) * dense_.ldb + size_t(s.M) * dense_.ldc) *
-                                              sizeof(T) <= kL2ResidentFactor * ctx_.l2_bytes;
+        A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
+        slots_ = slots_for(s);
+        A_ = ExportedBuffer(stride_a_ * slots_ * sizeof(T));
+        B_ = ExportedBuffer(stride_b_ * slots_ * sizeof(T));
+        C_ = ExportedBuffer(stride_c_ * slots_ * sizeof(T));
+        A0_ = DeviceBuffer<T>(stride_a_ * slots_);
+        B0_ = DeviceBuffer<T>(stride_b_ * slots_);
         if (!map(*baselines_, false)) throw JudgeUnavailable("the grader's own runner could not map the buffers: " + start_problem_);
 
-        // Phase 1: the calibration, then the grader's own items.
-        calibrate(si);
+        // Phase 1: the calibration (every number of calls per interval an item may use), then the
+        // grader's own items.
+        calibration_.clear();
+        for (int n = 1; n <= slots_; n *= 2) calibrate(si, n);
         std::vector<ItemRun> own, submitted;
         for (size_t i = 0; i < plan_.items.size(); ++i) {
             ItemRun r = set_up(plan_.items[i], i, si);
@@ -255,6 +279,28 @@ private:
         for (ItemRun& r : own) out_.timings[r.index][si] = r.result;
         for (ItemRun& r : submitted) out_.timings[r.index][si] = r.result;
         A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
+    }
+
+    // How many calls' operands this shape holds: enough for an interval of min_interval_ms of calls
+    // at the fastest any item could run (the tensor cores' peak), a power of two, within memory.
+    int slots_for(const Shape& s) const {
+        const double fastest_ms = gflops_of(s, 1.0) / std::max(peak_, tensor_peak_gflops(plan_.precision, shape_of_gpu_));
+        int want = 1;
+        while (want < kMaxCallsPerInterval && want * fastest_ms < plan_.min_interval_ms) want *= 2;
+        size_t free_bytes = 0, total_bytes = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        const size_t per_slot = (2 * stride_a_ + 2 * stride_b_ + stride_c_) * sizeof(T);  // A, B, C, A0, B0
+        int fits = 1;
+        while (fits < want && double(2 * fits) * per_slot <= kSlotMemoryFraction * double(free_bytes)) fits *= 2;
+        return std::min(want, fits);
+    }
+
+    // Calls per interval for an item whose one call took `call_ms`: the least power of two that makes
+    // an interval of min_interval_ms, within the shape's slots.
+    int per_interval_for(double call_ms) const {
+        int n = 1;
+        while (n < slots_ && n * call_ms < plan_.min_interval_ms) n *= 2;
+        return n;
     }
 
     int pitch_elems(int cols) const {
@@ -300,30 +346,42 @@ private:
         r.done = true;
     }
 
-    void calibrate(size_t si) {
+    // The judge's overhead in an interval of n calls at this shape: the interval around n calls of
+    // the grader's own kernel that writes all of C (every call must: the GPU's switch back to the
+    // judge costs a little more after written memory than after none), less what that kernel's own
+    // events measured. The grader's own runner runs no submission code: its events can be believed.
+    void calibrate(size_t si, int n) {
         const BenchItem launch = BenchItem::launch();
         ItemRun r;
         r.item = &launch;
         r.result.shape = plan_.shapes[si];
         r.result.timed_by = "judge";
         r.warmups_left = 1;
-        std::vector<double> intervals;
+        std::vector<double> intervals, events;
         while (intervals.size() < size_t(kCalibrationCalls)) {
             const bool warmup = r.warmups_left > 0;
-            const CallReport c = call(*baselines_, r, warmup);
+            const CallReport c = call(*baselines_, r, warmup, n, /*fresh_inputs=*/false);
             if (c.runner_lost || c.result.status != "ok" || !c.error.empty())
                 throw JudgeUnavailable("the calibration of the judge's clock failed: " +
                                        (c.why.empty() ? c.result.status + " " + c.error : c.why));
-            if (warmup) --r.warmups_left;
-            else intervals.push_back(c.interval_ms);
+            if (warmup) {
+                --r.warmups_left;
+                continue;
+            }
+            intervals.push_back(c.interval_ms);
+            events.push_back(c.event_ms);
         }
-        calibration_ms_ = calibration_ms(intervals);
+        const double overhead = calibration_ms(intervals, events);
+        calibration_[n] = overhead;
         const Summary sum = summarize(intervals);
         Timing t;
         t.shape = plan_.shapes[si];
         t.disposition = Disposition::passed;
         t.timed_by = "judge";
-        t.judge_ms = t.time_ms = calibration_ms_;
+        t.calls_per_interval = n;
+        t.judge_ms = interquartile_mean(intervals);
+        t.event_ms = interquartile_mean(events);
+        t.overhead_ms = t.time_ms = overhead;
         t.spread_pct = sum.spread_pct;
         t.repetitions = sum.count;
         t.min_ms = sum.min, t.max_ms = sum.max;
@@ -339,7 +397,7 @@ private:
                 any = true;
                 if (opt_.progress)
                     std::cout << "\r\033[K  timing " << precision_name(plan_.precision) << " " << shape_.dims() << "  "
-                              << r.item->label() << "  call " << r.times.size() + 1 << std::flush;
+                              << r.item->label() << "  call " << r.calls + 1 << std::flush;
                 step(r, *session, si);
                 if (r.done) finish(r);
                 if (!session) return;  // the runner was lost: the caller starts another
@@ -378,10 +436,13 @@ private:
         }
     }
 
+    // One untimed warm-up call, or one timed interval of the item's calls. The first timed interval
+    // holds one call and sizes the rest: kept when one call fills an interval, else only verified.
     void step_once(ItemRun& r, Session& session, size_t si) {
         const auto t_step = Clock::now();
         const bool warmup = r.warmups_left > 0;
-        const CallReport c = call(session, r, warmup);
+        const int n = warmup || r.per_interval == 0 ? 1 : r.per_interval;
+        const CallReport c = call(session, r, warmup, n, /*fresh_inputs=*/true);
         if (c.runner_lost)
             return lose_runner(r, session, si, c.lost_as, c.why,
                                c.lost_as == Disposition::timed_out ? "a call that did not end" : "");
@@ -404,29 +465,38 @@ private:
         }
         if (c.unwritten > 0) {
             std::ostringstream os;
-            os << "timed call " << r.times.size() + 1 << " said it was done while " << c.unwritten << " of " << kSamples
+            if (n > 1) os << "timed calls " << r.calls + 1 << "–" << r.calls + n << " (one interval) said they were";
+            else os << "timed call " << r.calls + 1 << " said it was";
+            os << " done while " << c.unwritten << " of " << kSamples
                << " elements of C the judge sampled were still unwritten: a call must finish its work on its stream "
                   "before it returns (work left running, or on another stream, is not allowed)";
             return stop(r, Disposition::failed, os.str());
         }
-        r.intervals.push_back(c.interval_ms);
-        r.times.push_back(call_time_ms(c.interval_ms, calibration_ms_));
-        r.events.push_back(c.event_ms);
+        if (r.item->kind == BenchItem::Kind::stage && !verify(r, n)) return;
+        r.calls += n;
+        const double per_call_ms = call_time_ms(c.interval_ms, calibration_.at(n)) / n;
+        r.spent += seconds_since(t_step);
+        if (r.per_interval == 0) {
+            r.per_interval = per_interval_for(per_call_ms);
+            if (r.per_interval > 1) return;  // sized: the intervals of several calls are what counts
+        }
+        r.intervals.push_back(c.interval_ms / n);
+        r.times.push_back(per_call_ms);
+        r.events.push_back(c.event_ms / n);
         if (clock.valid) {
             r.clocks.push_back(clock.sm_clock_mhz);
             r.reasons |= clock.reasons;
         }
-        if (r.item->kind == BenchItem::Kind::stage && !verify(r)) return;
-        r.spent += seconds_since(t_step);
-        const StopReason why = should_stop(r.times, r.spent, plan_.stop);
+        const StopReason why = should_stop(r.times, r.spent, plan_.stop, n);
         if (why == StopReason::keep_going) return;
         r.result.stop_reason = stop_reason_name(why);
         r.done = true;
     }
 
-    // One call of r's item on fresh inputs: timed (armed behind the go word, between two stamps) or,
-    // for a warm-up, plain.
-    CallReport call(Session& session, const ItemRun& r, bool warmup) {
+    // One interval of n calls of r's item, each on its own operands (slot i of A, B, C): timed (armed
+    // behind the go word, between two stamps) or, for a warm-up, plain. Fresh inputs for each call,
+    // except for the calibration, whose kernel does not read them (the copies cost the same).
+    CallReport call(Session& session, const ItemRun& r, bool warmup, int n, bool fresh_inputs) {
         CallReport rep;
         const Layout L = layout_of(r);
         const Shape& s = shape_;
@@ -435,24 +505,34 @@ private:
         T* B = reinterpret_cast<T*>(B_.get());
         T* C = reinterpret_cast<T*>(C_.get());
         const size_t a_n = size_t(s.M) * L.lda, b_n = size_t(s.K) * L.ldb, c_n = size_t(s.M) * L.ldc;
-        // This call's inputs, in the judge's own memory only.
-        fill_random(ctx_.rng, A0_.get(), a_n, st);
-        fill_random(ctx_.rng, B0_.get(), b_n, st);
+        // This interval's inputs, in the judge's own memory only.
+        if (fresh_inputs) {
+            for (int i = 0; i < n; ++i) {
+                fill_random(ctx_.rng, A0_.get() + i * stride_a_, a_n, st);
+                fill_random(ctx_.rng, B0_.get() + i * stride_b_, b_n, st);
+            }
+        }
         CUDA_CHECK(cudaStreamSynchronize(st));
 
-        protocol::Problem p;
-        p.precision = plan_.precision;
-        p.M = s.M, p.N = s.N, p.K = s.K, p.alpha = 1, p.beta = 0;
-        p.a = {"A", 0}, p.b = {"B", 0}, p.c = {"C", 0};
-        p.lda = L.lda, p.ldb = L.ldb, p.ldc = L.ldc;
-        json request{{"op", "call"}, {"item", to_json(*r.item)}, {"problems", json::array({protocol::to_json(p)})}};
+        json problems = json::array();
+        for (int i = 0; i < n; ++i) {
+            protocol::Problem p;
+            p.precision = plan_.precision;
+            p.M = s.M, p.N = s.N, p.K = s.K, p.alpha = 1, p.beta = 0;
+            p.a = {"A", i * stride_a_ * sizeof(T)}, p.b = {"B", i * stride_b_ * sizeof(T)}, p.c = {"C", i * stride_c_ * sizeof(T)};
+            p.lda = L.lda, p.ldb = L.ldb, p.ldc = L.ldc;
+            problems.push_back(protocol::to_json(p));
+        }
+        json request{{"op", "call"}, {"item", to_json(*r.item)}, {"problems", problems}};
         auto copy_inputs_in = [&] {
-            CUDA_CHECK(cudaMemcpyAsync(A, A0_.get(), a_n * sizeof(T), cudaMemcpyDeviceToDevice, st));
-            CUDA_CHECK(cudaMemcpyAsync(B, B0_.get(), b_n * sizeof(T), cudaMemcpyDeviceToDevice, st));
-            if constexpr (std::is_same_v<T, float>) fill_bits(C, c_n, quiet_nan_bits32(), st);
-            else fill_bits(C, c_n, quiet_nan_bits64(), st);
+            for (int i = 0; i < n; ++i) {
+                CUDA_CHECK(cudaMemcpyAsync(A + i * stride_a_, A0_.get() + i * stride_a_, a_n * sizeof(T), cudaMemcpyDeviceToDevice, st));
+                CUDA_CHECK(cudaMemcpyAsync(B + i * stride_b_, B0_.get() + i * stride_b_, b_n * sizeof(T), cudaMemcpyDeviceToDevice, st));
+                if constexpr (std::is_same_v<T, float>) fill_bits(C + i * stride_c_, c_n, quiet_nan_bits32(), st);
+                else fill_bits(C + i * stride_c_, c_n, quiet_nan_bits64(), st);
+            }
         };
-        const double timeout = opt_.call_timeout_seconds;
+        const double timeout = opt_.call_timeout_seconds * n;
         if (warmup) {
             copy_inputs_in();
             CUDA_CHECK(cudaStreamSynchronize(st));
@@ -462,7 +542,7 @@ private:
         const uint32_t k = ++session.go;
         request["go"] = k;
         if (!session.proc->send(request)) return runner_gone(session, rep);
-        // "armed": its call is enqueued behind the go word (or, after kArmSeconds, the clock starts anyway).
+        // "armed": its calls are enqueued behind the go word (or, after kArmSeconds, the clock starts anyway).
         {
             const auto t0 = Clock::now();
             bool armed = false;
@@ -483,16 +563,20 @@ private:
         }
         uint32_t* flags = reinterpret_cast<uint32_t*>(session.flags.get());
         uint64_t* stamps = stamps_.get();
+        // Each call's operands were copied in one after the other, C's poison last: when one call's A,
+        // B and C could sit in L2 together, the last of them could still be there. (Per call, not
+        // per interval: the earlier calls' are evicted by the later ones' copies either way.)
+        const bool flush = flush_.size() && (a_n + b_n + c_n) * sizeof(T) <= kL2ResidentFactor * ctx_.l2_bytes;
         CUDA_CHECK(cudaMemsetAsync(unwritten_.get(), 0, sizeof(unsigned), st));
         stamp_clock(stamps, st);
         copy_inputs_in();
-        if (flush_now_) {
+        if (flush) {
             flush_value_ ^= 1;  // a different value each time: no write can be skipped as redundant
             CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_, flush_.bytes(), st));
         }
         CUDA_CHECK(ctx_.memops.write(st, flags + protocol::kGoWord, k));
         CUDA_CHECK(ctx_.memops.wait_geq(st, flags + protocol::kDoneWord, k));
-        count_unwritten_sample(C, L.ldc, s.M, s.N, secret_(), kSamples, unwritten_.get(), st);
+        count_unwritten_sample(C, L.ldc, s.M, s.N, n, stride_c_, secret_(), kSamples, unwritten_.get(), st);
         stamp_clock(stamps + 1, st);
         // Wait for the judge's stream, watching the runner: if it dies or hangs, release the stream.
         cudaEvent_t done = nullptr;
@@ -555,10 +639,17 @@ private:
             }
             if (kind != want) continue;
             const json results = ev->value("results", json::array());
-            if (results.is_array() && !results.empty()) rep.result = protocol::call_result_from_json(results[0]);
-            else rep.result.status = "missing";
+            // The first call that did not return ok speaks for the interval (they are calls of one item).
+            rep.result.status = "missing";
+            if (results.is_array())
+                for (const json& one : results) {
+                    rep.result = protocol::call_result_from_json(one);
+                    if (rep.result.status != "ok") break;
+                }
             const json times = ev->value("event_ms", json::array());
-            if (times.is_array() && !times.empty() && times[0].is_number()) rep.event_ms = times[0].get<double>();
+            if (times.is_array())
+                for (const json& t : times)
+                    if (t.is_number()) rep.event_ms += t.get<double>();
             rep.error = ev->value("error", "");
             return rep;
         }
@@ -574,33 +665,39 @@ private:
         return rep;
     }
 
-    // Checks the output of a timed call in full; false (and the item failed) when it is wrong.
-    bool verify(ItemRun& r) {
+    // Checks the outputs of a timed interval's n calls in full; false (and the item failed) when one is wrong.
+    bool verify(ItemRun& r, int n) {
         const Layout L = layout_of(r);
-        const Reference ref = compute_reference<T>(ctx_, shape_, A0_.get(), L.lda, B0_.get(), L.ldb, nullptr,
-                                                   r.bound.underflow_weight);
-        const CompareReport cmp = compare_with_reference(reinterpret_cast<const T*>(C_.get()), L.ldc, ref.value.get(),
-                                                         ref.gauge.get(), shape_.M, shape_.N, r.bound.u, nullptr,
-                                                         ctx_.stream, r.bound.threshold);
-        ++r.result.verified;
-        if (cmp.max_ratio > r.result.max_error_ratio || std::isnan(cmp.max_ratio)) r.result.max_error_ratio = cmp.max_ratio;
-        if (cmp.wrong == 0) return true;
-        std::ostringstream os;
-        os << "timed call " << r.times.size() << " gave wrong values: " << cmp.wrong << " of "
-           << int64_t(shape_.M) * shape_.N << " elements outside the bound (worst C[" << cmp.worst_index / shape_.N << "]["
-           << cmp.worst_index % shape_.N << "] expected " << cmp.expected << ", got " << cmp.got
-           << "); the stage must compute every call from its inputs";
-        stop(r, Disposition::failed, os.str());
-        return false;
+        for (int i = 0; i < n; ++i) {
+            const Reference ref = compute_reference<T>(ctx_, shape_, A0_.get() + i * stride_a_, L.lda, B0_.get() + i * stride_b_,
+                                                       L.ldb, nullptr, r.bound.underflow_weight);
+            const CompareReport cmp =
+                compare_with_reference(reinterpret_cast<const T*>(C_.get()) + i * stride_c_, L.ldc, ref.value.get(),
+                                       ref.gauge.get(), shape_.M, shape_.N, r.bound.u, nullptr, ctx_.stream, r.bound.threshold);
+            ++r.result.verified;
+            if (cmp.max_ratio > r.result.max_error_ratio || std::isnan(cmp.max_ratio)) r.result.max_error_ratio = cmp.max_ratio;
+            if (cmp.wrong == 0) continue;
+            std::ostringstream os;
+            os << "timed call " << r.calls + i + 1 << " gave wrong values: " << cmp.wrong << " of "
+               << int64_t(shape_.M) * shape_.N << " elements outside the bound (worst C[" << cmp.worst_index / shape_.N << "]["
+               << cmp.worst_index % shape_.N << "] expected " << cmp.expected << ", got " << cmp.got
+               << "); the stage must compute every call from its inputs";
+            stop(r, Disposition::failed, os.str());
+            return false;
+        }
+        return true;
     }
 
     void finish(ItemRun& r) {
         Timing& t = r.result;
         t.seconds = r.spent;
-        t.overhead_ms = calibration_ms_;
+        const int n = std::max(r.per_interval, 1);
+        t.calls_per_interval = n;
+        if (calibration_.count(n)) t.overhead_ms = calibration_.at(n) / n;
         if (t.disposition == Disposition::skipped && !r.times.empty()) {  // it ran to the end of its repetitions
             const Summary sum = summarize(r.times);
-            t.repetitions = sum.count;
+            t.intervals = sum.count;
+            t.repetitions = sum.count * n;
             t.time_ms = sum.iqm;
             t.spread_pct = sum.spread_pct;
             t.min_ms = sum.min;
@@ -637,13 +734,15 @@ private:
     DeviceBuffer<uint64_t> stamps_{2};
     DeviceBuffer<unsigned> unwritten_{1};
     DeviceBuffer<unsigned char> flush_;
-    bool flush_now_ = false;
     int flush_value_ = 0;
     Shape shape_;
     Layout dense_, pitched_;
+    // The shape's operands: slots_ sets, call i of an interval on set i (element offsets i·stride).
+    int slots_ = 1;
+    size_t stride_a_ = 0, stride_b_ = 0, stride_c_ = 0;
     ExportedBuffer A_, B_, C_;
     DeviceBuffer<T> A0_, B0_;
-    double calibration_ms_ = 0;
+    std::map<int, double> calibration_;  // the judge's overhead per interval, by calls per interval
 };
 
 }  // namespace

@@ -2,9 +2,10 @@
 // by the judge's clock, every item's calls in a runner process (docs/timing.md).
 //
 // Per shape, two phases, never overlapping:
-//   1. the grader's own runner (gemmlab-baselines) times `launch` (one empty kernel: the calibration
-//      of the judge's clock at this shape), then the reference's naive baseline, cuBLAS and the
-//      reference stages, round-robin: one call of each per round;
+//   1. the grader's own runner (gemmlab-baselines) times `launch` (its kernel that writes C: the
+//      calibration of the judge's clock at this shape, for each number of calls per interval), then
+//      the reference's naive baseline, cuBLAS and the reference stages, round-robin: one interval of
+//      each per round;
 //   2. a fresh runner of the submission (gemmlab-stages) times the submission's stages, round-robin,
 //      and is ended before anything else is timed, so no work it leaves behind can slow a baseline.
 // A runner that crashes or hangs costs the item whose call was running (crashed / timed_out, and
@@ -25,7 +26,9 @@ namespace gemmlab {
 struct BenchOutcome {
     BenchPlan plan;
     std::vector<std::vector<Timing>> timings;
-    std::vector<Timing> calibration;    // the `launch` item at each shape (its time_ms is its interval)
+    // The `launch` item at each shape and number of calls per interval: judge_ms its interval,
+    // event_ms its kernels' events, overhead_ms (= time_ms) the calibration subtracted.
+    std::vector<Timing> calibration;
     nlohmann::json device;              // peak, clocks at start and end, L2 size (results `device`)
     std::vector<std::string> restarts;  // why a runner had to be restarted, if one had to
 };

@@ -187,7 +187,7 @@ constexpr double kMaxTargetPct = 1000;   // a target may lie above the reference
 constexpr double kMaxCallMsAtPeak = 1e6;
 
 void read_bench(const Section& s, BenchConfig& b) {
-    s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "min_timed_ms", "clear_l2",
+    s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "min_timed_ms", "min_interval_ms", "clear_l2",
                  "call_timeout_seconds", "shapes"});
     if (auto v = s.whole("warmup", 0, kMaxRepetitionsLimit)) b.warmup = *v;
     if (auto v = s.whole("min_repetitions", 1, kMaxRepetitionsLimit)) b.min_repetitions = *v;
@@ -198,6 +198,7 @@ void read_bench(const Section& s, BenchConfig& b) {
     if (auto v = s.number("target_spread_pct", 0, 100)) b.target_spread_pct = *v;
     if (auto v = s.number("max_seconds", 0, kMaxSecondsLimit)) b.max_seconds = *v;
     if (auto v = s.number("min_timed_ms", 0, kMaxSecondsLimit * 1e3)) b.min_timed_ms = *v;
+    if (auto v = s.number("min_interval_ms", 0, kMaxSecondsLimit * 1e3)) b.min_interval_ms = *v;
     if (auto v = s.boolean("clear_l2")) b.clear_l2 = *v;
     if (auto v = s.number("call_timeout_seconds", 1, kMaxSecondsLimit)) b.call_timeout_seconds = *v;
     if (const toml::node* n = s.get("shapes")) {

@@ -69,6 +69,7 @@ struct BenchConfig {
     double target_spread_pct = 2.0;    // stop once IQR/median is below this...
     double max_seconds = 2.0;          // ...or this many seconds of calls were spent (per stage, per shape)
     double min_timed_ms = 5.0;         // converged needs this many ms of timed calls too (short calls: more of them)
+    double min_interval_ms = 2.0;      // shorter calls share a timed interval with others of the same item
     bool clear_l2 = true;              // flush L2 before each timed call when the operands could sit in it
     double call_timeout_seconds = 30;  // a stage silent for this long is killed (timed_out)
     std::vector<Shape> shapes;         // what `make bench` times when no SHAPES= is given

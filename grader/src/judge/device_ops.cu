@@ -319,23 +319,28 @@ __device__ inline bool is_nan_bits(float x) { return x != x; }
 __device__ inline bool is_nan_bits(double x) { return x != x; }
 
 template <typename T>
-__global__ void unwritten_sample_kernel(const T* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count) {
+__global__ void unwritten_sample_kernel(const T* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
+                                        int samples, unsigned* count) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= samples) return;
-    // A position from the judge's secret: splitmix64 of (secret, i).
+    // A position from the judge's secret: splitmix64 of (secret, i), over every slot's M×N.
     uint64_t x = secret + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     x ^= x >> 31;
-    const uint64_t e = x % (static_cast<uint64_t>(M) * N);
-    const int r = static_cast<int>(e / N), c = static_cast<int>(e % N);
-    if (is_nan_bits(C[static_cast<size_t>(r) * ldc + c])) atomicAdd(count, 1u);
+    const uint64_t per_slot = static_cast<uint64_t>(M) * N;
+    const uint64_t e = x % (per_slot * static_cast<uint64_t>(slots));
+    const uint64_t slot = e / per_slot, within = e % per_slot;
+    const int r = static_cast<int>(within / N), c = static_cast<int>(within % N);
+    if (is_nan_bits(C[slot * slot_stride + static_cast<size_t>(r) * ldc + c])) atomicAdd(count, 1u);
 }
 
 template <typename T>
-void count_unwritten_impl(const T* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count, cudaStream_t s) {
-    if (samples <= 0 || M <= 0 || N <= 0) return;
-    unwritten_sample_kernel<T><<<(samples + kThreads - 1) / kThreads, kThreads, 0, s>>>(C, ldc, M, N, secret, samples, count);
+void count_unwritten_impl(const T* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret, int samples,
+                          unsigned* count, cudaStream_t s) {
+    if (samples <= 0 || M <= 0 || N <= 0 || slots <= 0) return;
+    unwritten_sample_kernel<T><<<(samples + kThreads - 1) / kThreads, kThreads, 0, s>>>(C, ldc, M, N, slots, slot_stride,
+                                                                                       secret, samples, count);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -352,13 +357,13 @@ void stamp_clock(uint64_t* out, cudaStream_t s) {
     CUDA_CHECK_LAUNCH();
 }
 
-void count_unwritten_sample(const float* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count,
-                            cudaStream_t s) {
-    count_unwritten_impl(C, ldc, M, N, secret, samples, count, s);
+void count_unwritten_sample(const float* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
+                            int samples, unsigned* count, cudaStream_t s) {
+    count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, count, s);
 }
-void count_unwritten_sample(const double* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count,
-                            cudaStream_t s) {
-    count_unwritten_impl(C, ldc, M, N, secret, samples, count, s);
+void count_unwritten_sample(const double* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
+                            int samples, unsigned* count, cudaStream_t s) {
+    count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, count, s);
 }
 
 }  // namespace gemmlab

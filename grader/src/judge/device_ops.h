@@ -79,11 +79,12 @@ void stamp_clock(uint64_t* out, cudaStream_t s);
 // when the driver JIT-compiles that PTX for a newer GPU): the build runs no instruction newer.
 int compiled_arch();
 
-// Adds to *count how many of `samples` positions of the M×N matrix C (ld = ldc), drawn from `secret`,
-// still hold the NaN poison: elements a call was meant to write and had not when it said it was done.
-void count_unwritten_sample(const float* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count,
-                            cudaStream_t s);
-void count_unwritten_sample(const double* C, int ldc, int M, int N, uint64_t secret, int samples, unsigned* count,
-                            cudaStream_t s);
+// Adds to *count how many of `samples` positions of C, drawn from `secret`, still hold the NaN poison:
+// elements a call was meant to write and had not when it said it was done. C holds `slots` M×N
+// matrices (ld = ldc), slot i at C + i·slot_stride elements; the positions are spread over all of them.
+void count_unwritten_sample(const float* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
+                            int samples, unsigned* count, cudaStream_t s);
+void count_unwritten_sample(const double* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
+                            int samples, unsigned* count, cudaStream_t s);
 
 }  // namespace gemmlab

@@ -1,9 +1,11 @@
 // baselines_main.cu — `gemmlab-baselines`, the runner of the grader's own calls: the reference
 // stages (the naive baseline among them), cuBLAS in FP32/FP64 and on the tensor cores, and `launch`,
-// one empty kernel, the judge's calibration of its clock. The same loop as gemmlab-stages (runner.h),
+// one kernel that writes all of C and nothing else, the judge's calibration of its clock. The same loop as gemmlab-stages (runner.h),
 // timed the same way, so every ratio compares like with like; no submission code ever runs here.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include <algorithm>
 
 #include "common/sides.h"
 #include "runner/runner.h"
@@ -12,7 +14,25 @@
 namespace gemmlab {
 namespace {
 
-__global__ void empty_kernel() {}
+// `launch`: C := 0, row by row (ld = ldc), the cheapest call that writes what every call must.
+template <typename T>
+__global__ void write_c_kernel(T* C, int M, int N, int ldc) {
+    const size_t n = size_t(M) * N;
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        C[(i / N) * ldc + i % N] = T(0);
+}
+constexpr int kWriteThreads = 256;
+constexpr int kWriteBlocksPerSm = 8;  // enough blocks in flight to write at the memory's speed
+
+template <typename T>
+void write_c(void* C, const protocol::Problem& p, cudaStream_t s) {
+    static const int blocks = [] {
+        int sms = 0;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        return std::max(sms, 1) * kWriteBlocksPerSm;
+    }();
+    write_c_kernel<T><<<blocks, kWriteThreads, 0, s>>>(static_cast<T*>(C), p.M, p.N, p.ldc);
+}
 
 cudaError_t take_reference_error() {
     const cudaError_t err = last_stage_error;  // the reference's stages are linked into this executable
@@ -52,7 +72,10 @@ public:
                               cudaStream_t s) override {
         protocol::CallResult r;
         if (item.kind == BenchItem::Kind::launch) {
-            empty_kernel<<<1, 1, 0, s>>>();
+            if (p.M > 0 && p.N > 0) {
+                if (p.precision == Precision::f64) write_c<double>(C, p, s);
+                else write_c<float>(C, p, s);
+            }
             return r;
         }
         if (item.kind == BenchItem::Kind::stage)
