@@ -4,6 +4,7 @@ what does not match — and the intact attempt that would count otherwise is gra
 import csv
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 
@@ -54,7 +55,9 @@ def test_a_tampered_late_attempt_keeps_the_intact_on_time_one_in_view(tmp_path):
 
 def test_the_sweep_queues_the_intact_attempt_too(tmp_path):
     """The sweep's task list names both of the student's attempts (local scheduler: planned, then
-    graded here without a GPU — every grade no_gpu, the tampered one `tampered`)."""
+    graded here without a GPU — every grade no_gpu, the tampered one `tampered`). The GPU is hidden
+    where there is one (CUDA_VISIBLE_DEVICES=), as in test_cluster_local.py: the flow is what is
+    tested; tests/cluster_gpu_jobs.sh grades with the same scripts on real GPUs."""
     path = staff_class.write_config(tmp_path, roster=["alice"])
     path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", "due = 2026-01-01T00:00:00Z"))
     cfg = config.load(path)
@@ -62,7 +65,7 @@ def test_the_sweep_queues_the_intact_attempt_too(tmp_path):
     late = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"})
     (late / "files" / "tiled.cu").write_text("// replaced\n")
     r = subprocess.run([sys.executable, str(ROOT / "cluster" / "gemmlab_cluster.py"), "--config", str(path), "sweep"],
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=900, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
     assert r.returncode == 0, r.stdout + r.stderr
     tasks = json.loads(next((cfg.sweeps_dir / "final" / "runs").glob("run-*/tasks.json")).read_text())
     assert sorted(t["attempt_name"].split("-")[1] for t in tasks) == ["0001", "0002"], tasks
