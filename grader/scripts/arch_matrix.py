@@ -11,8 +11,7 @@
                nvcc per architecture); a file that fails is compiled again per architecture to name
                each one that breaks and its first error. Compiles run through ccache, so a run on
                unchanged sources takes seconds. The largest files start first (their compiles are
-               the long pole), and nvcc's own --threads compiles one file's architectures side by
-               side where cores are to spare (a thread per 4 cores: 4 on 16 cores, 1 on CI's 2).
+               the long pole).
   part cuda12  with CUDA 12 installed (`make setup-cuda12`), a real build for each architecture of
                ARCHS_CUDA12: `make CUDA_HOME=<CUDA 12> ARCH=<arch> grader`: the judge, the runners, the
                reference and the student's library, linked, each in its own build directory.
@@ -137,10 +136,6 @@ def first_error(output):
     return lines[-1] if lines else "(no output)"
 
 
-# nvcc threads per compile: one per this many cores (the other compiles run beside it).
-kCoresPerNvccThread = 4
-
-
 class Matrix:
     def __init__(self, args):
         self.nvcc = shlex.split(args.nvcc)
@@ -149,18 +144,13 @@ class Matrix:
         self.out = ROOT / args.out
         self.jobs = args.jobs
         self.only = args.only
-        # nvcc --threads: one file's architectures side by side, where the machine has cores to spare.
-        cores = os.cpu_count() or 1
-        self.threads = max(1, min(len(self.archs), cores // kCoresPerNvccThread))
 
     def compile(self, unit, archs):
         """nvcc -c of one unit for the given architectures; returns (ok, output)."""
         tag = "-".join(a for a, _ in archs) if len(archs) == 1 else "all"
         obj = self.out / f"{unit.source}{'.' + unit.kind if unit.kind else ''}.{tag}.o"
         obj.parent.mkdir(parents=True, exist_ok=True)
-        threads = ["--threads", str(self.threads)] if len(archs) > 1 and self.threads > 1 else []
-        cmd = [*self.nvcc, *self.opts, *threads, *[w for _, g in archs for w in g], *unit.flags, "-c", unit.source,
-               "-o", str(obj)]
+        cmd = [*self.nvcc, *self.opts, *[w for _, g in archs for w in g], *unit.flags, "-c", unit.source, "-o", str(obj)]
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         return p.returncode == 0, p.stdout
 
@@ -182,7 +172,7 @@ class Matrix:
         todo.sort(key=lambda u: (ROOT / u.source).stat().st_size, reverse=True)
         names = " ".join(a for a, _ in self.archs)
         print(f"arch-matrix: {len(todo)} files x {len(self.archs)} architectures ({names}), "
-              f"{self.jobs} at a time ({self.threads} nvcc thread(s) each), compile only", flush=True)
+              f"{self.jobs} at a time, compile only", flush=True)
         t0 = time.time()
         failures = []
 

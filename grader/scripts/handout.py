@@ -326,12 +326,6 @@ def build_reference_library(cfg, dest, work):
     nvcc_flags = common + ["-O3", "-Xcompiler", "-Wall,-Wextra,-fno-gnu-unique"] + gencode_flags(cfg["archs"], cfg["ptx"])
     cxx = os.environ.get("CXX", "g++")
     cxx_flags = common + ["-O2", "-Wall", "-Wextra", "-fno-gnu-unique", "-isystem", str(cuda / "include")]
-    # nvcc --threads: a file's architectures side by side where cores are to spare (one thread per
-    # 4 cores), so the largest file (the tensor stage, every arch in turn) is not the long pole.
-    targets = len(cfg["archs"]) + (1 if cfg["ptx"] else 0)
-    threads = max(1, min(targets, (os.cpu_count() or 1) // 4))
-    if threads > 1:
-        nvcc_flags += ["--threads", str(threads)]
     jobs = [([str(nvcc), *nvcc_flags, "-c", s.relative_to(ROOT).as_posix(), "-o", str(work / f"{s.stem}.o")],
              s.name) for s in sources]
     jobs.append(([cxx, *cxx_flags, "-c", "grader/src/runner/registry.cpp", "-o", str(work / "registry.o")],
