@@ -41,7 +41,9 @@ GPU_TEST_CASE("naive and cuBLAS are timed by the judge, every call verified; a s
             for (const Timing& c : out.calibration)
                 if (c.shape.dims() == plan.shapes[s].dims()) calibration[c.calls_per_interval] = c;
             REQUIRE(calibration.count(1) == 1);
-            for (const auto& [n, c] : calibration) {
+            for (const auto& entry : calibration) {
+                const int n = entry.first;
+                const Timing& c = entry.second;
                 CAPTURE(n);
                 CHECK((n & (n - 1)) == 0);
                 CHECK(c.judge_ms > c.event_ms);
