@@ -30,6 +30,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import object_cache  # noqa: E402  (grader/scripts, beside this file)
+
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "handout"
 
@@ -310,9 +313,11 @@ def global_symbols(obj):
     return [(t, m, d) for (t, m), d in zip(rows, demangle([m for _, m in rows]))]
 
 
-def build_reference_library(cfg, dest, work):
+def build_reference_library(cfg, dest, work, object_cache_dir=None):
     """Compiles reference/*.cu (not reference/tuning/) for the configured archs into one object
-    whose only global symbol is gemmlab::reference::registry(), without debug or line info."""
+    whose only global symbol is gemmlab::reference::registry(), without debug or line info. Each
+    file's compile goes through the object cache (grader/scripts/object_cache.py) when one is given:
+    a test suite that builds the handout twice, side by side, compiles the reference once."""
     sources = sorted((ROOT / "reference").glob("*.cu"))
     if not sources:
         raise HandoutError("no reference/*.cu here: `make handout` runs in the instructor repository "
@@ -332,8 +337,19 @@ def build_reference_library(cfg, dest, work):
                  "registry.cpp"))
     say(f"compiling the reference ({', '.join(n for _, n in jobs)}) for {', '.join(cfg['archs'])}"
         + (f" + PTX compute_{max(arch_number(a) for a in cfg['archs'])}" if cfg["ptx"] else ""))
+    # What a reference object depends on besides its source: every header it could include.
+    depends = sorted(str(p) for d in ("grader/include", "grader/src", "reference") for p in (ROOT / d).rglob("*")
+                     if p.is_file() and p.suffix in object_cache.HEADER_SUFFIXES)
+
+    def compile_one(cmd):
+        source = ROOT / cmd[cmd.index("-c") + 1]
+        if not object_cache_dir or source.suffix != ".cu":
+            return run(cmd)
+        return object_cache.run_cached(object_cache_dir, cmd, source, cmd[cmd.index("-o") + 1], depends,
+                                       say=lambda _: None, compile_=lambda c: run(c).returncode)
+
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        for f in [pool.submit(run, cmd) for cmd, _ in jobs]:
+        for f in [pool.submit(compile_one, cmd) for cmd, _ in jobs]:
             f.result()
     objects = [str(work / f"{s.stem}.o") for s in sources] + [str(work / "registry.o")]
 
@@ -379,7 +395,7 @@ def render_readme(cfg, created, archs_text):
         created=created, archs=archs_text)
 
 
-def build(cfg, dist_override=None):
+def build(cfg, dist_override=None, object_cache_dir=None):
     t0 = time.monotonic()
     dist, out, tarball = handout_paths(cfg, dist_override)
     files, left_out = select_files(cfg)
@@ -397,7 +413,7 @@ def build(cfg, dist_override=None):
         shutil.copy2(ROOT / rel, dst)
     (out / "course.toml").write_text(without_staff_sections((ROOT / "course.toml").read_text()))
     with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
-        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work))
+        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work), object_cache_dir)
 
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     archs_text = ", ".join(cfg["archs"]) + (f" (+ PTX for newer GPUs)" if cfg["ptx"] else "")
@@ -778,6 +794,10 @@ def main():
         p = sub.add_parser(name, help=help_)
         p.add_argument("--config", default="course.toml", help="the course configuration (course.toml)")
         p.add_argument("--dist", help="output directory (default: course.toml [handout] dist)")
+        if name == "build":
+            p.add_argument("--object-cache", default=str(ROOT / "build" / "object-cache"),
+                           help="where compiled reference objects are kept and reused (the Makefile's "
+                                "OBJECT_CACHE; empty: compile every one afresh)")
         if name == "check":
             p.add_argument("--keep", action="store_true", help="keep the unpacked handout")
             p.add_argument("--no-gpu", action="store_true",
@@ -788,7 +808,7 @@ def main():
     try:
         cfg = load_config(args.config)
         if args.command == "build":
-            build(cfg, args.dist)
+            build(cfg, args.dist, args.object_cache)
             return 0
         return check(cfg, args.dist, args.keep, args.no_gpu)
     except HandoutError as e:

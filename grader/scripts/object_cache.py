@@ -13,8 +13,14 @@ identity (path, size, modification time), the source's bytes, the bytes of every
 directory and, for a symbolic link, in the directory of the file it points to). A hit copies the
 object and writes its dependency file; a miss runs the command and stores the object, atomically.
 Nothing is ever reused across a change of any of those bytes. OBJECT_CACHE= (empty) turns it off.
+
+Two builds that compile the same thing at the same time (the tests build many submissions side by
+side, and the handout's compiled reference twice) take a lock per key: the second waits for the
+first and copies its object instead of compiling it again. grader/scripts/handout.py compiles the
+reference library through run_cached() too.
 """
 import argparse
+import fcntl
 import hashlib
 import os
 import shutil
@@ -78,6 +84,31 @@ def store(cache, key, obj):
         pass
 
 
+def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None):
+    """Compiles with `command` (which writes `obj` from `source`), or copies the object a compile
+    with the same key left in `cache`; returns the compile's exit status (0 on a hit). `compile_`
+    runs the command (default: subprocess.run, returning its exit status)."""
+    compile_ = compile_ or (lambda cmd: subprocess.run(cmd).returncode)
+    cache, obj = Path(cache), Path(obj)
+    try:
+        key = cache_key(command, str(source), str(obj), list(depends))
+        cache.mkdir(parents=True, exist_ok=True)
+        lock = open(cache / f"{key}.lock", "w")
+    except OSError:  # a cache that cannot be read or written is no cache
+        return compile_(command)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the same compile running elsewhere: wait, then copy its object
+        cached = cache / f"{key}.o"
+        if cached.is_file():
+            copy_from_cache(cached, obj, source, depends)
+            say(f"object cache: {obj} (same source and command as before)")
+            return 0
+        rc = compile_(command)
+        if rc == 0 and obj.is_file():
+            store(cache, key, obj)
+        return rc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", required=True)
@@ -92,21 +123,7 @@ def main():
 
     # The cache only ever saves work: a cache that cannot be read or written (another user's, a
     # read-only tree) means compiling as if it were not there.
-    cache = Path(args.cache)
-    obj = Path(args.object)
-    try:
-        key = cache_key(command, args.source, args.object, args.depends)
-        cached = cache / f"{key}.o"
-        if cached.is_file():
-            copy_from_cache(cached, obj, args.source, args.depends)
-            print(f"object cache: {obj} (same source and command as before)")
-            return 0
-    except OSError:
-        cached = None
-    rc = subprocess.run(command).returncode
-    if rc == 0 and cached is not None and obj.is_file():
-        store(cache, key, obj)
-    return rc
+    return run_cached(args.cache, command, args.source, args.object, args.depends)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,94 @@
+"""The stage object cache (grader/scripts/object_cache.py): a compile with the same command, source
+and headers is copied, not run again; any changed byte compiles afresh; two builds that compile the
+same thing at the same time compile it once. A stand-in compiler (a shell script) counts its runs."""
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import object_cache  # noqa: E402
+
+# Copies its source to its object (after an optional pause) and counts its runs in runs.log.
+FAKE_COMPILER = """#!/bin/sh
+src=$1; obj=$2
+echo run >> "$(dirname "$0")/runs.log"
+sleep "${FAKE_COMPILE_SECONDS:-0}"
+cp "$src" "$obj"
+"""
+
+
+def setup_tree(tmp_path):
+    cc = tmp_path / "cc"
+    cc.write_text(FAKE_COMPILER)
+    cc.chmod(0o755)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "stage.cu").write_text("kernel v1\n")
+    (src / "helpers.h").write_text("header v1\n")
+    return cc, src / "stage.cu"
+
+
+def runs(tmp_path):
+    log = tmp_path / "runs.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def compile_once(tmp_path, cc, source, name="stage.o"):
+    obj = tmp_path / name
+    rc = object_cache.run_cached(tmp_path / "cache", [str(cc), str(source), str(obj)], str(source), str(obj),
+                                 say=lambda _: None)
+    assert rc == 0
+    return obj.read_text()
+
+
+def test_the_same_compile_is_copied_and_any_changed_byte_compiles_again(tmp_path):
+    cc, source = setup_tree(tmp_path)
+    assert compile_once(tmp_path, cc, source) == "kernel v1\n" and runs(tmp_path) == 1
+    assert compile_once(tmp_path, cc, source, "again.o") == "kernel v1\n" and runs(tmp_path) == 1  # copied
+    (source.parent / "helpers.h").write_text("header v2\n")  # a header beside the source changed
+    compile_once(tmp_path, cc, source)
+    assert runs(tmp_path) == 2
+    source.write_text("kernel v2\n")
+    assert compile_once(tmp_path, cc, source) == "kernel v2\n" and runs(tmp_path) == 3
+
+
+def test_two_builds_compiling_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch):
+    cc, source = setup_tree(tmp_path)
+    monkeypatch.setenv("FAKE_COMPILE_SECONDS", "1")
+    outputs = {}
+
+    def build(name):
+        outputs[name] = compile_once(tmp_path, cc, source, name)
+
+    threads = [threading.Thread(target=build, args=(f"build{i}.o",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert runs(tmp_path) == 1, "the second and third builds waited for the first and copied its object"
+    assert set(outputs.values()) == {"kernel v1\n"}
+
+
+def test_a_failed_compile_is_not_kept(tmp_path):
+    cc, source = setup_tree(tmp_path)
+    obj = tmp_path / "stage.o"
+    failing = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    assert object_cache.run_cached(tmp_path / "cache", failing, str(source), str(obj), say=lambda _: None) == 3
+    assert not list((tmp_path / "cache").glob("*.o"))
+    assert compile_once(tmp_path, cc, source) == "kernel v1\n" and runs(tmp_path) == 1
+
+
+def test_the_command_line_tool_reuses_an_object(tmp_path):
+    cc, source = setup_tree(tmp_path)
+    for name in ("a.o", "b.o"):
+        obj = tmp_path / name
+        out = subprocess.run([sys.executable, str(ROOT / "grader/scripts/object_cache.py"), "--cache", str(tmp_path / "cache"),
+                              "--source", str(source), "--object", str(obj), "--", str(cc), str(source), str(obj)],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert obj.read_text() == "kernel v1\n"
+    assert runs(tmp_path) == 1 and "same source and command as before" in out.stdout
+    assert (tmp_path / "b.d").read_text().startswith(f"{tmp_path / 'b.o'}: {source}")
