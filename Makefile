@@ -396,7 +396,7 @@ HANDOUT_CHECK_ARGS := $(HANDOUT_ARGS) $(if $(HANDOUT_NO_GPU),--no-gpu)
 handout-script:
 	@test -f grader/scripts/handout.py || { echo "make handout runs in the instructor repository; this tree is a handout"; exit 2; }
 handout: handout-script  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
-	$(HANDOUT) build $(HANDOUT_ARGS) --object-cache "$(OBJECT_CACHE)"
+	$(HANDOUT) build $(HANDOUT_ARGS) --object-cache "$(OBJECT_CACHE)" --ccache "$(CCACHE)"
 handout-check: handout  ## (instructors) unpack the handout afresh and prove it builds, tests and hides solutions
 	$(HANDOUT) check $(HANDOUT_CHECK_ARGS)
 

@@ -16,6 +16,7 @@ A compile that succeeds removes a stale OBJ.failed. Objects come from the object
 (object_cache.py) where they were compiled before from the same bytes with the same command.
 """
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -74,14 +75,24 @@ def compile_stage(command, source, obj, cache=None, depends=(), verbose=False):
     if cache:
         try:
             key = object_cache.cache_key(command, source, str(obj), depends)
-            cached = Path(cache) / f"{key}.o"
-            if cached.is_file():
-                object_cache.copy_from_cache(cached, obj, source, depends)
-                failed.unlink(missing_ok=True)
-                log.write_text(f"$ {cmdline}\n(object cache: the same source and command as before)\n")
-                return None
         except OSError:
             key = None
+    # The same file compiled by another build at the same time (the tests build many submissions
+    # side by side): the second waits for the first and copies its object.
+    with object_cache.key_lock(cache, key) if key else contextlib.nullcontext():
+        return compile_or_copy(command, source, obj, failed, log, cmdline, cache, key, depends)
+
+
+def compile_or_copy(command, source, obj, failed, log, cmdline, cache, key, depends):
+    """The object from the cache when `key` is there; else the compile, its log, and its object kept
+    in the cache, or its verdict written beside the object when the compiler refused the file."""
+    if key:
+        cached = Path(cache) / f"{key}.o"
+        if cached.is_file():
+            object_cache.copy_from_cache(cached, obj, source, depends)
+            failed.unlink(missing_ok=True)
+            log.write_text(f"$ {cmdline}\n(object cache: the same source and command as before)\n")
+            return None
     obj.unlink(missing_ok=True)
     proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     log.write_text(f"$ {cmdline}\n{proc.stdout}" + ("" if proc.returncode == 0 else f"(exit {proc.returncode})\n"))

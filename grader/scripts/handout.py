@@ -313,11 +313,12 @@ def global_symbols(obj):
     return [(t, m, d) for (t, m), d in zip(rows, demangle([m for _, m in rows]))]
 
 
-def build_reference_library(cfg, dest, work, object_cache_dir=None):
+def build_reference_library(cfg, dest, work, object_cache_dir=None, ccache=""):
     """Compiles reference/*.cu (not reference/tuning/) for the configured archs into one object
     whose only global symbol is gemmlab::reference::registry(), without debug or line info. Each
     file's compile goes through the object cache (grader/scripts/object_cache.py) when one is given:
-    a test suite that builds the handout twice, side by side, compiles the reference once."""
+    a test suite that builds the handout twice, side by side, compiles the reference once; and
+    through `ccache` (the Makefile's CCACHE) when given, so another checkout compiles it once too."""
     sources = sorted((ROOT / "reference").glob("*.cu"))
     if not sources:
         raise HandoutError("no reference/*.cu here: `make handout` runs in the instructor repository "
@@ -331,7 +332,8 @@ def build_reference_library(cfg, dest, work, object_cache_dir=None):
     nvcc_flags = common + ["-O3", "-Xcompiler", "-Wall,-Wextra,-fno-gnu-unique"] + gencode_flags(cfg["archs"], cfg["ptx"])
     cxx = os.environ.get("CXX", "g++")
     cxx_flags = common + ["-O2", "-Wall", "-Wextra", "-fno-gnu-unique", "-isystem", str(cuda / "include")]
-    jobs = [([str(nvcc), *nvcc_flags, "-c", s.relative_to(ROOT).as_posix(), "-o", str(work / f"{s.stem}.o")],
+    launcher = [ccache] if ccache else []
+    jobs = [([*launcher, str(nvcc), *nvcc_flags, "-c", s.relative_to(ROOT).as_posix(), "-o", str(work / f"{s.stem}.o")],
              s.name) for s in sources]
     jobs.append(([cxx, *cxx_flags, "-c", "grader/src/runner/registry.cpp", "-o", str(work / "registry.o")],
                  "registry.cpp"))
@@ -395,7 +397,7 @@ def render_readme(cfg, created, archs_text):
         created=created, archs=archs_text)
 
 
-def build(cfg, dist_override=None, object_cache_dir=None):
+def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
     t0 = time.monotonic()
     dist, out, tarball = handout_paths(cfg, dist_override)
     files, left_out = select_files(cfg)
@@ -413,7 +415,7 @@ def build(cfg, dist_override=None, object_cache_dir=None):
         shutil.copy2(ROOT / rel, dst)
     (out / "course.toml").write_text(without_staff_sections((ROOT / "course.toml").read_text()))
     with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
-        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work), object_cache_dir)
+        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work), object_cache_dir, ccache)
 
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     archs_text = ", ".join(cfg["archs"]) + (f" (+ PTX for newer GPUs)" if cfg["ptx"] else "")
@@ -798,6 +800,8 @@ def main():
             p.add_argument("--object-cache", default=str(ROOT / "build" / "object-cache"),
                            help="where compiled reference objects are kept and reused (the Makefile's "
                                 "OBJECT_CACHE; empty: compile every one afresh)")
+            p.add_argument("--ccache", default=shutil.which("ccache") or "",
+                           help="compiler cache to run nvcc through (the Makefile's CCACHE; empty: none)")
         if name == "check":
             p.add_argument("--keep", action="store_true", help="keep the unpacked handout")
             p.add_argument("--no-gpu", action="store_true",
@@ -808,7 +812,7 @@ def main():
     try:
         cfg = load_config(args.config)
         if args.command == "build":
-            build(cfg, args.dist, args.object_cache)
+            build(cfg, args.dist, args.object_cache, args.ccache)
             return 0
         return check(cfg, args.dist, args.keep, args.no_gpu)
     except HandoutError as e:

@@ -7,8 +7,9 @@ handed-out stubs. The Makefile runs every stage compile through compile_stage.py
 
   object_cache.py --cache build/object-cache --source SRC --object OBJ --depends H... -- nvcc ... -c SRC -o OBJ
 
-The key is a SHA-256 of: the command (with the source and object paths taken out), the compiler's
-identity (path, size, modification time), the source's bytes, the bytes of every --depends file
+The key is a SHA-256 of: the command (with the source and object paths taken out), the identity
+(path, size, modification time) of every program the command starts with (ccache and nvcc, say,
+so that a toolkit replaced in place is never mistaken for the old one), the source's bytes, the bytes of every --depends file
 (the stage API headers) and of every header beside the source (*.h, *.cuh, *.hpp, *.inc in its
 directory and, for a symbolic link, in the directory of the file it points to). A hit copies the
 object and writes its dependency file; a miss runs the command and stores the object, atomically.
@@ -20,6 +21,7 @@ first and copies its object instead of compiling it again. grader/scripts/handou
 reference library through run_cached() too.
 """
 import argparse
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -50,12 +52,16 @@ def cache_key(command, source, obj, depends):
     h = hashlib.sha256()
     words = [w for w in command if w not in (source, obj)]
     h.update("\0".join(words).encode() + b"\0")
-    compiler = shutil.which(command[0]) or command[0]
-    try:
-        st = os.stat(compiler)
-        h.update(f"{compiler} {st.st_size} {int(st.st_mtime)}".encode())
-    except OSError:
-        h.update(compiler.encode())
+    # The programs the command starts with (a launcher such as ccache, then the compiler): each word
+    # up to the first that is not an executable file. The first word counts even when it is not one.
+    for i, word in enumerate(command):
+        program = shutil.which(word)
+        if program is None or not os.path.isfile(program):
+            if i == 0:
+                h.update(word.encode())
+            break
+        st = os.stat(program)
+        h.update(f"{program} {st.st_size} {int(st.st_mtime)}".encode())
     h.update(Path(source).read_bytes())
     for d in depends:
         file_digest(h, d)
@@ -84,6 +90,21 @@ def store(cache, key, obj):
         pass
 
 
+@contextlib.contextmanager
+def key_lock(cache, key):
+    """Held while one compile of `key` checks the cache, compiles and stores: the same compile
+    started elsewhere meanwhile waits, then finds the object. No lock where the cache cannot be written."""
+    try:
+        Path(cache).mkdir(parents=True, exist_ok=True)
+        lock = open(Path(cache) / f"{key}.lock", "w")
+    except OSError:
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None):
     """Compiles with `command` (which writes `obj` from `source`), or copies the object a compile
     with the same key left in `cache`; returns the compile's exit status (0 on a hit). `compile_`
@@ -92,12 +113,9 @@ def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None
     cache, obj = Path(cache), Path(obj)
     try:
         key = cache_key(command, str(source), str(obj), list(depends))
-        cache.mkdir(parents=True, exist_ok=True)
-        lock = open(cache / f"{key}.lock", "w")
-    except OSError:  # a cache that cannot be read or written is no cache
+    except OSError:  # a cache that cannot be read is no cache
         return compile_(command)
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the same compile running elsewhere: wait, then copy its object
+    with key_lock(cache, key):  # the same compile running elsewhere: wait, then copy its object
         cached = cache / f"{key}.o"
         if cached.is_file():
             copy_from_cache(cached, obj, source, depends)

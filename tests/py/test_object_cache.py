@@ -55,6 +55,25 @@ def test_the_same_compile_is_copied_and_any_changed_byte_compiles_again(tmp_path
     assert compile_once(tmp_path, cc, source) == "kernel v2\n" and runs(tmp_path) == 3
 
 
+def test_a_compiler_replaced_in_place_compiles_again_even_behind_a_launcher(tmp_path):
+    cc, source = setup_tree(tmp_path)
+    launcher = tmp_path / "launch"  # a stand-in for ccache: runs the command it is given
+    launcher.write_text('#!/bin/sh\nexec "$@"\n')
+    launcher.chmod(0o755)
+
+    def build():
+        obj = tmp_path / "stage.o"
+        cmd = [str(launcher), str(cc), str(source), str(obj)]
+        assert object_cache.run_cached(tmp_path / "cache", cmd, str(source), str(obj), say=lambda _: None) == 0
+
+    build()
+    build()
+    assert runs(tmp_path) == 1
+    cc.write_text(FAKE_COMPILER + "# a new release\n")  # the toolkit upgraded where it was
+    build()
+    assert runs(tmp_path) == 2
+
+
 def test_two_builds_compiling_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch):
     cc, source = setup_tree(tmp_path)
     monkeypatch.setenv("FAKE_COMPILE_SECONDS", "1")
