@@ -43,6 +43,20 @@ def test_repo_course_toml_loads_with_defaults():
     assert cfg.grader_dir == ROOT
 
 
+def test_repo_course_toml_shows_every_cluster_tool_key_with_its_default():
+    """course.toml says every key of the cluster tools' sections shows its default: each key the
+    tools read is there, with the value cluster/config.py uses when it is left out."""
+    import tomllib
+    course = tomllib.loads((ROOT / "course.toml").read_text())
+    missing = [f"[{s}] {k}" for s, k in config.DEFAULTS if k not in course.get(s, {})]
+    assert not missing, f"keys the cluster tools read that course.toml does not show: {missing}"
+    # the values a course is meant to change (its name, where things live) are left out of the check
+    chosen = {("course", "name"), ("course", "title")}
+    differ = {f"[{s}] {k}": (course[s][k], d) for (s, k), (d, _) in config.DEFAULTS.items()
+              if (s, k) not in chosen and course[s][k] != d}
+    assert not differ, f"course.toml shows another value than the default (shown, default): {differ}"
+
+
 def test_missing_sections_take_defaults(tmp_path):
     path = tmp_path / "course.toml"
     path.write_text(f'[course]\nname = "x"\n[cluster]\ngrader_root = "{ROOT}"\n')
