@@ -79,7 +79,7 @@ judge-gallery)
     step build make -j"$JOBS" PYTHON="$PY" test-build
     step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference
     step gpu-unit "$(ls build/sm_*/sub-student-*/gpu_tests | head -n1)"
-    GALLERY=${GALLERY:-well_behaved,reads_answer,takes_report_fd,forges_keyed_reports,patches_timing,signals_done_early,writes_after_return,computes_next_call,persisting_l2,hidden_cublas,side_stream,forges_clock_memory,cached_answer,host_side_work,gpu_memory_hog,raw_syscalls}
+    GALLERY=${GALLERY:-well_behaved,reads_answer,takes_report_fd,forges_keyed_reports,patches_timing,signals_done_early,writes_after_return,fills_c_first,computes_next_call,persisting_l2,hidden_cublas,side_stream,forges_clock_memory,cached_answer,host_side_work,gpu_memory_hog,raw_syscalls}
     step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" --only "$GALLERY"
     step gallery-run "$PY" tests/gallery/run_gallery.py --phase run --only "$GALLERY" ${GALLERY_ARGS:-}
     cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null

@@ -1,9 +1,12 @@
 // GPU tests of the judge's own device operations, in the judge's context: canaries, the comparison
-// that decides correctness, the GPU's clock and the sample of unwritten elements.
+// that decides correctness, the GPU's clock and the samples of C after a timed call (poison left, and
+// values that are not yet the answer).
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "common/cuda_check.h"
+#include "common/sample_check.h"
 #include "gpu_test.h"
 #include "judge/device_buffer.h"
 #include "judge/device_ops.h"
@@ -114,4 +117,111 @@ GPU_TEST_CASE("the sample check of an interval of several calls looks into every
     fill_bits(C.get(), C.size(), 0x3f800000u, ctx.stream);
     for (int i = 0; i < slots; ++i) fill_bits(C.get() + stride * i + size_t(M) * ldc, 100, quiet_nan_bits32(), ctx.stream);
     CHECK(sample(23) == 0);
+}
+
+// The C's of two calls (float), their inputs in the judge's layout, and the exact answers.
+namespace {
+struct TwoCalls {
+    static constexpr int M = 129, N = 257, K = 1031, lda = K + 1, ldb = N + 3, ldc = N + 5, slots = 2;
+    const size_t stride_a = size_t(M) * lda + 64, stride_b = size_t(K) * ldb + 64, stride_c = size_t(M) * ldc + 64;
+    DeviceBuffer<float> A{stride_a * slots}, B{stride_b * slots}, C{stride_c * slots};
+    std::vector<float> answer = std::vector<float>(stride_c * slots, NAN);
+    TwoCalls() {
+        std::mt19937 gen(5);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::vector<float> a(A.size()), b(B.size());
+        for (float& x : a) x = u(gen);
+        for (float& x : b) x = u(gen);
+        for (int s = 0; s < slots; ++s)
+            for (int r = 0; r < M; ++r)
+                for (int c = 0; c < N; ++c) {
+                    long double acc = 0;
+                    for (int k = 0; k < K; ++k)
+                        acc += (long double)a[s * stride_a + size_t(r) * lda + k] * b[s * stride_b + size_t(k) * ldb + c];
+                    answer[s * stride_c + size_t(r) * ldc + c] = float(acc);
+                }
+        CUDA_CHECK(cudaMemcpy(A.get(), a.data(), A.bytes(), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(B.get(), b.data(), B.bytes(), cudaMemcpyHostToDevice));
+    }
+    AnswerSample<float> sample() const {
+        AnswerSample<float> s;
+        s.C = C.get(), s.ldc = ldc, s.stride_c = stride_c, s.A = A.get(), s.lda = lda, s.stride_a = stride_a;
+        s.B = B.get(), s.ldb = ldb, s.stride_b = stride_b, s.M = M, s.N = N, s.K = K, s.slots = slots;
+        return s;
+    }
+};
+}  // namespace
+
+GPU_TEST_CASE("the answer sample passes the answer and catches zeros or a placeholder written first") {
+    GpuContext ctx(5);
+    TwoCalls t;
+    DeviceBuffer<unsigned> count(1);
+    const ErrorBound b = error_bound(false, InputPrecision::full);
+    auto sample = [&](uint64_t secret, double threshold) {
+        CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned), ctx.stream));
+        count_unanswered_sample(t.sample(), secret, 1024, 64, b.u, threshold, b.underflow_weight, count.get(), ctx.stream);
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        unsigned h = 0;
+        CUDA_CHECK(cudaMemcpy(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
+        return h;
+    };
+    const double threshold = b.threshold * kSampleSlack;
+    CUDA_CHECK(cudaMemcpyAsync(t.C.get(), t.answer.data(), t.C.bytes(), cudaMemcpyHostToDevice, ctx.stream));
+    CHECK(sample(31, threshold) == 0);  // both calls' answers, rounded to float: every position passes
+    CHECK(sample(32, threshold) == 0);
+    // A placeholder first (zeros), the real work not yet done: caught at (nearly) every position.
+    fill_bits(t.C.get(), t.C.size(), 0u, ctx.stream);
+    CHECK(sample(33, threshold) >= 62);
+    // The first call's answer in place, the second's still zero: about half the positions.
+    CUDA_CHECK(cudaMemcpyAsync(t.C.get(), t.answer.data(), t.stride_c * sizeof(float), cudaMemcpyHostToDevice, ctx.stream));
+    const unsigned half = sample(34, threshold);
+    CHECK(half > 16);
+    CHECK(half < 48);
+    // The grader's own items: an infinite threshold, only the poison counts.
+    CHECK(sample(35, INFINITY) == 0);
+    fill_bits(t.C.get(), t.C.size(), quiet_nan_bits32(), ctx.stream);
+    CHECK(sample(36, INFINITY) == 64);
+    CHECK(sample(37, threshold) == 64);
+}
+
+GPU_TEST_CASE("the answer sample in double: the answer passes, a value off by 1e-9 does not") {
+    // Double's bound is 2·32·2^-53·G, about 1e-12 here: only a sum in (at least) double precision, with
+    // the operands read where they are, gets every position within it.
+    GpuContext ctx(6);
+    const int M = 3, N = 40, K = 777, lda = K + 2, ldb = N + 1;
+    std::mt19937 gen(6);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> a(size_t(M) * lda), b(size_t(K) * ldb), c(size_t(M) * N);
+    for (double& x : a) x = u(gen);
+    for (double& x : b) x = u(gen);
+    for (int r = 0; r < M; ++r)
+        for (int j = 0; j < N; ++j) {
+            long double exact = 0;
+            for (int k = 0; k < K; ++k) exact += (long double)a[size_t(r) * lda + k] * b[size_t(k) * ldb + j];
+            c[size_t(r) * N + j] = double(exact);
+        }
+    DeviceBuffer<double> A(a.size()), B(b.size()), C(c.size());
+    DeviceBuffer<unsigned> count(1);
+    CUDA_CHECK(cudaMemcpyAsync(A.get(), a.data(), A.bytes(), cudaMemcpyHostToDevice, ctx.stream));
+    CUDA_CHECK(cudaMemcpyAsync(B.get(), b.data(), B.bytes(), cudaMemcpyHostToDevice, ctx.stream));
+    AnswerSample<double> s;
+    s.C = C.get(), s.ldc = N, s.stride_c = 0, s.A = A.get(), s.lda = lda, s.stride_a = 0;
+    s.B = B.get(), s.ldb = ldb, s.stride_b = 0, s.M = M, s.N = N, s.K = K, s.slots = 1;
+    const ErrorBound bd = error_bound(true, InputPrecision::full);
+    auto sample = [&](const std::vector<double>& values) {
+        CUDA_CHECK(cudaMemcpyAsync(C.get(), values.data(), C.bytes(), cudaMemcpyHostToDevice, ctx.stream));
+        CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned), ctx.stream));
+        count_unanswered_sample(s, 41, 0, 64, bd.u, bd.threshold * kSampleSlack, bd.underflow_weight, count.get(),
+                                ctx.stream);
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        unsigned h = 0;
+        CUDA_CHECK(cudaMemcpy(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
+        return h;
+    };
+    CHECK(sample(c) == 0);
+    std::vector<double> off = c;
+    for (double& x : off) x += 1e-9;
+    CHECK(sample(off) == 64);
+    std::vector<double> poison(c.size(), std::nan(""));
+    CHECK(sample(poison) == 64);
 }

@@ -128,6 +128,13 @@ TEST_CASE("wrong values name the table, the key and what they got") {
     CHECK(error_of("[bench]\nmin_repetitions = 10\nmax_repetitions = 5\n").find("max_repetitions must be at least") !=
           std::string::npos);
     CHECK(error_of("[bench]\nclear_l2 = 1\n") == "course.toml: [bench] clear_l2 must be true or false, got 1");
+    CHECK(error_of("[bench]\nmin_interval_ms = 5000\n") ==
+          "course.toml: [bench] min_interval_ms must be a number between 0 and 1000, got 5000");
+    // An interval of short calls must fit its time limit with room to spare.
+    CHECK(error_of("[bench]\nmin_interval_ms = 600\ncall_timeout_seconds = 2\n")
+              .find("min_interval_ms must be at most a quarter of call_timeout_seconds (2 s = 2000 ms)") !=
+          std::string::npos);
+    CHECK(error_of("[bench]\nmin_interval_ms = 500\ncall_timeout_seconds = 2\n").empty());
     CHECK(error_of("[scoring]\ninterpolation = \"cubic\"\n") ==
           "course.toml: [scoring] interpolation must be one of \"log\", \"linear\", got \"cubic\"");
     CHECK(error_of("[bench]\nshapes = [\"4096x0x1\"]\n").find("[bench] shapes[0] is not a shape") != std::string::npos);

@@ -12,9 +12,10 @@
 // n is 1 unless one call is shorter than [bench] min_interval_ms: then as many calls (a power of two)
 // share an interval as make it that long, so the judge's fixed costs (two switches between the
 // contexts, about 0.35 ms) weigh on every call alike and little. The inputs exist where the runner
-// can see them only after the first stamp, and the sample check (secret positions, poison still
-// there = not written) runs before the second: no interval is measured shorter than the GPU work its
-// calls did with their inputs, whatever the runner's process does (docs/timing.md).
+// can see them only after the first stamp, and the sample check (secret positions: the poison still
+// there, or a value that is not yet the answer, = not done) runs before the second: no interval is
+// measured shorter than the GPU work its calls did with their inputs, whatever the runner's process
+// does (docs/timing.md).
 #include "judge/bench_engine.h"
 
 #include <unistd.h>
@@ -34,6 +35,7 @@
 #include "common/cuda_check.h"
 #include "common/peak.h"
 #include "common/protocol.h"
+#include "common/sample_check.h"
 #include "judge/device_buffer.h"
 #include "judge/device_ops.h"
 #include "judge/isolation.h"
@@ -59,6 +61,10 @@ constexpr double kRunnerExitSeconds = 5;
 // Positions of C sampled after the done word, before the second stamp (over the interval's n C's): an
 // interval that said it was done with a fraction f of its C's unwritten passes with probability (1-f)^kSamples.
 constexpr int kSamples = 1024;
+// Beside them, positions whose value is checked (common/sample_check.h): a stage that wrote anything
+// into C first (zeros, a placeholder) while its real work still ran elsewhere passes the poison check
+// but not this one. Fewer, since each costs a dot product of length K (a few microseconds for all).
+constexpr int kAnswerSamples = 64;
 // The calibration: `launch` intervals at each shape and number of calls per interval, after one warm-up.
 constexpr int kCalibrationCalls = 16;
 // At most this many calls share one interval (a power of two), each on operands of its own.
@@ -238,6 +244,8 @@ private:
         shape_ = s;
         dense_ = {s.eff_lda(), s.eff_ldb(), s.eff_ldc()};
         pitched_ = {pitch_elems(s.K), pitch_elems(s.N), pitch_elems(s.N)};
+        operand_bytes_ = (size_t(s.M) * std::max(dense_.lda, pitched_.lda) + size_t(s.K) * std::max(dense_.ldb, pitched_.ldb) +
+                          size_t(s.M) * std::max(dense_.ldc, pitched_.ldc)) * sizeof(T);
         auto slot = [](size_t elems) { return (elems * sizeof(T) + kSlotAlignBytes - 1) / kSlotAlignBytes * kSlotAlignBytes / sizeof(T); };
         stride_a_ = slot(size_t(s.M) * std::max(dense_.lda, pitched_.lda));
         stride_b_ = slot(size_t(s.K) * std::max(dense_.ldb, pitched_.ldb));
@@ -464,12 +472,19 @@ private:
             return;
         }
         if (c.unwritten > 0) {
+            // Not the answer when the call said it was done: wrong, or not finished. The full check, made
+            // after the runner synchronized the device, tells which (a wrong answer is reported as such).
+            const bool stage = r.item->kind == BenchItem::Kind::stage;
+            if (stage && !verify(r, n)) return;
             std::ostringstream os;
             if (n > 1) os << "timed calls " << r.calls + 1 << "–" << r.calls + n << " (one interval) said they were";
             else os << "timed call " << r.calls + 1 << " said it was";
-            os << " done while " << c.unwritten << " of " << kSamples
-               << " elements of C the judge sampled were still unwritten: a call must finish its work on its stream "
-                  "before it returns (work left running, or on another stream, is not allowed)";
+            os << " done while " << c.unwritten << " of " << (stage ? kSamples + kAnswerSamples : kSamples)
+               << (stage ? " elements of C the judge sampled were still unwritten or not yet their answer (right only "
+                           "later, after the device was synchronized)"
+                         : " elements of C the judge sampled were still unwritten")
+               << ": a call must finish its work on its stream before it returns (work left running, or on another "
+                  "stream, is not allowed)";
             return stop(r, Disposition::failed, os.str());
         }
         if (r.item->kind == BenchItem::Kind::stage && !verify(r, n)) return;
@@ -477,7 +492,11 @@ private:
         const double per_call_ms = call_time_ms(c.interval_ms, calibration_.at(n)) / n;
         r.spent += seconds_since(t_step);
         if (r.per_interval == 0) {
-            r.per_interval = per_interval_for(per_call_ms);
+            // Sized from the shorter of the judge's time and the call's own events: another context's time
+            // slice in this one interval must not leave a short call alone in all of its intervals. (The
+            // events come from the stage's process; they can only give its own item more calls an interval.)
+            const double events_ms = c.event_ms / n;
+            r.per_interval = per_interval_for(events_ms > 0 ? std::min(per_call_ms, events_ms) : per_call_ms);
             if (r.per_interval > 1) return;  // sized: the intervals of several calls are what counts
         }
         r.intervals.push_back(c.interval_ms / n);
@@ -567,7 +586,9 @@ private:
         // Each call's operands were copied in one after the other, C's poison last: when one call's A,
         // B and C could sit in L2 together, the last of them could still be there. (Per call, not
         // per interval: the earlier calls' are evicted by the later ones' copies either way.)
-        const bool flush = flush_.size() && (a_n + b_n + c_n) * sizeof(T) <= kL2ResidentFactor * ctx_.l2_bytes;
+        //   One decision per shape, from the larger of the two layouts, so that every item — pitched or
+        // dense — and the calibration (dense) flush alike.
+        const bool flush = flush_.size() && operand_bytes_ <= kL2ResidentFactor * ctx_.l2_bytes;
         CUDA_CHECK(cudaMemsetAsync(unwritten_.get(), 0, sizeof(unsigned), st));
         stamp_clock(stamps, st);
         copy_inputs_in();
@@ -577,7 +598,21 @@ private:
         }
         CUDA_CHECK(ctx_.memops.write(st, flags + protocol::kGoWord, k));
         CUDA_CHECK(ctx_.memops.wait_geq(st, flags + protocol::kDoneWord, k));
-        count_unwritten_sample(C, L.ldc, s.M, s.N, n, stride_c_, secret_(), kSamples, unwritten_.get(), st);
+        const uint64_t secret = secret_();
+        count_unwritten_sample(C, L.ldc, s.M, s.N, n, stride_c_, secret, kSamples, unwritten_.get(), st);
+        {
+            // The grader's own items (baselines, the calibration's kernel) are not held to an answer here:
+            // only the poison counts for them, at the same cost.
+            const bool stage = r.item->kind == BenchItem::Kind::stage;
+            AnswerSample<T> a;
+            a.C = C, a.ldc = L.ldc, a.stride_c = stride_c_;
+            a.A = A0_.get(), a.lda = L.lda, a.stride_a = stride_a_;
+            a.B = B0_.get(), a.ldb = L.ldb, a.stride_b = stride_b_;
+            a.M = s.M, a.N = s.N, a.K = s.K, a.slots = n;
+            count_unanswered_sample(a, secret, kSamples, kAnswerSamples, r.bound.u,
+                                    stage ? r.bound.threshold * kSampleSlack : INFINITY, r.bound.underflow_weight,
+                                    unwritten_.get(), st);
+        }
         stamp_clock(stamps + 1, st);
         // Wait for the judge's stream, watching the runner: if it dies or hangs, release the stream.
         cudaEvent_t done = nullptr;
@@ -710,8 +745,12 @@ private:
             const bool is_stage = r.item->kind == BenchItem::Kind::stage;
             if (!(t.time_ms > 0) || (is_stage && t.gflops > t.peak_gflops * kPeakTolerance)) {
                 std::ostringstream os;
-                os << "measured " << t.gflops << " GFLOPS, above this GPU's peak of " << t.peak_gflops << " GFLOPS for "
-                   << precision_name(plan_.precision) << ": the timing cannot be real";
+                if (!(t.time_ms > 0))
+                    os << "its intervals were no longer than the calibration's (the grader's own kernel that writes C, "
+                       << t.overhead_ms * n << " ms an interval): the timing cannot be real";
+                else
+                    os << "measured " << t.gflops << " GFLOPS, above this GPU's peak of " << t.peak_gflops
+                       << " GFLOPS for " << precision_name(plan_.precision) << ": the timing cannot be real";
                 t.disposition = Disposition::rejected;
                 t.problem = os.str();
             }
@@ -735,6 +774,7 @@ private:
     DeviceBuffer<uint64_t> stamps_{2};
     DeviceBuffer<unsigned> unwritten_{1};
     DeviceBuffer<unsigned char> flush_;
+    size_t operand_bytes_ = 0;  // one call's A, B and C at this shape, in the larger of the two layouts
     int flush_value_ = 0;
     Shape shape_;
     Layout dense_, pitched_;

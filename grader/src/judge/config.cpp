@@ -185,6 +185,7 @@ constexpr double kMaxPoints = 1000;
 constexpr double kMaxWeight = 1000;
 constexpr double kMaxTargetPct = 1000;   // a target may lie above the reference's own speed
 constexpr double kMaxCallMsAtPeak = 1e6;
+constexpr double kMaxIntervalMs = 1000;  // calls shorter than this share an interval: a second is plenty
 
 void read_bench(const Section& s, BenchConfig& b) {
     s.only_keys({"warmup", "min_repetitions", "max_repetitions", "target_spread_pct", "max_seconds", "min_timed_ms", "min_interval_ms", "clear_l2",
@@ -198,9 +199,17 @@ void read_bench(const Section& s, BenchConfig& b) {
     if (auto v = s.number("target_spread_pct", 0, 100)) b.target_spread_pct = *v;
     if (auto v = s.number("max_seconds", 0, kMaxSecondsLimit)) b.max_seconds = *v;
     if (auto v = s.number("min_timed_ms", 0, kMaxSecondsLimit * 1e3)) b.min_timed_ms = *v;
-    if (auto v = s.number("min_interval_ms", 0, kMaxSecondsLimit * 1e3)) b.min_interval_ms = *v;
+    if (auto v = s.number("min_interval_ms", 0, kMaxIntervalMs)) b.min_interval_ms = *v;
     if (auto v = s.boolean("clear_l2")) b.clear_l2 = *v;
     if (auto v = s.number("call_timeout_seconds", 1, kMaxSecondsLimit)) b.call_timeout_seconds = *v;
+    // An interval of short calls holds up to twice min_interval_ms of work, under one time limit.
+    if (4 * b.min_interval_ms > 1e3 * b.call_timeout_seconds) {
+        std::ostringstream os;
+        os << "must be at most a quarter of call_timeout_seconds (" << b.call_timeout_seconds << " s = "
+           << 1e3 * b.call_timeout_seconds << " ms): an interval of short calls holds up to twice it, and the time "
+           << "limit applies to the interval as a whole";
+        s.fail("min_interval_ms", os.str(), s.get("min_interval_ms"));
+    }
     if (const toml::node* n = s.get("shapes")) {
         const toml::array* arr = n->as_array();
         if (!arr || arr->empty()) s.fail("shapes", "must be a non-empty list of shapes like [\"4096x4096x4096\"]", n);

@@ -10,6 +10,7 @@
 
 #include "common/bound.h"
 #include "common/cuda_check.h"
+#include "common/sample_check.h"
 #include "judge/device_buffer.h"
 
 namespace gemmlab {
@@ -323,16 +324,48 @@ __global__ void unwritten_sample_kernel(const T* C, int ldc, int M, int N, int s
                                         int samples, unsigned* count) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= samples) return;
-    // A position from the judge's secret: splitmix64 of (secret, i), over every slot's M×N.
-    uint64_t x = secret + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
-    const uint64_t per_slot = static_cast<uint64_t>(M) * N;
-    const uint64_t e = x % (per_slot * static_cast<uint64_t>(slots));
-    const uint64_t slot = e / per_slot, within = e % per_slot;
-    const int r = static_cast<int>(within / N), c = static_cast<int>(within % N);
-    if (is_nan_bits(C[slot * slot_stride + static_cast<size_t>(r) * ldc + c])) atomicAdd(count, 1u);
+    const SamplePosition p = sample_position(secret, static_cast<uint64_t>(i), M, N, slots);
+    if (is_nan_bits(C[p.slot * slot_stride + static_cast<size_t>(p.row) * ldc + p.col])) atomicAdd(count, 1u);
+}
+
+// One block per sampled position: its threads share the dot product of the row of A and the column
+// of B (each its own k's, compensated), joined across each warp and then across the block.
+constexpr int kAnswerThreads = 256;
+constexpr int kAnswerWarps = kAnswerThreads / 32;
+
+__device__ Dot2 warp_merge(Dot2 x) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+        Dot2 y;
+        y.hi = __shfl_down_sync(0xffffffffu, x.hi, offset);
+        y.lo = __shfl_down_sync(0xffffffffu, x.lo, offset);
+        y.gauge = __shfl_down_sync(0xffffffffu, x.gauge, offset);
+        y.abs_a = __shfl_down_sync(0xffffffffu, x.abs_a, offset);
+        y.abs_b = __shfl_down_sync(0xffffffffu, x.abs_b, offset);
+        x = dot2_merge(x, y);
+    }
+    return x;  // lane 0 holds the warp's sum
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kAnswerThreads)
+answer_sample_kernel(const T* C, int ldc, size_t stride_c, const T* A, int lda, size_t stride_a, const T* B, int ldb,
+                     size_t stride_b, int M, int N, int K, int slots, uint64_t secret, uint64_t first, double u,
+                     double threshold, double underflow_weight, unsigned* count) {
+    // The warps' sums, field by field (a __shared__ variable takes no constructor).
+    __shared__ double hi[kAnswerWarps], lo[kAnswerWarps], gauge[kAnswerWarps], abs_a[kAnswerWarps], abs_b[kAnswerWarps];
+    const SamplePosition p = sample_position(secret, first + blockIdx.x, M, N, slots);
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+    Dot2 d = warp_merge(dot2_share(A + p.slot * stride_a, lda, B + p.slot * stride_b, ldb, p.row, p.col, K,
+                                   static_cast<int>(threadIdx.x), kAnswerThreads));
+    if (lane == 0) hi[warp] = d.hi, lo[warp] = d.lo, gauge[warp] = d.gauge, abs_a[warp] = d.abs_a, abs_b[warp] = d.abs_b;
+    __syncthreads();
+    if (warp != 0) return;
+    Dot2 w;
+    if (lane < kAnswerWarps) w.hi = hi[lane], w.lo = lo[lane], w.gauge = gauge[lane], w.abs_a = abs_a[lane], w.abs_b = abs_b[lane];
+    d = warp_merge(w);
+    if (lane != 0) return;
+    const double got = static_cast<double>(C[p.slot * stride_c + static_cast<size_t>(p.row) * ldc + p.col]);
+    if (!sample_holds_answer(got, d, u, threshold, underflow_weight)) atomicAdd(count, 1u);
 }
 
 template <typename T>
@@ -341,6 +374,16 @@ void count_unwritten_impl(const T* C, int ldc, int M, int N, int slots, size_t s
     if (samples <= 0 || M <= 0 || N <= 0 || slots <= 0) return;
     unwritten_sample_kernel<T><<<(samples + kThreads - 1) / kThreads, kThreads, 0, s>>>(C, ldc, M, N, slots, slot_stride,
                                                                                        secret, samples, count);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void count_unanswered_impl(const AnswerSample<T>& a, uint64_t secret, uint64_t first, int samples, double u, double threshold,
+                           double underflow_weight, unsigned* count, cudaStream_t s) {
+    if (samples <= 0 || a.M <= 0 || a.N <= 0 || a.slots <= 0) return;
+    answer_sample_kernel<T><<<samples, kAnswerThreads, 0, s>>>(a.C, a.ldc, a.stride_c, a.A, a.lda, a.stride_a, a.B, a.ldb,
+                                                               a.stride_b, a.M, a.N, a.K, a.slots, secret, first, u,
+                                                               threshold, underflow_weight, count);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -364,6 +407,15 @@ void count_unwritten_sample(const float* C, int ldc, int M, int N, int slots, si
 void count_unwritten_sample(const double* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
                             int samples, unsigned* count, cudaStream_t s) {
     count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, count, s);
+}
+
+void count_unanswered_sample(const AnswerSample<float>& a, uint64_t secret, uint64_t first, int samples, double u,
+                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s) {
+    count_unanswered_impl(a, secret, first, samples, u, threshold, underflow_weight, count, s);
+}
+void count_unanswered_sample(const AnswerSample<double>& a, uint64_t secret, uint64_t first, int samples, double u,
+                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s) {
+    count_unanswered_impl(a, secret, first, samples, u, threshold, underflow_weight, count, s);
 }
 
 }  // namespace gemmlab

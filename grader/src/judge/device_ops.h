@@ -87,4 +87,29 @@ void count_unwritten_sample(const float* C, int ldc, int M, int N, int slots, si
 void count_unwritten_sample(const double* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
                             int samples, unsigned* count, cudaStream_t s);
 
+// The C's of an interval's `slots` calls and the judge's own copies of their inputs (A0, B0: the
+// same layout as the runner's A and B), call i's at i·stride elements.
+template <typename T>
+struct AnswerSample {
+    const T* C = nullptr;
+    int ldc = 0;
+    size_t stride_c = 0;
+    const T* A = nullptr;
+    int lda = 0;
+    size_t stride_a = 0;
+    const T* B = nullptr;
+    int ldb = 0;
+    size_t stride_b = 0;
+    int M = 0, N = 0, K = 0, slots = 1;
+};
+// Adds to *count how many of `samples` positions of C (sample positions first … first+samples−1 of
+// `secret`, common/sample_check.h) do not hold their answer: row r of A times column c of B (alpha 1,
+// beta 0), computed in the judge in about twice double precision, within `threshold` units of u·G'
+// (bound.h; the item's threshold × kSampleSlack). NaN poison never passes; with an infinite
+// threshold only the poison counts. One block per position: a few microseconds for 64 at K = 4096.
+void count_unanswered_sample(const AnswerSample<float>& a, uint64_t secret, uint64_t first, int samples, double u,
+                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s);
+void count_unanswered_sample(const AnswerSample<double>& a, uint64_t secret, uint64_t first, int samples, double u,
+                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s);
+
 }  // namespace gemmlab
