@@ -87,3 +87,57 @@ def grader():
     if not path:
         pytest.skip("GEMMLAB_GRADER is not set: run the tests with `make test`")
     return Path(path)
+
+
+# ---- where the wall time goes: build/pytest-timeline.tsv ------------------------------------------
+# Each test's worker, start (seconds after the session began) and duration, from the reports the
+# controller receives (with pytest-xdist, one process per worker; without it, "main"). At the end the
+# worker that finished last and its longest groups are printed: the critical path of a parallel run.
+_timeline = []
+_session_start = None
+
+
+def pytest_sessionstart(session):
+    global _session_start
+    import time
+    _session_start = time.time()
+
+
+def pytest_runtest_logreport(report):
+    if _session_start is None or report.when not in ("setup", "call", "teardown"):
+        return
+    import time
+    worker = getattr(report, "node", None)
+    worker = getattr(worker, "gateway", None)
+    worker = worker.id if worker is not None else "main"
+    end = time.time() - _session_start
+    _timeline.append((worker, end - report.duration, report.duration, report.when, report.nodeid))
+
+
+def pytest_sessionfinish(session):
+    if not _timeline or hasattr(session.config, "workerinput"):
+        return  # nothing ran, or this is a worker (the controller writes the file)
+    path = ROOT / "build" / "pytest-timeline.tsv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = sorted(_timeline, key=lambda r: r[1])
+    path.write_text("worker\tstart_s\tseconds\tphase\ttest\n"
+                    + "".join(f"{w}\t{s:.1f}\t{d:.1f}\t{p}\t{n}\n" for w, s, d, p, n in rows))
+    ends = {}
+    for w, s, d, _, _ in rows:
+        ends[w] = max(ends.get(w, 0.0), s + d)
+    last = max(ends, key=ends.get)
+    per_file = {}
+    for w, _, d, _, n in rows:
+        if w == last:
+            f = n.split("::")[0]
+            per_file[f] = per_file.get(f, 0.0) + d
+    top = sorted(per_file.items(), key=lambda kv: -kv[1])[:4]
+    session.config._gemmlab_timeline_note = (
+        f"critical path: worker {last} ended at {ends[last]:.0f} s ("
+        + ", ".join(f"{f.rsplit('/', 1)[-1]} {d:.0f} s" for f, d in top) + f"); every test's start: {path}")
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    note = getattr(config, "_gemmlab_timeline_note", "")
+    if note:
+        terminalreporter.write_line(note)
