@@ -172,3 +172,30 @@ TEST_CASE("exported buffers are whole blocks of 2 MiB") {
     CHECK(protocol::export_size(protocol::kExportGranularity) == protocol::kExportGranularity);
     CHECK(protocol::export_size(protocol::kExportGranularity + 1) == 2 * protocol::kExportGranularity);
 }
+
+TEST_CASE("the memory a timed call needs: operands, the judge's copies and its FP64 answer") {
+    Shape s;
+    s.M = s.N = s.K = 4096;
+    // float: A, B, C and the judge's A0, B0 (64 MiB each), then A and B in double and the answer and
+    // gauge (128 MiB each)
+    const double mib = 1024.0 * 1024.0;
+    CHECK(judge_bytes_per_call(s, Precision::f32) / mib == doctest::Approx(5 * 64 + 4 * 128));
+    CHECK(judge_bytes_per_call(s, Precision::f64) / mib == doctest::Approx(5 * 128 + 4 * 128));
+    // Rows a pitched stage pads to 512 bytes count padded: 1000 floats take 1024.
+    Shape odd;
+    odd.M = 1, odd.N = 1000, odd.K = 1000;
+    CHECK(judge_bytes_per_call(odd, Precision::f32) ==
+          doctest::Approx((2 * 1024 + 2 * 1000.0 * 1024 + 1024) * 4 + 8 * (1000 + 1000.0 * 1000 + 2 * 1000)));
+    // An 80 GiB GPU with 79 free holds 4096³ and 16384³ float, not 32768³ double; the message says
+    // which shape, how much it needs and what to do.
+    const double gib = 1024.0 * mib;
+    Shape big;
+    big.M = big.N = big.K = 32768;
+    CHECK(shapes_memory_problem({s}, Precision::f64, 79 * gib, 80 * gib).empty());
+    const std::string why = shapes_memory_problem({s, big}, Precision::f64, 79 * gib, 80 * gib);
+    CHECK(why.find("shape 32768x32768x32768 in double needs about 72.0 GiB") != std::string::npos);
+    CHECK(why.find("this GPU has 80.0 GiB, 79.0 GiB of it free") != std::string::npos);
+    CHECK(why.find("time smaller shapes") != std::string::npos);
+    // With little free (another job's memory), even 4096³ may not fit: said before anything is timed.
+    CHECK_FALSE(shapes_memory_problem({s}, Precision::f64, 1 * gib, 80 * gib).empty());
+}

@@ -2,7 +2,9 @@
 // Host-only: the plan crosses the process boundary as JSON, and its round trip is tested in CI.
 #include "common/bench_plan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "common/check_result.h"
 
@@ -193,6 +195,37 @@ Timing timing_from_json(const json& j) {
     t.throttled = j.value("throttled", false);
     t.seconds = j.value("seconds", 0.0);
     return t;
+}
+
+double judge_bytes_per_call(const Shape& s, Precision p) {
+    const double elem = p == Precision::f64 ? 8.0 : 4.0;
+    auto padded = [&](int cols) { return std::ceil(cols * elem / 512.0) * 512.0 / elem; };
+    const double a = double(s.M) * std::max<double>(s.eff_lda(), padded(s.K));
+    const double b = double(s.K) * std::max<double>(s.eff_ldb(), padded(s.N));
+    const double c = double(s.M) * std::max<double>(s.eff_ldc(), padded(s.N));
+    const double operands = (2 * a + 2 * b + c) * elem;  // A, B, C, and the judge's A0, B0
+    const double answer = 8.0 * (double(s.M) * s.K + double(s.K) * s.N + 2.0 * double(s.M) * s.N);
+    return operands + answer;
+}
+
+std::string shapes_memory_problem(const std::vector<Shape>& shapes, Precision p, double free_bytes, double total_bytes) {
+    // The runner's context, its libraries and cuBLAS's workspace live beside the judge's buffers.
+    constexpr double kUsable = 0.85;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    for (const Shape& s : shapes) {
+        const double need = judge_bytes_per_call(s, p);
+        if (need <= kUsable * free_bytes) continue;
+        std::ostringstream os;
+        os.setf(std::ios::fixed);
+        os.precision(1);
+        os << "shape " << s.dims() << " in " << precision_name(p) << " needs about " << need / gib
+           << " GiB of GPU memory for one timed call (the operands, the judge's copies of the inputs and its FP64 "
+              "answer); this GPU has "
+           << total_bytes / gib << " GiB, " << free_bytes / gib
+           << " GiB of it free: time smaller shapes (SHAPES=...), or free the GPU of other work";
+        return os.str();
+    }
+    return "";
 }
 
 }  // namespace gemmlab

@@ -106,4 +106,13 @@ Timing timing_from_json(const nlohmann::json& j);
 // GFLOPS of a GEMM shape done in `ms` milliseconds (0 for a non-positive time).
 double gflops_of(const Shape& s, double ms);
 
+// GPU memory (bytes) the judge needs for one call at shape s in precision p: the runner's A, B and C
+// and the judge's own copies of A and B (rows padded to 512 bytes, as a pitched stage's may be), and
+// the FP64 answer and gauge with the double copies of A and B they are computed from.
+double judge_bytes_per_call(const Shape& s, Precision p);
+
+// "" when every shape's call fits in `free_bytes` of GPU memory (with a margin for the runner's own
+// context and libraries); else what does not fit, how much it needs and what to do.
+std::string shapes_memory_problem(const std::vector<Shape>& shapes, Precision p, double free_bytes, double total_bytes);
+
 }  // namespace gemmlab

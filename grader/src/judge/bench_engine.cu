@@ -29,6 +29,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "common/bound.h"
 #include "common/call_time.h"
@@ -161,6 +162,12 @@ public:
     }
 
     void run() {
+        {
+            size_t free_bytes = 0, total_bytes = 0;
+            CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+            const std::string problem = shapes_memory_problem(plan_.shapes, plan_.precision, double(free_bytes), double(total_bytes));
+            if (!problem.empty()) throw std::invalid_argument(problem);  // before anything is timed
+        }
         baselines_ = start_session(RunnerKind::baselines);
         if (!baselines_) throw JudgeUnavailable(start_problem_);
         for (size_t si = 0; si < plan_.shapes.size(); ++si) run_shape(si);
