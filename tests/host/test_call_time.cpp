@@ -40,3 +40,34 @@ TEST_CASE("a time well above the call's own events says work ran outside its str
     CHECK_FALSE(escaped_stream(0.06, 0.02));    // short calls: below kEscapeMinMs of difference
     CHECK_FALSE(escaped_stream(1.0, 0.0));      // no events reported: nothing to say
 }
+
+TEST_CASE("a shape holds operands for as many calls as the fastest possible call needs, within memory") {
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    // 2048³ float at an H100's TF32 peak: about 0.03 ms a call; 2 ms needs 64 of them, capped at 32.
+    CHECK(operand_slots(0.03, 2.0, 0.08 * gib, 79 * gib) == kMaxCallsPerInterval);
+    // 4096³ double at the FP64 peak: about 2 ms a call: one slot is enough.
+    CHECK(operand_slots(2.1, 2.0, 0.64 * gib, 79 * gib) == 1);
+    CHECK(operand_slots(0.3, 2.0, 0.08 * gib, 79 * gib) == 8);  // 8 × 0.3 ms ≥ 2 ms
+    // A small GPU: 40% of 2 GiB free holds 4 slots of 0.2 GiB (0.8 GiB), not 8.
+    CHECK(operand_slots(0.03, 2.0, 0.2 * gib, 2 * gib) == 4);
+    // Not even one fits: still one (the shape's memory check refuses what cannot run at all).
+    CHECK(operand_slots(0.03, 2.0, 3 * gib, 2 * gib) == 1);
+    // A power of two every time.
+    for (double ms : {0.001, 0.07, 0.13, 0.5, 0.9, 1.99, 2.0, 5.0}) {
+        const int n = operand_slots(ms, 2.0, 1.0, 1e12);
+        CHECK((n & (n - 1)) == 0);
+        CHECK(n >= 1);
+        CHECK(n <= kMaxCallsPerInterval);
+    }
+}
+
+TEST_CASE("calls per interval: the least power of two that makes the interval, within the shape's slots") {
+    CHECK(calls_per_interval(0.057, 2.0, 32) == 32);  // the tensor stage's fp16 at 2048³ on an H200
+    CHECK(calls_per_interval(0.16, 2.0, 32) == 16);   // 3xTF32 at 2048³: 16 × 0.16 = 2.6 ms
+    CHECK(calls_per_interval(1.1, 2.0, 32) == 2);
+    CHECK(calls_per_interval(2.0, 2.0, 32) == 1);     // a call of min_interval_ms has its interval to itself
+    CHECK(calls_per_interval(5.0, 2.0, 32) == 1);
+    CHECK(calls_per_interval(0.057, 2.0, 4) == 4);    // as many as the shape holds operands for
+    CHECK(calls_per_interval(0.0, 2.0, 8) == 8);      // an interval no longer than the calibration
+    CHECK(calls_per_interval(0.057, 0.0, 32) == 1);   // min_interval_ms = 0: one call an interval
+}

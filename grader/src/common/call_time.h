@@ -25,6 +25,24 @@ double call_time_ms(double interval_ms, double calibration_ms);
 // when there are none.
 double calibration_ms(const std::vector<double>& launch_intervals_ms, const std::vector<double>& launch_events_ms);
 
+// ---- how many calls share an interval ----------------------------------------------------------
+
+// At most this many calls share one interval (a power of two), each on operands of its own.
+constexpr int kMaxCallsPerInterval = 32;
+// The operand sets of one shape take at most this fraction of the GPU's free memory (the FP64
+// reference of the verification and the runner's own memory need the rest).
+constexpr double kSlotMemoryFraction = 0.4;
+
+// How many calls' operands a shape holds: the least power of two (at most kMaxCallsPerInterval) whose
+// calls at the fastest any item could run (`fastest_call_ms`, at the GPU's peak) add up to
+// `min_interval_ms`, as far as `slot_bytes` each fit in kSlotMemoryFraction of `free_bytes`; at least 1.
+int operand_slots(double fastest_call_ms, double min_interval_ms, double slot_bytes, double free_bytes);
+
+// Calls per interval for an item whose first call took `call_ms` (the shorter of the judge's time and
+// the call's own events, when those are known): the least power of two that makes an interval of
+// min_interval_ms, within the shape's `slots`.
+int calls_per_interval(double call_ms, double min_interval_ms, int slots);
+
 // A call's time exceeds its own events by this much (factor, and at least kEscapeMinMs) when its
 // work ran outside the stage's stream, or its events were not what they said.
 constexpr double kEscapeFactor = 1.2;

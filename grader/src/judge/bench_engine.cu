@@ -68,14 +68,9 @@ constexpr int kSamples = 1024;
 constexpr int kAnswerSamples = 64;
 // The calibration: `launch` intervals at each shape and number of calls per interval, after one warm-up.
 constexpr int kCalibrationCalls = 16;
-// At most this many calls share one interval (a power of two), each on operands of its own.
-constexpr int kMaxCallsPerInterval = 32;
 // Each call's operands start on a boundary of this many bytes in the exported buffers (what any
 // cudaMalloc allocation would give a stage, and more).
 constexpr size_t kSlotAlignBytes = 4096;
-// The operand sets of one shape take at most this fraction of the GPU's free memory (the FP64
-// reference of the verification and the runner's own memory need the rest).
-constexpr double kSlotMemoryFraction = 0.4;
 // The L2 is flushed before a call when the operands are at most this many L2 sizes: after the
 // fresh data is written, that much of it could still be resident and make the call look warm.
 constexpr double kL2ResidentFactor = 2.0;
@@ -300,23 +295,15 @@ private:
     // at the fastest any item could run (the tensor cores' peak), a power of two, within memory.
     int slots_for(const Shape& s) const {
         const double fastest_ms = gflops_of(s, 1.0) / std::max(peak_, tensor_peak_gflops(plan_.precision, shape_of_gpu_));
-        int want = 1;
-        while (want < kMaxCallsPerInterval && want * fastest_ms < plan_.min_interval_ms) want *= 2;
         size_t free_bytes = 0, total_bytes = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
         const size_t per_slot = (2 * stride_a_ + 2 * stride_b_ + stride_c_) * sizeof(T);  // A, B, C, A0, B0
-        int fits = 1;
-        while (fits < want && double(2 * fits) * per_slot <= kSlotMemoryFraction * double(free_bytes)) fits *= 2;
-        return std::min(want, fits);
+        return operand_slots(fastest_ms, plan_.min_interval_ms, double(per_slot), double(free_bytes));
     }
 
     // Calls per interval for an item whose one call took `call_ms`: the least power of two that makes
     // an interval of min_interval_ms, within the shape's slots.
-    int per_interval_for(double call_ms) const {
-        int n = 1;
-        while (n < slots_ && n * call_ms < plan_.min_interval_ms) n *= 2;
-        return n;
-    }
+    int per_interval_for(double call_ms) const { return calls_per_interval(call_ms, plan_.min_interval_ms, slots_); }
 
     int pitch_elems(int cols) const {
         void* p = nullptr;
