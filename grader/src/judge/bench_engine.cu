@@ -246,12 +246,15 @@ private:
         shape_ = s;
         dense_ = {s.eff_lda(), s.eff_ldb(), s.eff_ldc()};
         pitched_ = {pitch_elems(s.K), pitch_elems(s.N), pitch_elems(s.N)};
-        operand_bytes_ = (size_t(s.M) * std::max(dense_.lda, pitched_.lda) + size_t(s.K) * std::max(dense_.ldb, pitched_.ldb) +
-                          size_t(s.M) * std::max(dense_.ldc, pitched_.ldc)) * sizeof(T);
+        // One call's A, B and C in the larger of the two layouts (pitched rows may be longer).
+        const size_t a = size_t(s.M) * std::max(dense_.lda, pitched_.lda), b = size_t(s.K) * std::max(dense_.ldb, pitched_.ldb),
+                     c = size_t(s.M) * std::max(dense_.ldc, pitched_.ldc);
         auto slot = [](size_t elems) { return (elems * sizeof(T) + kSlotAlignBytes - 1) / kSlotAlignBytes * kSlotAlignBytes / sizeof(T); };
-        stride_a_ = slot(size_t(s.M) * std::max(dense_.lda, pitched_.lda));
-        stride_b_ = slot(size_t(s.K) * std::max(dense_.ldb, pitched_.ldb));
-        stride_c_ = slot(size_t(s.M) * std::max(dense_.ldc, pitched_.ldc));
+        stride_a_ = slot(a), stride_b_ = slot(b), stride_c_ = slot(c);
+        // The L2 is flushed before every call of every item at this shape, pitched or dense, and of the
+        // calibration, or before none: each call's operands are copied in one after the other, C's poison
+        // last, so when one call's A, B and C fit in L2 together the last of them could still be there.
+        flush_now_ = flush_.size() && (a + b + c) * sizeof(T) <= kL2ResidentFactor * ctx_.l2_bytes;
         A_ = ExportedBuffer(), B_ = ExportedBuffer(), C_ = ExportedBuffer();  // the last shape's first
         A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
         slots_ = slots_for(s);
@@ -577,16 +580,10 @@ private:
         }
         uint32_t* flags = reinterpret_cast<uint32_t*>(session.flags.get());
         uint64_t* stamps = stamps_.get();
-        // Each call's operands were copied in one after the other, C's poison last: when one call's A,
-        // B and C could sit in L2 together, the last of them could still be there. (Per call, not
-        // per interval: the earlier calls' are evicted by the later ones' copies either way.)
-        //   One decision per shape, from the larger of the two layouts, so that every item — pitched or
-        // dense — and the calibration (dense) flush alike.
-        const bool flush = flush_.size() && operand_bytes_ <= kL2ResidentFactor * ctx_.l2_bytes;
         CUDA_CHECK(cudaMemsetAsync(unwritten_.get(), 0, sizeof(unsigned), st));
         stamp_clock(stamps, st);
         copy_inputs_in();
-        if (flush) {
+        if (flush_now_) {
             flush_value_ ^= 1;  // a different value each time: no write can be skipped as redundant
             CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_, flush_.bytes(), st));
         }
@@ -768,7 +765,7 @@ private:
     DeviceBuffer<uint64_t> stamps_{2};
     DeviceBuffer<unsigned> unwritten_{1};
     DeviceBuffer<unsigned char> flush_;
-    size_t operand_bytes_ = 0;  // one call's A, B and C at this shape, in the larger of the two layouts
+    bool flush_now_ = false;  // at this shape (run_shape)
     int flush_value_ = 0;
     Shape shape_;
     Layout dense_, pitched_;
