@@ -16,7 +16,6 @@ A compile that succeeds removes a stale OBJ.failed. Objects come from the object
 (object_cache.py) where they were compiled before from the same bytes with the same command.
 """
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -71,28 +70,29 @@ def compile_stage(command, source, obj, cache=None, depends=(), verbose=False):
     # One write, so that the lines of parallel compiles never run into each other.
     sys.stdout.flush()
     os.write(sys.stdout.fileno(), ((cmdline if verbose else f"  NVCC    {shown_path(source)}") + "\n").encode())
-    key = None
+    verdict = None
+
+    def compile_(cmd):
+        nonlocal verdict
+        verdict = compile_now(cmd, source, obj, failed, log, cmdline)
+        return 0 if verdict is None else 1
+
+    def copied(_):
+        failed.unlink(missing_ok=True)
+        log.write_text(f"$ {cmdline}\n(object cache: the same source and command as before)\n")
+
     if cache:
-        try:
-            key = object_cache.cache_key(command, source, str(obj), depends)
-        except OSError:
-            key = None
-    # The same file compiled by another build at the same time (the tests build many submissions
-    # side by side): the second waits for the first and copies its object.
-    with object_cache.key_lock(cache, key) if key else contextlib.nullcontext():
-        return compile_or_copy(command, source, obj, failed, log, cmdline, cache, key, depends)
+        # The same file compiled by another build at the same time (the tests build many submissions
+        # side by side): the second waits for the first and copies its object (object_cache.py).
+        object_cache.run_cached(cache, command, source, obj, depends, say=copied, compile_=compile_)
+    else:
+        compile_(command)
+    return verdict
 
 
-def compile_or_copy(command, source, obj, failed, log, cmdline, cache, key, depends):
-    """The object from the cache when `key` is there; else the compile, its log, and its object kept
-    in the cache, or its verdict written beside the object when the compiler refused the file."""
-    if key:
-        cached = Path(cache) / f"{key}.o"
-        if cached.is_file():
-            object_cache.copy_from_cache(cached, obj, source, depends)
-            failed.unlink(missing_ok=True)
-            log.write_text(f"$ {cmdline}\n(object cache: the same source and command as before)\n")
-            return None
+def compile_now(command, source, obj, failed, log, cmdline):
+    """The compile, its log, and its verdict written beside the object when the compiler refused the
+    file (None when it compiled)."""
     obj.unlink(missing_ok=True)
     proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     log.write_text(f"$ {cmdline}\n{proc.stdout}" + ("" if proc.returncode == 0 else f"(exit {proc.returncode})\n"))
@@ -101,8 +101,6 @@ def compile_or_copy(command, source, obj, failed, log, cmdline, cache, key, depe
         sys.stderr.flush()
     if proc.returncode == 0 and obj.is_file():
         failed.unlink(missing_ok=True)
-        if key:
-            object_cache.store(Path(cache), key, obj)
         return None
     obj.unlink(missing_ok=True)
     verdict = {"schema": SCHEMA, "source": str(source), "shown": shown_path(source), "exit": proc.returncode,
