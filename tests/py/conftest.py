@@ -8,6 +8,7 @@ SHARED_BUILDS); the `gpu` tests are one group: one worker runs them one after th
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -99,14 +100,12 @@ _session_start = None
 
 def pytest_sessionstart(session):
     global _session_start
-    import time
     _session_start = time.time()
 
 
 def pytest_runtest_logreport(report):
     if _session_start is None or report.when not in ("setup", "call", "teardown"):
         return
-    import time
     worker = getattr(report, "node", None)
     worker = getattr(worker, "gateway", None)
     worker = worker.id if worker is not None else "main"
