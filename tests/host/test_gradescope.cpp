@@ -74,3 +74,14 @@ TEST_CASE("extra credit: Gradescope tests whose score may exceed a max_score of 
     CHECK(g["tests"][3]["status"] == "failed");  // 1 of its 2.5 points
     CHECK(g["tests"][3]["output"].get<std::string>().find("extra credit: up to 2.5 points") != std::string::npos);
 }
+
+TEST_CASE("a grade that never ran on a GPU carries no score to Gradescope, not a zero") {
+    Score score;
+    score.stages = {row("tiled", "float", 0, 5, 0, 5, Disposition::no_gpu, "not run: this machine has no GPU")};
+    score.max = 10;
+    const json g = gradescope_json(score, "Not graded: no usable NVIDIA GPU", 0, "visible", /*scored=*/false);
+    CHECK_FALSE(g.contains("score"));
+    CHECK(g["tests"].empty());
+    CHECK(g["output"] == "Not graded: no usable NVIDIA GPU");
+    CHECK(gradescope_json(score, "graded", 0, "visible").contains("score"));
+}

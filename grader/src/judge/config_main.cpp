@@ -5,7 +5,15 @@
 //
 //   gemmlab-config --config course.toml [--json]
 //
+//   gemmlab-config --config course.toml --rescore results.json --out DIR
+//
 // Exit 0: valid (prints the rubric as the grader will apply it); 2: the first mistake, named.
+// --json also prints `measurement` (what a grade measures: a change needs a regrade on a GPU) and
+// `rubric` (what turns measurements into points: a change needs only a rescore), which the course
+// tools compare between course states. --rescore scores a stored grade's results.json again under
+// this rubric, from its measured speeds (score_document.h), and writes DIR/results.json and
+// DIR/gradescope.json; exit 3 when the rubric needs speeds the grade did not measure (regrade it).
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,6 +23,9 @@
 
 #include "common/sides.h"
 #include "judge/config.h"
+#include "judge/gradescope.h"
+#include "judge/results_io.h"
+#include "judge/score_document.h"
 
 using namespace gemmlab;
 using nlohmann::json;
@@ -60,7 +71,62 @@ json rubric_json(const CourseConfig& c) {
             {"scoring_shapes", shapes},
             {"bench_shapes", bench_shapes},
             {"stages", stages},
-            {"notes", c.notes}};
+            {"notes", c.notes},
+            {"measurement", measurement_json(c)},
+            {"rubric", rubric_only_json(c)}};
+}
+
+std::string utc_now() {
+    char buf[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buf;
+}
+
+// A stored grade scored again under `c`: results.json and gradescope.json written into out_dir.
+int rescore(const CourseConfig& c, const std::string& results_path, const std::string& out_dir) {
+    std::ifstream in(results_path);
+    if (!in) {
+        std::cerr << results_path << ": cannot read it\n";
+        return 2;
+    }
+    json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_object() || doc.value("kind", "") != "grade" || !doc.contains("results")) {
+        std::cerr << results_path << ": not the results.json of a grade (kind \"grade\")\n";
+        return 2;
+    }
+    DocumentScore scored;
+    try {
+        scored = score_document(doc, c);
+    } catch (const NeedsRegrade& e) {
+        std::cerr << results_path << ": cannot be rescored: " << e.what() << "\n";
+        return 3;
+    }
+    const json before = doc.value("score", json::object());
+    json record = {{"at", utc_now()},
+                   {"config", c.source},
+                   {"total_before", before.value("total", 0.0)},
+                   {"max_before", before.value("max", 0.0)},
+                   {"config_before", doc.value("config", json::object())}};
+    doc["rescored"] = doc.value("rescored", json::array());
+    doc["rescored"].push_back(record);
+    doc["config"] = scoring_config_json(c);
+    doc["score"] = to_json(scored.score);
+    std::ostringstream summary;
+    if (doc.value("status", "") == "no_gpu")
+        summary << "Not graded: no usable NVIDIA GPU on the grading machine.";
+    else
+        summary << "Score " << num(scored.score.total) << " / " << num(scored.score.max) << " (rescored " << record["at"].get<std::string>()
+                << " under the course's current rubric, from the speeds measured in the grade of "
+                << doc.value("created", std::string("?")) << " on " << doc.value("targets", json::object()).value("gpu", std::string("?"))
+                << "; targets are a % of the reference's speed).";
+    write_json_atomically(out_dir + "/results.json", doc);
+    write_json_atomically(out_dir + "/gradescope.json",
+                          gradescope_json(scored.score, summary.str(), doc.value("seconds", 0.0),
+                                          c.scoring.gradescope_visibility, doc.value("status", "") != "no_gpu"));
+    std::cout << results_path << ": " << num(before.value("total", 0.0)) << " / " << num(before.value("max", 0.0)) << " -> "
+              << num(scored.score.total) << " / " << num(scored.score.max) << "\n";
+    return 0;
 }
 
 }  // namespace
@@ -69,8 +135,11 @@ int main(int argc, char** argv) {
     CLI::App app{"GEMM Lab: check course.toml's [bench] and [scoring] as the grader reads them (no GPU needed)"};
     std::string path;
     bool as_json = false;
+    std::string rescore_path, out_dir;
     app.add_option("--config", path, "the course configuration")->required();
     app.add_flag("--json", as_json, "print the rubric as JSON");
+    app.add_option("--rescore", rescore_path, "a grade's results.json: score it again under this rubric, without a GPU");
+    app.add_option("--out", out_dir, "with --rescore: the directory for results.json and gradescope.json");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -83,6 +152,13 @@ int main(int argc, char** argv) {
     try {
         const CourseConfig c = load_config(path, rubric_keys());
         require_rubric(c, rubric_keys());
+        if (!rescore_path.empty()) {
+            if (out_dir.empty()) {
+                std::cerr << "--rescore needs --out DIR (where results.json and gradescope.json are written)\n";
+                return 2;
+            }
+            return rescore(c, rescore_path, out_dir);
+        }
         if (as_json) {
             std::cout << rubric_json(c).dump(1) << "\n";
             return 0;

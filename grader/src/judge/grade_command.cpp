@@ -14,6 +14,7 @@
 #include "judge/gradescope.h"
 #include "judge/results_io.h"
 #include "judge/score.h"
+#include "judge/score_document.h"
 #include "common/sides.h"
 #include "judge/symbol_scan.h"
 
@@ -23,60 +24,14 @@ using nlohmann::json;
 
 namespace {
 
-using RunKey = std::tuple<std::string, std::string, std::string>;  // stage, variant, precision
-
 std::vector<Shape> scoring_shapes(const CourseConfig& cfg) {
     std::vector<Shape> shapes;
     for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back(s.shape);
     return shapes;
 }
 
-json config_json(const CourseConfig& cfg) {
-    json shapes = json::array();
-    for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back({{"shape", s.shape.dims()}, {"weight", s.weight}});
-    json stages = json::object();
-    for (const auto& [key, r] : cfg.scoring.stages)
-        stages[key] = {{"correctness_points", {{"float", r.correctness_points.f32}, {"double", r.correctness_points.f64}}},
-                       {"performance_points", {{"float", r.performance_points.f32}, {"double", r.performance_points.f64}}},
-                       {"target_pct_reference", {{"float", r.target_pct_reference.f32}, {"double", r.target_pct_reference.f64}}},
-                       {"extra_credit", r.extra_credit}};
-    return {{"source", cfg.source},
-            {"notes", cfg.notes},
-            {"interpolation", interpolation_name(cfg.scoring.interpolation)},
-            {"max_call_ms_at_peak", cfg.scoring.max_call_ms_at_peak},
-            {"shapes", shapes},
-            {"stages", stages}};
-}
-
 std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
 std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s; }
-
-// The reference's speeds, the targets' base: per stage, precision, input precision and shape, the
-// fastest of its variants that multiply in that input precision (score.h).
-using ReferenceKey = std::tuple<std::string, std::string, int, std::string>;  // stage, precision, inputs, dims
-using ReferenceSpeeds = std::map<ReferenceKey, double>;
-
-int inputs_of(const std::string& stage, const std::string& variant, Precision p) {
-    if (p == Precision::f64) return static_cast<int>(InputPrecision::full);
-    const StageInfo* st = find_stage(Side::reference, stage);
-    const StageVariant* v = st ? find_variant(*st, variant) : nullptr;
-    return static_cast<int>(v ? v->float_inputs : InputPrecision::full);
-}
-
-ReferenceSpeeds reference_speeds(const json& reference) {
-    ReferenceSpeeds out;
-    for (const json& r : reference) {
-        const Precision p = r.value("precision", "") == "double" ? Precision::f64 : Precision::f32;
-        const int inputs = inputs_of(r.value("stage", ""), r.value("variant", ""), p);
-        for (const json& t : r["bench"]) {
-            if (t.value("disposition", "") != "passed") continue;
-            const Timing tm = timing_from_json(t);
-            double& best = out[{r.value("stage", ""), r.value("precision", ""), inputs, tm.shape.dims()}];
-            best = std::max(best, tm.gflops);
-        }
-    }
-    return out;
-}
 
 void print_score(const Score& score, const std::map<Precision, std::vector<ScoringShape>>& shapes, const CourseConfig& cfg,
                  const MessageStyle& style) {
@@ -116,8 +71,8 @@ void write_outputs(const GradeOptions& opt, const json& doc, const Score& score,
                    double seconds, const CourseConfig& cfg) {
     const std::string dir = opt.out_dir.empty() ? "." : opt.out_dir;
     write_json_atomically(dir + "/results.json", doc);
-    write_json_atomically(dir + "/gradescope.json",
-                          gradescope_json(score, summary, seconds, cfg.scoring.gradescope_visibility));
+    write_json_atomically(dir + "/gradescope.json", gradescope_json(score, summary, seconds, cfg.scoring.gradescope_visibility,
+                                                                    doc.value("status", "") != "no_gpu"));
     std::cout << "wrote " << dir << "/results.json and " << dir << "/gradescope.json\n";
 }
 
@@ -128,7 +83,7 @@ json base_document(const GradeOptions& opt, const CourseConfig& cfg) {
                 {"submission", opt.submission},
                 {"seed", opt.seed},
                 {"environment", describe_environment()},
-                {"config", config_json(cfg)}};
+                {"config", scoring_config_json(cfg)}};
 }
 
 }  // namespace
@@ -138,10 +93,8 @@ void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const 
     // What the build left out is known without a GPU: those runs are `rejected`, not no_gpu.
     const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
     json results = json::array();
-    std::vector<StageScore> rows;
-    for (Precision p : {Precision::f32, Precision::f64}) {
-        for (const StageInfo& st : stages(Side::submission)) {
-            std::vector<VariantOutcome> variants;
+    for (Precision p : {Precision::f32, Precision::f64})
+        for (const StageInfo& st : stages(Side::submission))
             for (const StageVariant& v : st.variants) {
                 const std::string rejected = scan_rejection(scan, st.name, v.label, precision_name(p));
                 results.push_back({{"stage", st.name},
@@ -151,27 +104,17 @@ void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const 
                                    {"problem", rejected.empty() ? problem : rejected},
                                    {"cases", json::array()},
                                    {"bench", json::array()}});
-                VariantOutcome vo;
-                vo.variant = v.label;
-                vo.check = rejected.empty() ? Disposition::no_gpu : Disposition::rejected;
-                vo.problem = rejected.empty() ? problem : rejected;
-                variants.push_back(vo);
             }
-            StageScore row = score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), cfg.scoring, variants);
-            if (row.disposition == Disposition::no_gpu) row.note = problem;
-            rows.push_back(row);
-        }
-    }
-    const Score score = total_score(rows);
     json doc = base_document(opt, cfg);
     doc["status"] = "no_gpu";
     doc["results"] = results;
     doc["symbol_scan"] = to_json(scan);
     doc["baselines"] = json::object();
     doc["reference"] = json::array();
+    const Score score = score_document(doc, cfg).score;
     doc["score"] = to_json(score);
     const std::string summary = "Not graded: no usable NVIDIA GPU on the grading machine: " + reason +
-                                ". Score 0; this is a problem of the grading machine, not of the submission.";
+                                ". No score; this is a problem of the grading machine, not of the submission.";
     write_outputs(opt, doc, score, summary, 0, cfg);
 }
 
@@ -194,15 +137,12 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
 
     // Each precision's graded shapes, fitted to this GPU's peak in it ([scoring] max_call_ms_at_peak).
     std::map<Precision, std::vector<ScoringShape>> graded;
-    std::map<Precision, ScoringConfig> scoring_of;
     json shapes_used = json::object();
     std::vector<std::string> shape_notes;
     TimedStagesRequest req;
     for (Precision p : {Precision::f32, Precision::f64}) {
         std::string why;
         graded[p] = shapes_for_gpu(cfg.scoring, peak_gflops(p, ctx.shape), &why);
-        scoring_of[p] = cfg.scoring;
-        scoring_of[p].shapes = graded[p];
         json list = json::array();
         for (const ScoringShape& s : graded[p]) {
             list.push_back({{"shape", s.shape.dims()}, {"weight", s.weight}});
@@ -223,58 +163,11 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
     if (opt.with_reference) req.reference_runs = expand(Side::reference, Selection{});
     const TimedStages timed = time_checked_stages(ctx, req);
 
-    std::vector<StageScore> rows;
-    const ReferenceSpeeds ref_speeds = reference_speeds(timed.reference);
-    for (const auto& [p, out] : timed.outcomes) {
-        const std::string prec = precision_name(p);
-        const int naive = item_index(out.plan, baseline_item());
-        for (const StageInfo& st : stages(Side::submission)) {
-            std::vector<VariantOutcome> variants;
-            for (const StageVariant& v : st.variants) {
-                VariantOutcome vo;
-                vo.variant = v.label;
-                vo.check = Disposition::skipped;
-                for (const json& r : checked["results"])
-                    if (r["stage"] == st.name && r["variant"] == v.label && r["precision"] == prec) {
-                        vo.check = parse_disposition(r.value("disposition", "")).value_or(Disposition::crashed);
-                        vo.problem = r.value("problem", "");
-                    }
-                // Speed is scored against cuBLAS in the precision the variant declares (bench_command.h).
-                const BenchItem item = BenchItem::of_stage(Side::submission, st.name, v.label);
-                const int cublas = item_index(out.plan, same_precision_cublas(out.plan, item));
-                if (const int i = item_index(out.plan, item); i >= 0) {
-                    const std::vector<Timing>& t = out.timings[static_cast<size_t>(i)];
-                    for (size_t s = 0; s < t.size(); ++s) {
-                        const Timing& tm = t[s];
-                        ShapeSpeed sp;
-                        sp.shape = tm.shape;
-                        sp.disposition = tm.disposition;
-                        sp.gflops = tm.gflops;
-                        sp.naive_gflops = naive >= 0 ? out.timings[static_cast<size_t>(naive)][s].gflops : 0;
-                        sp.cublas_gflops = cublas >= 0 ? out.timings[static_cast<size_t>(cublas)][s].gflops : 0;
-                        const auto ref = ref_speeds.find({st.name, prec, inputs_of(st.name, v.label, p), tm.shape.dims()});
-                        sp.reference_gflops = ref != ref_speeds.end() ? ref->second : 0;
-                        vo.speeds.push_back(sp);
-                        if (tm.disposition != Disposition::passed && vo.problem.empty())
-                            vo.problem = "while timed at " + tm.shape.dims() + ": " + tm.problem;
-                    }
-                }
-                variants.push_back(vo);
-            }
-            rows.push_back(score_stage(st.name, p, cfg.scoring.stages.at(st.rubric_key), scoring_of.at(p), variants));
-        }
-    }
-    const Score score = total_score(rows);
-    print_score(score, graded, cfg, style);
-    for (const std::string& r : timed.notes) std::cout << "  note: " << r << "\n";
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
     json doc = base_document(opt, cfg);
     doc["status"] = "graded";
     doc["results"] = timed.results;
     doc["baselines"] = timed.baselines;
     doc["reference"] = timed.reference;
-    doc["score"] = to_json(score);
     // Where the targets come from: the reference solution timed in this grade, on this GPU.
     doc["targets"] = {{"source", cfg.scoring.measure_reference && opt.with_reference ? "reference" : "none"},
                       {"gpu", ctx.name},
@@ -282,6 +175,12 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
                       {"build_arch", "sm_" + std::to_string(ctx.code_arch)},
                       {"measured", "in this grade, beside the submission"},
                       {"shapes", shapes_used}};
+    // The score comes from the document itself, as a rescore of it would (score_document.h).
+    const Score score = score_document(doc, cfg).score;
+    doc["score"] = to_json(score);
+    print_score(score, graded, cfg, style);
+    for (const std::string& r : timed.notes) std::cout << "  note: " << r << "\n";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     doc["device"] = timed.devices;
     doc["environment"]["clocks"] = clocks_from_devices(timed.devices);
     doc["symbol_scan"] = to_json(scan);
