@@ -24,7 +24,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## TAG=<label> make bench: keep the run in the tuning history under this label
 ## RERUN=0 make report: reuse the measurements that are still fresh
 ## HISTORY=<stage>[,...] make report: add these stages' tuning history (make bench TAG=...)
-## ATTEMPT=<n> make withdraw: the hand-in to take back (make status lists them)
+## ATTEMPT=<n> make withdraw: the hand-in to take back (make status lists them); accept, settle: the one that counts (E1: one the staff entered)
 ## UNDO=1 make withdraw: count the withdrawn hand-in again
 ## CONFIG=<file> the course configuration (default course.toml)
 ## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else sm_90)
@@ -34,7 +34,13 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## WERROR=1 compiler warnings are errors
 ## CCACHE= compile without ccache; OBJECT_CACHE= compile every stage file afresh
 ## SWEEP=<name> the sweep to work on (sweep, sweep-status, gradebook-export, similarity, leaderboard)
-## STUDENT=<id> make sweep: regrade this student only
+## STUDENT=<id> make sweep: regrade this student only; the staff's decisions (accept, override, settle, enter, withdraw, decisions): the student
+## WHY=<text> the staff's decisions and publish-course: why (recorded with who and when)
+## FINAL=<points> make override, settle: the student's final score, set by hand
+## CLEAR=1 make override: compute the final score again
+## ZERO=1 make settle: the final score is 0
+## FROM=<dir> make enter: the hand-in's stage files, laid out like student/
+## AT=<date-time> make enter: when it was handed in, with its time zone (e.g. 2026-12-04T23:41:00-08:00)
 ## FORCE=1 make sweep: sweep before the deadline
 ## FOLLOW=1 make sweep-status: follow the sweep until it ends
 ## DIST=<dir> make handout: where the handout goes (default course.toml [handout] dist)
@@ -360,7 +366,10 @@ report-demo:  ## the example report from the instructor's example data, "EXAMPLE
 
 # ---- cluster (cluster/) -------------------------------------------------------------------------
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
-.PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard
+# WHY= (a staff decision's reason) reaches the tool through the environment, so any text is safe in it.
+export WHY
+.PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
+        publish-course decisions accept override settle enter publish-grades
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
@@ -369,8 +378,22 @@ results:  ## the results of your latest graded attempt
 	$(CLUSTER) results
 withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)
 	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
-	$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo)
+	$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo) $(if $(STUDENT),--user "$(STUDENT)" --why "$$WHY")
 ##@ Instructors & TAs
+publish-course:  ## (instructors) validate course.toml and the class files, then publish them: what hand-ins, grading jobs and sweeps use from then on (WHY=note)
+	$(CLUSTER) publish --why "$$WHY"
+decisions:  ## (instructors) the decision log: who decided what, when and why (STUDENT=one student's)
+	$(CLUSTER) decisions $(if $(STUDENT),--user "$(STUDENT)")
+accept:  ## (instructors) STUDENT's attempt ATTEMPT=N (E1: one the staff entered) counts, whatever the late policy says (WHY=...)
+	$(CLUSTER) accept --user "$(STUDENT)" --attempt "$(ATTEMPT)" --why "$$WHY"
+override:  ## (instructors) STUDENT's final score FINAL=points by hand, CLEAR=1 to compute it again (WHY=...)
+	$(CLUSTER) override --user "$(STUDENT)" $(if $(FINAL),--final $(FINAL)) $(if $(CLEAR),--clear) --why "$$WHY"
+settle:  ## (instructors) settle STUDENT's needs_review: ATTEMPT=N counts, or ZERO=1 / FINAL=points (WHY=...)
+	$(CLUSTER) settle --user "$(STUDENT)" $(if $(ATTEMPT),--attempt "$(ATTEMPT)") $(if $(ZERO),--zero) $(if $(FINAL),--final $(FINAL)) --why "$$WHY"
+enter:  ## (instructors) enter STUDENT's hand-in from FROM=<dir like student/>, handed in AT=<date-time with zone> (WHY=...)
+	$(CLUSTER) enter --user "$(STUDENT)" --student-dir "$(FROM)" --submitted-at "$(AT)" --why "$$WHY"
+publish-grades:  ## (instructors) each student sees their official grade of a sweep with make results (SWEEP=name)
+	$(CLUSTER) publish-grades $(if $(SWEEP),--name $(SWEEP)) --why "$$WHY"
 sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline)
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them

@@ -156,10 +156,16 @@ class ClusterConfig:
     values: dict
     deadline: Deadline
     settings: dict = field(default_factory=dict)  # "section.key" -> value, every section read here
-    root: Path = field(init=False)
+    # A published course state (course_state.py) is read from its own copy of course.toml: its paths
+    # are resolved from where the staff's file is (root), and its class files are the state's copies
+    # (files: (section, key) -> the copy, or None where the state has none).
+    root: Path | None = None
+    files: dict = field(default_factory=dict)
+    state: object = None  # the course_state.CourseState this configuration was read from, if any
+    live: object = None   # with a state: the staff's own file as given (the sweep compares the two)
 
     def __post_init__(self):
-        self.root = self.path.parent
+        self.root = Path(self.root) if self.root is not None else self.path.parent
 
     def __getattr__(self, name):
         try:
@@ -215,6 +221,8 @@ class ClusterConfig:
 
     def file_setting(self, section: str, key: str) -> Path | None:
         """A path-valued setting, relative to course.toml's directory; None when it is \"\"."""
+        if (section, key) in self.files:
+            return self.files[(section, key)] if self.setting(section, key) else None
         raw = self.setting(section, key)
         if not raw:
             return None
@@ -223,6 +231,8 @@ class ClusterConfig:
 
     @property
     def roster_path(self) -> Path | None:
+        if ("cluster", "roster") in self.files:
+            return self.files[("cluster", "roster")] if self.values["roster"] else None
         return self._path("roster", "") if self.values["roster"] else None
 
     @property
@@ -345,7 +355,8 @@ def _check_type(path, section, key, value, default):
     return value
 
 
-def load(path) -> ClusterConfig:
+def load(path, root=None, files=None) -> ClusterConfig:
+    """root and files: a published course state's copy (ClusterConfig above)."""
     path = Path(path).resolve()
     try:
         with open(path, "rb") as f:
@@ -449,7 +460,8 @@ def load(path) -> ClusterConfig:
                         max_penalty=float(values["late.max_penalty_percent"]))
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", values["course.name"]):
         bad_in("course", "name", "use letters, digits, '.', '_' or '-' (it names the handout and the LMS columns)")
-    cfg = ClusterConfig(path=path, course=values["course.name"], values=c, deadline=deadline, settings=values)
+    cfg = ClusterConfig(path=path, course=values["course.name"], values=c, deadline=deadline, settings=values,
+                        root=root, files=dict(files or {}))
     if not (cfg.grader_dir / "Makefile").is_file() or not (cfg.grader_dir / "grader").is_dir():
         raise ConfigError(f"{_where(path, 'cluster', 'grader_root')} = {c['grader_root']!r}: "
                           f"{cfg.grader_dir} is not a GEMM Lab tree (no Makefile and grader/ there)")

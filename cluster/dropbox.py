@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts
 import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
 
 ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
+# A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
+# in the staff's area (course_state.entered_dir), numbered on its own: E1, E2, ...
+ENTERED_RE = re.compile(r"^entered-(\d{4,})-(\d{8}T\d{6}Z)$")
 MANIFEST_SCHEMA = "gemmlab.attempt/1"
 REPORT_NAME = "report.pdf"
 # A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop
@@ -224,34 +227,7 @@ def setup_dirs(cfg):
         if gid is not None:
             os.chown(d, -1, gid)
         os.chmod(d, mode)
-    record_course(cfg)
     return cfg.dropbox_dir, cfg.sweeps_dir
-
-
-# The course's own configuration, recorded in the drop box by the staff (setup): student commands
-# and grading jobs read that file, whichever course.toml they were started with (a student's
-# checkout has a copy they can edit). The record is the staff's: a student can neither replace it
-# (sticky drop box) nor plant one (only the drop box's owner or root are believed).
-COURSE_RECORD = ".course-config"
-
-
-def record_course(cfg):
-    tmp = cfg.dropbox_dir / f".{COURSE_RECORD}.{os.getpid()}"
-    tmp.write_text(str(cfg.path) + "\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, cfg.dropbox_dir / COURSE_RECORD)
-
-
-def recorded_course(cfg) -> Path | None:
-    """The course.toml the staff recorded in cfg's drop box, if any (and believable)."""
-    record = cfg.dropbox_dir / COURSE_RECORD
-    try:
-        st, box = record.stat(), cfg.dropbox_dir.stat()
-        if st.st_uid not in (0, box.st_uid) or st.st_mode & 0o022:
-            return None
-        return Path(record.read_text().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def user_dir(cfg, user: str, create: bool) -> Path:
@@ -300,18 +276,24 @@ def _fs_now(directory: Path) -> dt.datetime:
         probe.unlink()
 
 
-def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at=None, extra=None) -> Path:
+def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at=None, extra=None,
+                  entered_in: Path | None = None) -> Path:
     """Write a new attempt atomically; returns its directory. submitted_at overrides the clock
-    (tests and staff-entered hand-ins only)."""
+    (tests and staff-entered hand-ins only). entered_in: the staff's directory of the student's
+    entered hand-ins (course_state.entered_dir), instead of the student's own."""
     old_umask = set_umask(cfg)
     try:
-        return _store_attempt(cfg, user, files, git, submitted_at, extra)
+        return _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in)
     finally:
         os.umask(old_umask)
 
 
-def _store_attempt(cfg, user, files, git, submitted_at, extra) -> Path:
-    d = user_dir(cfg, user, create=True)
+def _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in=None) -> Path:
+    if entered_in is not None:
+        entered_in.mkdir(parents=True, exist_ok=True)
+        d = entered_in
+    else:
+        d = user_dir(cfg, user, create=True)
     tmp = d / f".incoming-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
@@ -323,13 +305,15 @@ def _store_attempt(cfg, user, files, git, submitted_at, extra) -> Path:
             with open(dst, "wb") as f:
                 f.write(data)
             entries[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-        when = submitted_at or _fs_now(tmp)
+        stored = _fs_now(tmp)
+        when = submitted_at or stored
         manifest = {
             "schema": MANIFEST_SCHEMA,
             "course": cfg.course,
             "user": user,
             "uid": os.getuid(),
             "submitted_at": iso(when),
+            "stored_at": iso(stored),  # the drop box's clock when it was written: what a later change is measured from
             "clock": "drop-box file system" if submitted_at is None else "set by staff",
             "host": socket.gethostname(),
             "files": entries,
@@ -339,12 +323,13 @@ def _store_attempt(cfg, user, files, git, submitted_at, extra) -> Path:
         if extra:
             manifest.update(extra)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        if os.getuid() == 0:
+        if os.getuid() == 0 and entered_in is None:
             for p in [tmp, tmp / "files", *tmp.rglob("*")]:
                 _chown_to(p, user, cfg)
+        prefix = "entered" if entered_in is not None else "attempt"
         for _ in range(1000):  # two hand-ins at once: the loser of a rename takes the next number
-            number = max([a.number for a in list_attempts(d)], default=0) + 1
-            final = d / f"attempt-{number:04d}-{utc_stamp(when)}"
+            number = max([a.number for a in list_attempts(d, entered=entered_in is not None)], default=0) + 1
+            final = d / f"{prefix}-{number:04d}-{utc_stamp(when)}"
             try:
                 os.rename(tmp, final)  # fails on an existing (never empty) attempt: nothing is overwritten
                 return final
@@ -362,15 +347,28 @@ def _rmtree(p: Path):
     shutil.rmtree(p, ignore_errors=True)
 
 
+# An attempt's files and manifest are written once, then renamed into place: a change time (ctime)
+# later than its manifest's time by more than this was a change made after the hand-in was stored.
+STORED_WITHIN = dt.timedelta(minutes=2)
+
+
 @dataclass
 class Attempt:
     path: Path
     number: int
     manifest: dict
+    entered: bool = False          # entered by the course staff (course_state: e-mailed files), not the student
+    staff_withdrawn: dict | None = None  # the staff's decision that withdraws it (course_state)
+    staff_restored: dict | None = None   # the staff's decision that counts it again despite the student's mark
 
     @property
     def student(self) -> str:
-        return self.path.parent.name
+        return self.manifest.get("user") or self.path.parent.name
+
+    @property
+    def label(self) -> str:
+        """How people name it: #3, or E1 for the first hand-in the staff entered."""
+        return f"E{self.number}" if self.entered else f"#{self.number}"
 
     @property
     def digest(self) -> str:
@@ -382,17 +380,46 @@ class Attempt:
 
     @property
     def withdrawn(self) -> bool:
-        return (self.path / WITHDRAWN_NAME).is_file()
+        if self.staff_restored is not None:
+            return False
+        return self.staff_withdrawn is not None or (self.path / WITHDRAWN_NAME).is_file()
+
+    def _changed_times(self) -> list[tuple[dt.datetime, str]]:
+        return [(dt.datetime.fromtimestamp(p.stat().st_ctime, dt.timezone.utc), p.name)
+                for p in [self.path / "manifest.json", *(self.path / "files").iterdir()]]
 
     def effective_time(self) -> dt.datetime:
         """The later of the manifest's time and the change time (ctime) of every file in the attempt:
         a user can rewrite a manifest but cannot set a ctime, so editing an attempt after the fact
-        makes it late rather than backdating it."""
+        makes it late rather than backdating it. A hand-in the staff entered keeps the time they gave
+        (the student cannot write it; the decision log says why)."""
+        if self.entered:
+            return self.submitted_at
         times = [self.submitted_at]
-        for p in [self.path / "manifest.json", *(self.path / "files").iterdir()]:
-            times.append(dt.datetime.fromtimestamp(p.stat().st_ctime, dt.timezone.utc)
-                         - dt.timedelta(seconds=2))  # the manifest time is taken just before writing
+        times += [t - dt.timedelta(seconds=2) for t, _ in self._changed_times()]  # the manifest time is taken just before writing
         return max(times)
+
+    def changed_after_store(self) -> str:
+        """'' when nothing in the attempt changed after it was stored, else what and when: an attempt
+        is a record, and one edited later (its manifest rewritten to match, even) is an integrity case
+        for a person, whatever its time would now make it."""
+        if self.entered:
+            return ""
+        stored = parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
+        if self.manifest.get("clock") == "drop-box file system" and abs(stored - self.submitted_at) > dt.timedelta(seconds=1):
+            return (f"has a manifest whose times disagree (handed in {self.manifest['submitted_at']}, stored "
+                    f"{self.manifest.get('stored_at')}): the manifest was rewritten")
+        late = [(t, name) for t, name in self._changed_times() if t - stored > STORED_WITHIN]
+        if not late:
+            return ""
+        t, _ = max(late)
+        names = ", ".join(sorted(name for _, name in late))
+        return f"was changed on {iso(t)}, after it was stored on {iso(stored)} ({names})"
+
+    def integrity_problem(self) -> str:
+        """'' for an intact attempt; else what a person must look at (verify, changed_after_store)."""
+        problem = self.verify()
+        return problem if problem else self.changed_after_store()
 
     def verify(self) -> str:
         """'' when the files match the manifest, else what differs."""
@@ -408,19 +435,21 @@ class Attempt:
         return ""
 
 
-def list_attempts(d: Path) -> list[Attempt]:
+def list_attempts(d: Path, entered=False) -> list[Attempt]:
+    """The attempts in a student's directory (or, entered: in the staff's directory of the hand-ins
+    they entered for the student), by number."""
     out = []
     if not d.is_dir():
         return out
     for p in d.iterdir():
-        m = ATTEMPT_RE.match(p.name)
+        m = (ENTERED_RE if entered else ATTEMPT_RE).match(p.name)
         if not m or not p.is_dir():
             continue
         try:
             manifest = json.loads((p / "manifest.json").read_text())
         except (OSError, ValueError):
             continue  # unreadable: reported by the sweep as a problem of that student
-        out.append(Attempt(path=p, number=int(m.group(1)), manifest=manifest))
+        out.append(Attempt(path=p, number=int(m.group(1)), manifest=manifest, entered=entered))
     return sorted(out, key=lambda a: a.number)
 
 
@@ -445,10 +474,20 @@ def students(cfg) -> list[str]:
     return sorted(names)
 
 
-def choose(attempts: list[Attempt], deadline) -> tuple[Attempt | None, dict]:
+def choose(attempts: list[Attempt], deadline, accepted: Attempt | None = None) -> tuple[Attempt | None, dict]:
     """The attempt that counts under the late policy, and why: {late, days_late, penalty_pct, note}.
-    Withdrawn attempts never count."""
+    Withdrawn attempts never count. accepted: the attempt the course staff decided counts (it does,
+    with its own lateness)."""
     withdrawn = [a for a in attempts if a.withdrawn]
+    if accepted is not None:
+        info = {"late": False, "days_late": 0, "penalty_pct": 0.0, "note": f"attempt {accepted.label} counts: the "
+                "course staff's decision"}
+        t = accepted.effective_time()
+        late = deadline.lateness(t)
+        if late > dt.timedelta(0):
+            info.update(late=True, days_late=-(-late // dt.timedelta(days=1)), penalty_pct=deadline.penalty_percent(t))
+        info["effective_time"] = iso(t)
+        return accepted, info
     timed = [(a, a.effective_time()) for a in attempts if not a.withdrawn]
     if deadline.cutoff is not None:
         dropped = [a for a, t in timed if t > deadline.cutoff]
@@ -462,8 +501,11 @@ def choose(attempts: list[Attempt], deadline) -> tuple[Attempt | None, dict]:
         pick = on_time[-1] if on_time else (timed[-1] if timed else None)
     else:  # latest
         pick = timed[-1] if timed else None
+    by_student = [a for a in withdrawn if a.staff_withdrawn is None]
+    by_staff = [a for a in withdrawn if a.staff_withdrawn is not None]
     notes = ([f"{len(dropped)} attempt(s) after the cutoff ignored"] if dropped else []) + \
-        ([f"withdrawn by the student: {', '.join(f'#{a.number}' for a in withdrawn)}"] if withdrawn else [])
+        ([f"withdrawn by the student: {', '.join(a.label for a in by_student)}"] if by_student else []) + \
+        ([f"withdrawn by the course staff: {', '.join(a.label for a in by_staff)}"] if by_staff else [])
     info = {"late": False, "days_late": 0, "penalty_pct": 0.0, "note": "; ".join(notes)}
     if pick is None:
         if attempts:

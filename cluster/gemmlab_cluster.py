@@ -39,10 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import class_files  # noqa: E402
 import config as config_mod  # noqa: E402
+import course_state  # noqa: E402
 import dropbox  # noqa: E402
 import grading  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
+from course_state import StateError  # noqa: E402
 from dropbox import SubmissionError  # noqa: E402
 
 
@@ -57,6 +59,9 @@ def trusted_tool(cfg) -> Path:
 
 def now():
     return dt.datetime.now(dt.timezone.utc)
+
+
+ARGV: list[str] = []  # the command line of this run of the tool (main sets it): sweep manifests record it
 
 
 # ---- students -------------------------------------------------------------------------------
@@ -74,7 +79,11 @@ def cmd_submit(cfg, args):
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
     # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
     report = dropbox.report_check(files)
-    attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir), extra={"report": report})
+    state = getattr(cfg, "state", None)
+    attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir),
+                                    extra={"report": report, "course_state": state.id if state else None})
+    if user == dropbox.current_user():
+        course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
     manifest = json.loads((attempt / "manifest.json").read_text())
     print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
     warning = dropbox.report_warning(report)
@@ -110,7 +119,46 @@ def cmd_submit(cfg, args):
 
 
 def _is_staff(cfg) -> bool:
-    return os.getuid() == 0 or (cfg.staff_gid is not None and cfg.staff_gid in os.getgroups())
+    """Root, a member of the staff group, or — where the course has none — the drop box's owner."""
+    if os.getuid() == 0 or (cfg.staff_gid is not None and cfg.staff_gid in os.getgroups()):
+        return True
+    try:
+        return cfg.staff_gid is None and cfg.dropbox_dir.stat().st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def student_decisions(cfg, user) -> "course_state.StudentDecisions | None":
+    """The staff's standing decisions about a student: from the decision log where this account can
+    read it (the staff), else from what the staff left for the student (their view)."""
+    folded = course_state.decisions(cfg)
+    if user in folded or _is_staff(cfg):
+        return folded.get(user)
+    view = course_state.read_view(cfg, user)
+    if view and view.get("decisions"):
+        return course_state.fold([dict(e, student=user) for e in view["decisions"]]).get(user)
+    return None
+
+
+def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], dropbox.Attempt | None]:
+    """Every attempt of a student — their own, and the hand-ins the staff entered for them (where this
+    account can read those) — oldest first, with the staff's withdrawals marked; and the attempt the
+    staff decided counts, if any. decided: the student's decisions (default: student_decisions)."""
+    own = dropbox.list_attempts(cfg.dropbox_dir / student)
+    try:
+        entered = dropbox.list_attempts(course_state.entered_dir(cfg, student), entered=True)
+    except PermissionError:
+        entered = []
+    attempts = sorted(own + entered, key=lambda a: (a.submitted_at, a.entered, a.number))
+    decided = student_decisions(cfg, student) if decided is None else decided
+    accepted = None
+    if decided:
+        for a in attempts:
+            a.staff_withdrawn = decided.withdrawn.get(a.path.name)
+            a.staff_restored = decided.restored.get(a.path.name)
+            if decided.accepted and decided.accepted.get("attempt") == a.path.name:
+                accepted = a
+    return attempts, accepted
 
 
 def _on_the_roster(cfg, user, override):
@@ -144,6 +192,21 @@ def _waiting_jobs(attempts) -> list[dropbox.Attempt]:
     return out
 
 
+def _grading_stands(a: dropbox.Attempt) -> bool:
+    """Whether an attempt's feedback grading says (or will say) what the files are worth: graded, or
+    still queued — not one that found no GPU or failed (grading.SWEEP_RETRIES), nor a job that
+    ended without a result."""
+    outcome = grading._read_json(a.path / "grading" / "outcome.json")
+    if outcome:
+        return outcome.get("status") not in grading.SWEEP_RETRIES
+    job = grading._read_json(a.path / "job.json") or {}
+    if not job.get("job_id"):
+        return False
+    if not shutil.which("scontrol"):
+        return True  # no way to ask: a queued job is taken at its word
+    return slurm.job_state(job["job_id"]) in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED")
+
+
 def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
     """Why a stored hand-in gets no grading job of its own, as (a few words for `make status`, the
     message for the student); ("", "") when it does: the same files as an earlier attempt, or the
@@ -151,8 +214,7 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
     attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
     this = next(a for a in attempts if a.path == attempt_path)
     earlier = [a for a in attempts if a.number < this.number]
-    same = [a for a in earlier if a.digest == this.digest and ((a.path / "grading").is_dir()
-                                                               or (grading._read_json(a.path / "job.json") or {}).get("job_id"))]
+    same = [a for a in earlier if a.digest == this.digest and _grading_stands(a)]
     if same:
         short = f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])})"
         return short, (f"{short}: its grading stands for this one too (`make results`). Your hand-in is stored, and "
@@ -192,12 +254,23 @@ def _span(d: dt.timedelta) -> str:
 
 
 def student_deadline(cfg, user):
-    """The student's own deadline (with an extension) and how it is described; a course whose
-    extensions file this user cannot read gives the course's deadline, and says so."""
+    """The student's own deadline (with an extension) and how it is described. The extensions file is
+    the staff's (it holds reasons); a student reads their own dates from what the staff published for
+    them (course_state.write_views), and is told plainly when there is nothing published for them yet."""
     try:
         ext = class_files.load_extensions(cfg, None).get(user)
     except (ConfigError, OSError):
-        return cfg.deadline, " (the course's; extensions are private to the staff: if you have one, yours is later)"
+        view = course_state.read_view(cfg, user)
+        if view is None:
+            return cfg.deadline, (" (the course's; if the course staff gave you an extension, it is not shown here "
+                                  "yet and still applies: `make status` shows it once they have published it to you)")
+        ext_view = view.get("extension")
+        if not ext_view:
+            return cfg.deadline, ""
+        due = dropbox.parse_iso(ext_view["due"])
+        days = ext_view.get("late_days") or 0
+        what = f"{days} late day{'s' if days != 1 else ''} (due {ext_view['due']})" if days else f"due {ext_view['due']}"
+        return cfg.deadline.shifted(due), f" (with your extension: {what})"
     if ext:
         return ext.deadline(cfg.deadline), f" (with your extension: {ext.describe()})"
     return cfg.deadline, ""
@@ -209,7 +282,7 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     deadline, whose = student_deadline(cfg, user)
     if deadline.due is None:
         return []
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    attempts, accepted = attempts_of(cfg, user)
     this = next((a for a in attempts if a.path == attempt_path), None)
     if this is None:
         return []
@@ -230,7 +303,11 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     else:
         lines.append(f"late penalty: {deadline.penalty_percent(t):g} % of its score ({deadline.penalty_per_day:g} % per "
                      f"started day late, at most {deadline.max_penalty:g} %)")
-    pick, _ = dropbox.choose(attempts, deadline)
+    pick, _ = dropbox.choose(attempts, deadline, accepted)
+    if accepted is not None:
+        lines.append(f"the course staff decided that your attempt {accepted.label} ({accepted.manifest['submitted_at']}) "
+                     "counts: this hand-in does not change that (ask them if it should)")
+        return lines
     if pick is None:
         lines.append("no attempt of yours counts now: hand in before the cutoff, or ask the course staff")
     elif pick.path == this.path:
@@ -246,19 +323,39 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
 
 
 def cmd_withdraw(cfg, args):
-    user = _acting_user(args)
+    if args.user and args.user != dropbox.current_user():
+        return _staff_withdraw(cfg, args)
+    user = dropbox.current_user()
     attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
-    a = next((x for x in attempts if x.number == args.attempt), None)
+    a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
     if a is None:
         raise Refused(f"{user} has no attempt #{args.attempt}; `make status` lists yours")
     dropbox.withdraw(a, undo=args.undo)
     deadline, whose = student_deadline(cfg, user)
-    pick, info = dropbox.choose(attempts, deadline)
+    attempts, accepted = attempts_of(cfg, user)
+    pick, info = dropbox.choose(attempts, deadline, accepted)
     print(f"withdraw: attempt #{a.number} is {'back' if args.undo else 'withdrawn: no sweep counts it'}")
     print("withdraw: the attempt that counts now: "
           + (f"#{pick.number} ({pick.manifest['submitted_at']}"
              + (f", late: penalty {info['penalty_pct']:g} %)" if info["late"] else ", on time)") if pick else "none")
           + (f"; undo with  make withdraw ATTEMPT={a.number} UNDO=1" if not args.undo else ""))
+    return 0
+
+
+def _staff_withdraw(cfg, args):
+    """(staff) Withdraw one of a student's attempts for them (or count it again, --undo): recorded in
+    the decision log, since the student's directory is theirs; the student sees it in `make status`."""
+    _staff_only(cfg, "withdraw --user")
+    why = _why(args)
+    _known_student(cfg, args.user)
+    a = _attempt_named(cfg, args.user, args.attempt)
+    e = _record(cfg, "unwithdraw" if args.undo else "withdraw", args.user, why, attempt=a.path.name, label=a.label)
+    attempts, accepted = attempts_of(cfg, args.user)
+    deadline, _ = student_deadline(cfg, args.user)
+    pick, info = dropbox.choose(attempts, deadline, accepted)
+    print(f"withdraw: {args.user}: attempt {a.label} {'counts again' if args.undo else 'is withdrawn: no sweep counts it'} "
+          f"(decision #{e['seq']} by {e['by']}); the attempt that counts now: "
+          + (f"{pick.label} ({pick.manifest['submitted_at']})" if pick else "none"))
     return 0
 
 
@@ -306,7 +403,7 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
     tmp = attempt_path / f".grading-tmp-{job or os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
-        meta = {"student": a.student, "attempt": attempt_path.name, "attempt_sha256": a.digest}
+        meta = dict(_state_record(cfg), student=a.student, attempt=attempt_path.name, attempt_sha256=a.digest)
         problem = a.verify()
         if problem:
             outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered",
@@ -318,6 +415,14 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _state_record(cfg) -> dict:
+    """What a grade records of the course state it was made under (course_state.grade_standing reads it)."""
+    state = getattr(cfg, "state", None)
+    if state is None:
+        return {}
+    return {"course_state": state.id, "grading": dict(state.info["grading"])}
 
 
 def cmd_grade_attempt(cfg, args):
@@ -354,32 +459,64 @@ def _attempt_state(a: dropbox.Attempt) -> str:
 
 def cmd_status(cfg, args):
     user = args.user or dropbox.current_user()
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    if user == dropbox.current_user():
+        course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
+    attempts, accepted = attempts_of(cfg, user)
+    decided = student_decisions(cfg, user)
     if not attempts:
         print(f"status: no attempts of {user} in {cfg.dropbox_dir} yet (`make submit` hands in)")
         return 0
     deadline, whose = student_deadline(cfg, user)
-    pick, _ = dropbox.choose(attempts, deadline)
+    pick, _ = dropbox.choose(attempts, deadline, accepted)
     print(f"attempts of {user} in {cfg.dropbox_dir / user}"
           + (f" (due {dropbox.iso(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
           + ":")
     for a in attempts:
         late = deadline.lateness(a.effective_time()) if deadline.due else dt.timedelta(0)
-        marks = (["withdrawn"] if a.withdrawn else []) + ([f"late {_span(late)}"] if late > dt.timedelta(0) else [])
-        print(f"  #{a.number:<3d} {a.manifest['submitted_at']}  {len(a.manifest['files'])} file(s)  "
-              f"{a.digest[:12]}  {_attempt_state(a)}" + (f"  [{', '.join(marks)}]" if marks else "")
+        marks = ((["withdrawn by the course staff"] if a.staff_withdrawn else ["withdrawn"] if a.withdrawn else [])
+                 + (["entered by the course staff"] if a.entered else [])
+                 + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
+                 + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
+        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {len(a.manifest['files'])} file(s)  "
+              f"{a.digest[:12]}  {_attempt_state(a) if not a.entered else 'graded by the sweep'}"
+              + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
     if pick is None:
         print("  none of these counts under the course's late policy")
+    for e in (decided.visible() if decided else []):
+        if e["action"] in ("enter",) and not any(a.path.name == e.get("attempt") for a in attempts):
+            print(f"  the course staff entered a hand-in for you on {e['at']} (decision #{e['seq']})")
     return 0
+
+
+def _official_lines(cfg, user) -> list[str]:
+    """The student's official grade, as the staff published it (publish-grades), or []."""
+    view = course_state.read_view(cfg, user)
+    o = (view or {}).get("official")
+    if not o:
+        return []
+    head = f"official grade (sweep {o['sweep']}, published {o['published']}): "
+    if not o.get("scored"):
+        return [head + f"{o['status']}: no score yet (the course staff will publish it when there is one)"]
+    late = f", after a {o['penalty_pct']} % late penalty" if o.get("late") == "yes" and o.get("penalty_pct") else ""
+    ext = f"; with your extension ({o['extension']})" if o.get("extension") else ""
+    counted = f" for attempt {o['attempt']}" if o.get("attempt") else ""
+    status = " (set by the course staff)" if o["status"] == "override" else ""
+    return [head + f"{o['final']} / {o['max'] or '?'}{late}{counted}{status}{ext}",
+            "  this is the grade that counts; the feedback grades of your attempts below are for feedback only"]
 
 
 def cmd_results(cfg, args):
     user = args.user or dropbox.current_user()
+    official = _official_lines(cfg, user)
+    for line in official:
+        print(line)
     attempts = [a for a in dropbox.list_attempts(cfg.dropbox_dir / user) if (a.path / "grading").is_dir()]
     if args.attempt:
         attempts = [a for a in attempts if a.number == args.attempt]
     if not attempts:
+        if official and not args.attempt:
+            return 0
         raise Refused(f"no graded attempt of {user}" + (f" numbered {args.attempt}" if args.attempt else "")
                       + " yet; `make status` shows where grading stands")
     a = attempts[-1]
@@ -403,11 +540,18 @@ def cmd_results(cfg, args):
 
 
 # ---- staff: set-up and sweeps -----------------------------------------------------------------
-def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False) -> list[str]:
+@dataclasses.dataclass
+class Validated:
+    checked: list[str]   # what was checked, for the staff to read
+    rubric: dict         # `gemmlab-config --json`: the rubric as the grader reads it, measurement and rubric keys
+    checker: Path        # the trusted build's gemmlab-config (rescores run it)
+
+
+def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False) -> Validated:
     """Every file of the course checked as the tools that read it will, on this machine, before
     anything is queued: course.toml's sections and keys (the cluster's, [report], [handout], and
     [bench]/[scoring] by the grader's own gemmlab-config from the trusted build), the roster and the
-    extensions and aliases files. The first mistake raises ConfigError (exit 2); returns what was checked.
+    extensions and aliases files. The first mistake raises ConfigError (exit 2).
     roster_may_be_missing: a roster file that does not exist yet is noted, not an error (setup, early in term)."""
     checked = [f"course.toml: the cluster's sections ({cfg.path})"]
     if roster_may_be_missing and cfg.roster_path and not cfg.roster_path.exists():
@@ -455,12 +599,50 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
         raise grading.BuildError(f"the grader's configuration check ({checker}) failed (exit {r.returncode}): "
                                  f"{(r.stderr or r.stdout).strip()[-2000:]}")
     checked.append("[bench] and [scoring] by the grader: " + r.stdout.splitlines()[0].split(": ", 2)[-1])
-    return checked
+    r = subprocess.run([str(checker), "--config", str(cfg.path), "--json"], capture_output=True, text=True, timeout=60)
+    try:
+        rubric = json.loads(r.stdout)
+    except ValueError:
+        raise grading.BuildError(f"the grader's configuration check ({checker}) printed no rubric (exit {r.returncode}): "
+                                 f"{(r.stderr or r.stdout).strip()[-2000:]}") from None
+    return Validated(checked, rubric, checker)
 
 
 def cmd_validate(cfg, args):
-    checked = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log")
+    checked = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log").checked
     print("course files valid:\n  " + "\n  ".join(checked))
+    state = course_state.current(cfg)
+    changed = course_state.unpublished(cfg, state)
+    if changed:
+        print(f"not published yet: {', '.join(changed)}. Students and sweeps use the published course state"
+              + (f" {state.describe()}" if state else " (none yet)") + "; `make publish-course` publishes these files")
+    else:
+        print(f"published: these files are the course state {state.describe()}")
+    return 0
+
+
+def cmd_publish(cfg, args):
+    """Validate the course's files as every tool reads them, then publish them as the course's state:
+    what every student command, grading job and sweep uses from now on."""
+    try:
+        v = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log")
+    except ConfigError as e:
+        raise ConfigError(f"{e}\nNothing was published: students and sweeps keep the course state they had. Fix the "
+                          "file, then `make publish-course` again") from None
+    before = course_state.current(cfg)
+    state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
+    if not new:
+        print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
+        return 0
+    changes = course_state.describe_changes(before, state)
+    print(f"publish: course state {state.id} published; what changed since "
+          + (f"{before.id}:" if before else "nothing before it:"))
+    for c in changes:
+        print(f"  {c}")
+    n = course_state.write_views(cfg)
+    print(f"publish: students' commands (make submit, status, results) and grading jobs use it from now on; "
+          f"{n} student view(s) refreshed. A sweep grades under it: grades made under an earlier state are "
+          "rescored or regraded there as needed (make sweep says which and why)")
     return 0
 
 
@@ -508,11 +690,14 @@ def cmd_setup(cfg, args):
     for line in _share_class_files(cfg):
         print(f"setup: {line}")
     if args.build:
-        checked = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
-        print("setup: course files valid: " + "; ".join(checked))
+        v = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
+        print("setup: course files valid: " + "; ".join(v.checked))
+        state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
+        print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
+              "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
     else:
         print("setup: the grader's check of [bench] and [scoring] needs its build: run setup --build "
-              "(or make validate) before the first sweep")
+              "(or make publish-course) before the first hand-in: it publishes the course state students use")
     return 0
 
 
@@ -538,103 +723,236 @@ def class_source(cfg) -> str:
             "has no directory of theirs")
 
 
-def plan_sweep(cfg, when=None) -> list[dict]:
-    """Every student's attempt that counts now (`when`), and whether the student can still hand in:
-    `open_until`, set while the student's own deadline (extension and late cutoff included) has not
-    passed — such a student is pending, and no file a TA uploads gets a score for them."""
+def plan_sweep(cfg, when=None, students=None) -> list[dict]:
+    """Every student's attempt that counts now (`when`) — their own and those the staff entered, with
+    the staff's decisions applied — and whether the student can still hand in: `open_until`, set while
+    the student's own deadline (extension and late cutoff included) has not passed — such a student is
+    pending, and no file a TA uploads gets a score for them. students: plan these only."""
     when = when or now()
     entries = []
-    students = dropbox.students(cfg)
-    extensions = class_files.load_extensions(cfg, set(students), class_source(cfg))
-    for student in students:
-        attempts = dropbox.list_attempts(cfg.dropbox_dir / student)
+    everyone = dropbox.students(cfg)
+    extensions = class_files.load_extensions(cfg, set(everyone), class_source(cfg))
+    folded = course_state.decisions(cfg)
+    for student in (students if students is not None else everyone):
+        decided = folded.get(student)
+        attempts, accepted = attempts_of(cfg, student, decided or course_state.StudentDecisions())
         ext = extensions.get(student)
         deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
-        pick, info = dropbox.choose(attempts, deadline)
+        pick, info = dropbox.choose(attempts, deadline, accepted)
         entry = {"student": student, "attempts": len(attempts), **info}
         open_until = deadline.open_until()
         if open_until is not None and when < open_until:
             entry["open_until"] = dropbox.iso(open_until)
         if ext:
             entry["extension"] = ext.describe()
+        if decided and decided.history:
+            entry["decisions"] = [e["seq"] for e in decided.history]
         if pick is None:
             entry["status"] = "missing" if not attempts else "not_counted"
         else:
-            entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name,
+            entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name, label=pick.label,
                          digest=pick.digest)
             # Checked again on the stored files (the manifest is the student's to write).
             try:
                 entry["report"] = dropbox.report_check_dir(pick.path / "files")["verdict"]
             except OSError:
                 entry["report"] = ""
-            problem = pick.verify()
-            if problem:  # an integrity case: a person decides; the intact attempt is kept in view
-                entry["review"] = f"attempt #{pick.number} {problem}"
-                intact, intact_info = dropbox.choose([a for a in attempts if not a.verify()], deadline)
-                if intact is not None:
-                    entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name,
-                                       "number": intact.number, "digest": intact.digest,
-                                       "penalty_pct": intact_info["penalty_pct"]}
+        # An attempt changed after it was stored, or whose files no longer match its manifest, is an
+        # integrity case for a person, whichever attempt it is (a late edit would otherwise only make
+        # it "after the cutoff, ignored"); the intact attempt that would count is kept in view. The
+        # staff settle it by accepting an attempt (its files as they are now) or setting the score.
+        problems = [(a, a.integrity_problem()) for a in attempts if not a.withdrawn]
+        problems = [(a, why) for a, why in problems if why]
+        if accepted is not None and pick is not None:
+            waived = decided.accepted.get("files")
+            problem = pick.integrity_problem()
+            if problem and waived == _files_digest(pick):
+                entry.update(waived=problem, digest=waived)  # graded as it is now: the decision says why
+            elif problem:
+                entry["review"] = (f"attempt {pick.label} {problem}, and it changed again after the staff accepted it "
+                                   f"(decision #{decided.accepted['seq']})")
+            problems = []
+        if problems and not (decided and decided.override):
+            entry["review"] = "; ".join(f"attempt {a.label} {why}" for a, why in problems)
+            intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline)
+            if intact is not None:
+                entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name, "label": intact.label,
+                                   "number": intact.number, "digest": intact.digest,
+                                   "penalty_pct": intact_info["penalty_pct"]}
         entries.append(entry)
     return entries
 
 
-def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False) -> tuple[list[dict], collections.Counter]:
-    """The tasks of a sweep run: each planned attempt (of `students`, if given) without a result in
-    place, or whose result is one of grading.SWEEP_RETRIES (error, no_gpu), or every one with force.
-    Also returns how many of them are graded again, by their earlier status."""
+def _files_digest(a: dropbox.Attempt) -> str:
+    """The digest of an attempt's files as they are now (dropbox.attempt_digest of their hashes): what
+    a staff decision that accepts an edited attempt pins."""
+    files = {p.name: {"sha256": dropbox.sha256_file(p)} for p in (a.path / "files").iterdir() if p.is_file()}
+    return dropbox.attempt_digest(files)
+
+
+@dataclasses.dataclass
+class SweepWork:
+    """What a sweep does with each planned attempt: grade it on a GPU (todo), rescore its grade from the
+    stored speeds (rescore), or keep it (current); with the reasons, for the TA to read."""
+    todo: list = dataclasses.field(default_factory=list)
+    rescore: list = dataclasses.field(default_factory=list)
+    current: int = 0
+    why: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+
+def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False, state=None) -> SweepWork:
+    """The work of a sweep run: each planned attempt (of `students`, if given) — and for an integrity
+    case the intact one a person may choose — is graded when it has no result in place, or one of
+    grading.SWEEP_RETRIES (error, no_gpu), or with force; otherwise its grade is weighed against the
+    published course state (course_state.grade_standing): still current, rescored (points, targets
+    or weights changed: no GPU needed) or graded again (the grader or what it measures changed)."""
     import gradebook  # staff only: not in the handout
-    todo, again = [], collections.Counter()
+    work = SweepWork()
     for e in entries:
         if students and e["student"] not in students:
             continue
-        # the attempt that counts, and for an integrity case also the intact one a person may choose
-        for graded in [e] if e.get("digest") else []:
-            for g in [graded] + ([graded["intact"]] if graded.get("intact") else []):
-                outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
-                if outcome and outcome.get("status") not in grading.SWEEP_RETRIES and not force:
-                    continue
-                if outcome and not force:
-                    again[outcome.get("status")] += 1
-                todo.append(dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"],
-                                 force=bool(force and outcome)))
-    return todo, again
+        if not e.get("digest"):
+            continue
+        for g in [e] + ([e["intact"]] if e.get("intact") else []):
+            task = dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"])
+            if g is e and e.get("waived"):
+                task["waived"] = e["waived"]
+            outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
+            if force:
+                work.todo.append(dict(task, force=bool(outcome)))
+                work.why["forced (--force)"] += 1
+            elif not outcome:
+                work.todo.append(dict(task, force=False))
+                work.why["not graded in this sweep yet"] += 1
+            elif outcome.get("status") in grading.SWEEP_RETRIES:
+                work.todo.append(dict(task, force=False))
+                work.why[f"graded again, their earlier result: {outcome.get('status')}"] += 1
+            elif state is None:
+                work.current += 1
+            else:
+                standing, why = course_state.grade_standing(outcome, state)
+                if standing == "current" or (standing == "rescore" and not (
+                        gradebook.grade_dir(sweep, e["student"], g["digest"]) / "results.json").is_file()):
+                    work.current += 1  # nothing to rescore: a result with no score (build_failed, tampered)
+                elif standing == "rescore":
+                    work.rescore.append(dict(task, why=why))
+                else:
+                    work.todo.append(dict(task, force=True))
+                    work.why[why] += 1
+    return work
+
+
+def _rescore(cfg, state, sweep: Path, items: list[dict], checker: Path, say=print) -> list[dict]:
+    """Score each grade again under the published rubric from its stored speeds (gemmlab-config
+    --rescore: the grader's own arithmetic, no GPU), published like a grade: the earlier result is kept
+    beside it. Returns the items that cannot be rescored (the rubric needs other shapes): they are graded."""
+    import gradebook  # staff only: not in the handout
+    again = []
+    for item in items:
+        final = gradebook.grade_dir(sweep, item["student"], item["digest"])
+        tmp = final.parent / f".tmp-rescore-{secrets.token_hex(3)}"
+        shutil.copytree(final, tmp)
+        try:
+            r = subprocess.run([str(checker), "--config", str(cfg.path), "--rescore", str(final / "results.json"),
+                                "--out", str(tmp)], capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                shutil.rmtree(tmp, ignore_errors=True)
+                say(f"  {item['student']}: cannot be rescored ({(r.stderr or r.stdout).strip()}): graded again")
+                again.append(dict({k: item[k] for k in ("attempt", "attempt_name", "digest", "student")}, force=True))
+                continue
+            outcome = grading._read_json(tmp / "outcome.json") or {}
+            results = grading._read_json(tmp / "results.json") or {}
+            score = results.get("score") or {}
+            before = outcome.get("score") or {}
+            outcome.setdefault("rescored", []).append({"at": dropbox.iso(now()), "by": course_state.who(),
+                                                       "from_state": outcome.get("course_state"), "why": item["why"],
+                                                       "total_before": before.get("total"), "max_before": before.get("max")})
+            outcome.update(course_state=state.id, grading=dict(outcome.get("grading") or {}, **state.info["grading"]),
+                           score={"total": score.get("total", 0), "max": score.get("max", 0)},
+                           message=f"graded: {score.get('total', 0)} / {score.get('max', 0)} (rescored under course "
+                                   f"state {state.id}: {item['why']})")
+            grading.write_json_atomic(tmp / "outcome.json", outcome)
+            grading.publish(tmp, final, replace=True)
+            say(f"  {item['student']}: {before.get('total')} / {before.get('max')} -> {score.get('total')} / "
+                f"{score.get('max')} (rescored)")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return again
+
+
+def _published_state(cfg, name: str) -> tuple["course_state.CourseState", Validated]:
+    """The course state a sweep grades under: every file validated first; the published state, or —
+    when none was published yet — this one, published now. Files that differ from the published state
+    stop the sweep: a grade must say which rubric made it."""
+    live = cfg.live or cfg
+    try:  # every mistake of the course's files stops the sweep here, before anything is planned or queued
+        v = validate_course(live, live.trusted_cache_dir / "trusted-build.log")
+    except ConfigError as e:
+        raise ConfigError(f"{e}\nThe sweep queued nothing: fix the file, check it with `make validate`, then sweep again") from None
+    state = course_state.current(live)
+    if state is None:
+        state, _ = course_state.publish(live, v.rubric, note=f"published by the first sweep ({name})")
+        print(f"sweep {name}: no course state was published: published {state.id} now (students' commands and "
+              "grading jobs read it from now on)")
+        return state, v
+    changed = course_state.unpublished(live, state)
+    if changed:
+        raise Refused(f"the course's files differ from the published course state {state.describe()}: "
+                      f"{', '.join(changed)}. A sweep grades under a published state only, so that every grade says "
+                      "which rubric made it: publish the files (`make publish-course`, which validates them first) "
+                      "or undo the edit, then sweep again. Nothing was queued")
+    return state, v
 
 
 def cmd_sweep(cfg, args):
     sweep = sweep_dir(cfg, args.name)
-    sweep.mkdir(parents=True, exist_ok=True)
     runs = _runs(sweep)
     if runs and _active_jobs(runs[-1]):
         raise Refused(f"sweep {args.name!r} is still running ({runs[-1].name}): wait for it "
                       "(`make sweep-status`) or cancel its jobs (scancel) before sweeping again")
-    for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
-        shutil.rmtree(stale, ignore_errors=True)
-    try:  # every mistake of the course's files stops the sweep here, before anything is planned or queued
-        validate_course(cfg, sweep / "trusted-build.log")
-    except ConfigError as e:
-        raise ConfigError(f"{e}\nThe sweep queued nothing: fix the file, check it with `make validate`, then sweep again") from None
-    entries = plan_sweep(cfg)
+    state, v = _published_state(cfg, args.name)
+    cfg = state.config()
+    known = set(dropbox.students(cfg))
+    missing = [s for s in (args.student or []) if s not in known]
+    if missing:
+        raise Refused(f"no such student in the drop box or roster: {', '.join(missing)}; nothing was queued")
     course_open = cfg.deadline.open_until()
     if course_open is not None and now() < course_open and not args.before_deadline:
         raise Refused(f"the course's deadline has not passed (hand-ins can still count until {dropbox.iso(course_open)}): "
                       "a sweep now grades attempts that may still change. Sweep after it, or sweep anyway with "
                       "FORCE=1 (make sweep FORCE=1; --before-deadline): every student who can still hand in is "
                       "then pending, and left blank in every export")
+    previous = grading._read_json(sweep / "plan.json")
+    if args.student:  # one student regraded: the others keep their planned attempts
+        planned = plan_sweep(cfg, students=args.student)
+        others = [e for e in (previous or {}).get("students", []) if e["student"] not in args.student]
+        order = {s: i for i, s in enumerate(sorted(known))}
+        entries = sorted(others + planned, key=lambda e: order.get(e["student"], len(order)))
+    else:
+        entries = plan_sweep(cfg)
+    selected = [e for e in entries if not args.student or e["student"] in args.student]
+    # Only now, with everything checked, does the sweep leave anything on disk.
+    sweep.mkdir(parents=True, exist_ok=True)
+    for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
+        shutil.rmtree(stale, ignore_errors=True)
     grading.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": args.name, "course": cfg.course, "created": dropbox.iso(now()),
         "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-        "students": entries})
-    todo, again = sweep_todo(sweep, entries, args.student, args.force)
-    missing = [s for s in (args.student or []) if s not in {e["student"] for e in entries}]
-    if missing:
-        raise Refused(f"no such student in the drop box or roster: {', '.join(missing)}")
-    counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("selected", "missing", "not_counted")}
-    print(f"sweep {args.name}: {len(entries)} student(s): {counts['selected']} with an attempt that counts, "
-          f"{counts['missing']} without any, {counts['not_counted']} with none that counts; "
-          f"{len(todo)} to grade, {counts['selected'] - len(todo)} already graded for the same attempt"
-          + (f" (graded again, their earlier result: {', '.join(f'{n} {s}' for s, n in sorted(again.items()))})" if again else ""))
-    still_open = [e for e in entries if e.get("open_until")]
+        "state": state.id, "decisions": course_state.last_seq(cfg), "students": entries})
+    work = sweep_todo(sweep, entries, args.student, args.force, state)
+    counts = {s: sum(1 for e in selected if e["status"] == s) for s in ("selected", "missing", "not_counted")}
+    who = f"{len(selected)} of {len(entries)} student(s)" if args.student else f"{len(entries)} student(s)"
+    print(f"sweep {args.name}: {who}: {counts['selected']} with an attempt that counts, "
+          f"{counts['missing']} without any, {counts['not_counted']} with none that counts; under course state {state.id}")
+    print(f"sweep {args.name}: to grade: {len(work.todo)}"
+          + (f" ({'; '.join(f'{why}: {n}' for why, n in sorted(work.why.items()))})" if work.why else "")
+          + f"; to rescore without a GPU: {len(work.rescore)}"
+          + (f" ({work.rescore[0]['why']})" if work.rescore else "")
+          + f"; current (graded under this rubric and grader): {work.current}")
+    if work.rescore:
+        work.todo += _rescore(cfg, state, sweep, work.rescore, v.checker)
+    still_open = [e for e in selected if e.get("open_until")]
     if still_open:
         last = max(e["open_until"] for e in still_open)
         print(f"sweep {args.name}: warning: {len(still_open)} student(s) can still hand in (their own deadline, "
@@ -642,9 +960,18 @@ def cmd_sweep(cfg, args):
               f"gradebook and every export. Sweep again after {last}: "
               + ", ".join(f"{e['student']} (until {e['open_until']})" for e in still_open[:8])
               + (" ..." if len(still_open) > 8 else ""))
+    review = [e for e in selected if e.get("review")]
+    if review:
+        print(f"sweep {args.name}: {len(review)} integrity case(s) need a person (needs_review, blank in every export): "
+              + "; ".join(f"{e['student']}: {e['review']}" for e in review[:5])
+              + ". Settle each with `make settle STUDENT=... ATTEMPT=...|ZERO=1 WHY=...` (docs/instructor-guide.md)")
+    todo = work.todo
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
     (run / "logs").mkdir(parents=True)
     grading.write_json_atomic(run / "tasks.json", todo)
+    course_state.write_run_manifest(run, cfg, state, ARGV, {"grade": len(todo), "rescored": len(work.rescore),
+                                                            "current": work.current, "why": dict(work.why), **counts},
+                                    students=args.student)
     if cfg.use_slurm():
         jobs = {}
         common = dict(course=cfg.course, sweep=args.name, sweep_dir=sweep, run=run.name, python=cfg.python_exe,
@@ -702,10 +1029,15 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
     tmp.mkdir()
     try:
         path = Path(t["attempt"])
-        a = dropbox.Attempt(path, int(path.name.split("-")[1]), json.loads((path / "manifest.json").read_text()))
-        meta = {"student": t["student"], "attempt": t["attempt_name"], "attempt_sha256": t["digest"], "run": run,
-                "task": index}
-        problem = a.verify() or ("" if a.digest == t["digest"] else "the attempt changed since the sweep planned it")
+        a = dropbox.Attempt(path, int(path.name.split("-")[1]), json.loads((path / "manifest.json").read_text()),
+                            entered=path.name.startswith("entered-"))
+        meta = dict(_state_record(cfg), student=t["student"], attempt=t["attempt_name"], attempt_sha256=t["digest"],
+                    run=run, task=index)
+        if t.get("waived"):  # the staff accepted this attempt's files as they are: graded while they stay so
+            problem = "" if _files_digest(a) == t["digest"] else "the attempt changed since the staff accepted it"
+            meta["waived"] = t["waived"]
+        else:
+            problem = a.verify() or ("" if a.digest == t["digest"] else "the attempt changed since the sweep planned it")
         if problem:
             outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
         else:
@@ -758,7 +1090,9 @@ def cmd_sweep_task(cfg, args):
 
 
 def cmd_gradebook(cfg, args):
-    """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv)."""
+    """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv), kept as a
+    new version of the sweep's gradebook (versions/NNN/; never overwritten) with the staff's decisions
+    applied; the sweep's gradebook.csv, summary.md and export/* point at the newest."""
     import gradebook  # staff only: not in the handout
     import lms_export  # staff only: not in the handout
     sweep = Path(args.sweep) if args.sweep else _chosen_sweep(cfg, args)
@@ -766,12 +1100,33 @@ def cmd_gradebook(cfg, args):
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
     except SubmissionError:
         stage_order = []
-    csv_path, summary, rows = gradebook.write(sweep, stage_order, f"{cfg.course} / {sweep.name}")
-    print(f"gradebook: {len(rows)} student(s) -> {csv_path}")
-    print(summary.read_text())
-    rows, stages = gradebook.build(sweep, stage_order)
-    paths, warnings = lms_export.write(cfg, sweep, rows, stages, gradebook._atomic_write)
-    print("export: " + ", ".join(str(p) for p in paths))
+    decided = course_state.decisions(cfg)
+    book, rows, stages = gradebook.texts(sweep, stage_order, f"{cfg.course} / {sweep.name}", decided)
+    plan = grading._read_json(sweep / "plan.json") or {}
+    stale = sorted({e["student"] for d in decided.values() for e in d.history
+                    if e["seq"] > plan.get("decisions", 0) and e["action"] in ("accept", "withdraw", "unwithdraw", "enter")
+                    or e["seq"] > plan.get("decisions", 0) and e["action"] == "settle" and e.get("attempt")})
+    if stale:
+        note = (f"Decisions made since this sweep was planned change which attempt counts for: {', '.join(stale)}. "
+                f"`make sweep SWEEP={sweep.name}` plans and grades them.")
+        book["summary.md"] += f"\n## Not in this gradebook yet\n\n{note}\n"
+        print(f"gradebook: warning: {note}")
+    exports, columns, warnings = lms_export.texts(cfg, rows, stages)
+    runs = _runs(sweep)
+    gpus = collections.Counter(r["gpu"] for r in rows if r["gpu"])
+    meta = {"schema": course_state.VERSION_SCHEMA, "sweep": sweep.name, "state": plan.get("state"),
+            "plan_created": plan.get("created"), "run": runs[-1].name if runs else None,
+            "decisions": course_state.last_seq(cfg), "students": len(rows),
+            "statuses": dict(collections.Counter(r["status"] for r in rows)), "gpu_models": dict(gpus),
+            "made_by": "the sweep's gradebook job" if os.environ.get("SLURM_JOB_ID") else " ".join(["gemmlab_cluster.py", *ARGV])}
+    version, new = course_state.write_version(sweep, {**book, **exports}, meta)
+    if runs:
+        course_state.complete_run_manifest(runs[-1], version.name, dict(gpus))
+    print(f"gradebook: {len(rows)} student(s) -> {sweep / 'gradebook.csv'} (version {version.name}"
+          + (", new)" if new else ", unchanged since the last build)"))
+    print(book["summary.md"])
+    print("export: " + ", ".join(str(sweep / n) for n in exports) + f" (version {version.name})")
+    print(f"export: {columns}")
     for w in warnings:
         print(f"export: warning: {w}")
     return 0
@@ -961,6 +1316,176 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     return bool(states)
 
 
+# ---- staff: decisions (course_state.DecisionLog) ------------------------------------------------
+def _staff_only(cfg, what: str):
+    if not _is_staff(cfg):
+        raise Refused(f"{what} is for the course staff: root, or a member of the staff group "
+                      f"({cfg.staff_group or 'none is set: the drop box owner'})")
+
+
+def _why(args) -> str:
+    why = (getattr(args, "why", "") or "").strip()
+    if len(why) < 3:
+        raise Refused("say why: every decision is recorded with who, when, what and why (--why \"...\"; "
+                      "with make: WHY=\"...\"), e.g. WHY=\"e-mail of 2026-12-05: the node was down\"")
+    return why
+
+
+def _known_student(cfg, student: str):
+    known = dropbox.students(cfg)
+    if student not in known:
+        import difflib
+        close = difflib.get_close_matches(student, known, n=1)
+        raise Refused(f"{student!r} is not a student of this course" + (f" (did you mean {close[0]!r}?)" if close else "")
+                      + f": {class_source(cfg)}. Nothing was recorded")
+
+
+def _attempt_named(cfg, student: str, ref) -> dropbox.Attempt:
+    """A student's attempt as staff name it: 3 or #3 (their own), E1 (the first the staff entered)."""
+    attempts, _ = attempts_of(cfg, student, course_state.StudentDecisions())
+    text = str(ref).strip().lstrip("#")
+    for a in attempts:
+        if (text.upper().startswith("E") and a.entered and text[1:].isdigit() and int(text[1:]) == a.number) or \
+                (text.isdigit() and not a.entered and int(text) == a.number) or text == a.path.name:
+            return a
+    listing = ", ".join(f"{a.label} ({a.manifest['submitted_at']})" for a in attempts) or "none"
+    raise Refused(f"{student} has no attempt {ref!r}; their attempts: {listing} (`status --user {student}`)")
+
+
+def _record(cfg, action: str, student: str, why: str, **fields) -> dict:
+    entry = course_state.log(cfg).append(action, student=student, why=why, **fields)
+    course_state.write_views(cfg, [student])
+    return entry
+
+
+def cmd_accept(cfg, args):
+    """(staff) The attempt that counts for a student, whatever the late policy says: a late hand-in the
+    staff excuse, or — to settle an integrity case — the intact attempt, or an edited one as it is now."""
+    _staff_only(cfg, "accept")
+    why = _why(args)
+    _known_student(cfg, args.user)
+    a = _attempt_named(cfg, args.user, args.attempt)
+    problem = a.integrity_problem()
+    e = _record(cfg, "settle" if args.settles else "accept", args.user, why, attempt=a.path.name, label=a.label,
+                files=_files_digest(a), integrity=problem or None)
+    print(f"{e['action']}: {args.user}: attempt {a.label} ({a.manifest['submitted_at']}) counts from now on "
+          f"(decision #{e['seq']} by {e['by']})" + (f"; its files are graded as they are now: it {problem} (accepted "
+                                                   "for these files only: a later change needs a person again)" if problem else ""))
+    print("next: `make sweep` grades it where the sweep has no grade of it, and rebuilds the gradebook")
+    return 0
+
+
+def cmd_override(cfg, args):
+    """(staff) Set a student's final score by hand (or clear it): every gradebook and export after it
+    shows it, with the decision's number; the computed score stays in the message."""
+    _staff_only(cfg, "override")
+    why = _why(args)
+    _known_student(cfg, args.user)
+    if args.clear:
+        e = _record(cfg, "clear-override", args.user, why)
+        print(f"override: {args.user}: the final score is computed again (decision #{e['seq']})")
+    else:
+        if args.final is None or args.final < 0:
+            raise Refused("give the final score: --final POINTS (0 or more; FINAL= with make), or --clear")
+        e = _record(cfg, "settle" if args.settles else "override", args.user, why, final=args.final)
+        print(f"{e['action']}: {args.user}: final score {args.final:g} (decision #{e['seq']} by {e['by']})")
+    print("next: `make gradebook-export SWEEP=<sweep>` writes a new version of the gradebook and its exports")
+    return 0
+
+
+def cmd_settle(cfg, args):
+    """(staff) Settle a needs_review case: the attempt that counts (--attempt), or a final score (--zero,
+    --final)."""
+    args.settles = True
+    if args.attempt is not None:
+        return cmd_accept(cfg, args)
+    if args.zero:
+        args.final = 0.0
+    args.clear = False
+    if args.final is None:
+        raise Refused("settle how: --attempt N (that attempt counts: the intact one, or the edited one as it is "
+                      "now), or --zero / --final POINTS (the final score)")
+    return cmd_override(cfg, args)
+
+
+def cmd_enter(cfg, args):
+    """(staff) Enter a hand-in that reached the staff another way (e-mailed files), with the time it was
+    handed in, for a student: stored in the staff's area, dated as given, counted like the student's own."""
+    _staff_only(cfg, "enter")
+    why = _why(args)
+    _known_student(cfg, args.user)
+    try:
+        when = config_mod.parse_when(args.submitted_at)
+    except ValueError as e:
+        raise Refused(f"--submitted-at: {e}") from None
+    if when > now() + dt.timedelta(minutes=1):
+        raise Refused(f"--submitted-at {dropbox.iso(when)} is in the future: give the time the files were handed in "
+                      "(the e-mail's time, with its time zone)")
+    files = dropbox.collect(cfg, Path(args.student_dir).resolve(), Path(args.report).resolve() if args.report else None)
+    state = getattr(cfg, "state", None)
+    path = dropbox.store_attempt(cfg, args.user, files, submitted_at=when, entered_in=course_state.entered_dir(cfg, args.user),
+                                 extra={"entered_by": course_state.who(), "why": why,
+                                        "course_state": state.id if state else None,
+                                        "report": dropbox.report_check(files)})
+    label = f"E{int(path.name.split('-')[1])}"
+    e = _record(cfg, "enter", args.user, why, attempt=path.name, label=label, submitted_at=dropbox.iso(when))
+    deadline, whose = student_deadline(cfg, args.user)
+    late = deadline.lateness(when) if deadline.due else dt.timedelta(0)
+    print(f"enter: {args.user}: {label} stored ({path}), handed in {dropbox.iso(when)}"
+          + (f", {_span(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
+          + f" (decision #{e['seq']} by {e['by']}); the late policy counts it like the student's own hand-ins")
+    print("next: `make sweep` grades it if it is the attempt that counts")
+    return 0
+
+
+def cmd_decisions(cfg, args):
+    """(staff) The decision log, oldest first: who decided what, when and why."""
+    _staff_only(cfg, "decisions")
+    entries = course_state.log(cfg).entries()
+    if args.user:
+        entries = [e for e in entries if e.get("student") == args.user]
+    if not entries:
+        print("decisions: none recorded" + (f" for {args.user}" if args.user else ""))
+        return 0
+    for e in entries:
+        what = {k: e[k] for k in ("label", "final", "submitted_at", "state", "sweep", "version") if k in e}
+        changes = f" [{'; '.join(e['changes'])}]" if e.get("changes") else ""
+        print(f"#{e['seq']:<4d} {e['at']}  {e['by']:<10s} {e['action']:<14s} {e.get('student', ''):<12s} "
+              f"{' '.join(f'{k}={v}' for k, v in what.items())}{changes}  -- {e.get('why', '')}")
+    return 0
+
+
+def cmd_publish_grades(cfg, args):
+    """(staff) Show each student their official grade of a sweep (its newest gradebook version) with
+    `make results`; recorded in the decision log."""
+    import gradebook  # staff only: not in the handout
+    _staff_only(cfg, "publish-grades")
+    sweep = _chosen_sweep(cfg, args)
+    version_dir = (sweep / "gradebook.csv").resolve().parent
+    if not (sweep / "gradebook.csv").is_symlink() or not (version_dir / "version.json").is_file():
+        raise Refused(f"{sweep} has no gradebook version yet: `make gradebook-export SWEEP={sweep.name}` first")
+    version = version_dir.name
+    official = {}
+    with open(sweep / "gradebook.csv") as f:
+        for row in __import__("csv").DictReader(f):
+            official[row["student"]] = {
+                "sweep": sweep.name, "version": version, "published": dropbox.iso(now()), "status": row["status"],
+                "attempt": row["attempt"], "total": row["total"], "max": row["max"], "penalty_pct": row["penalty_pct"],
+                "final": row["final"], "late": row["late"], "extension": row["extension"].split(";")[0],
+                "scored": row["status"] not in gradebook.NO_SCORE}
+    e = course_state.log(cfg).append("publish-grades", why=args.why or "", sweep=sweep.name, version=version,
+                                     students=len(official))
+    n = course_state.write_views(cfg, official=official)
+    missing = [s for s in official if course_state.token(cfg, s, create=False) is None]
+    print(f"publish-grades: sweep {sweep.name}, gradebook version {version}: {n} student(s) see their official grade "
+          f"with `make results` (decision #{e['seq']})")
+    if missing:
+        print(f"publish-grades: {len(missing)} student(s) have not run a course command since the drop box was set up, "
+              f"so there is nowhere to leave theirs yet: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}. "
+              "Their next `make status` or `make submit` makes a place; publish again then")
+    return 0
+
+
 # ---- command line -------------------------------------------------------------------------------
 def _sweep_options(p):
     p.add_argument("--name", default="final", help="the sweep's name (a directory under [cluster] sweeps)")
@@ -995,8 +1520,51 @@ def parser():
     p.set_defaults(fn=cmd_grade_attempt)
 
     p = sub.add_parser("setup", help="(staff) create the drop box, sweeps and cache directories")
-    p.add_argument("--build", action="store_true", help="also build the trusted grader libraries now")
+    p.add_argument("--build", action="store_true", help="also build the trusted grader libraries now, validate the "
+                   "course and publish it as the course state")
+    p.add_argument("--why", default="", help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_setup)
+
+    p = sub.add_parser("publish", help="(staff) validate course.toml and the class files, then publish them as the "
+                       "course state every student command, grading job and sweep uses")
+    p.add_argument("--why", default="", help="a note for the decision log")
+    p.set_defaults(fn=cmd_publish)
+
+    def decision(name, help_text, fn, attempt=False, final=False):
+        q = sub.add_parser(name, help=help_text)
+        q.add_argument("--user", required=True, help="the student")
+        q.add_argument("--why", default="", help="why (recorded in the decision log with who and when)")
+        if attempt:
+            q.add_argument("--attempt", help="the attempt: 3 (their #3) or E1 (the first the staff entered)")
+        if final:
+            q.add_argument("--final", type=float, help="the final score (after any late penalty)")
+        q.set_defaults(fn=fn, settles=False, clear=False, zero=False)
+        return q
+
+    q = decision("accept", "(staff) the attempt that counts for a student, whatever the late policy says",
+                 cmd_accept, attempt=True)
+    q = decision("override", "(staff) set a student's final score by hand (--clear: computed again)", cmd_override,
+                 final=True)
+    q.add_argument("--clear", action="store_true", help="take the override back")
+    q = decision("settle", "(staff) settle a needs_review case: --attempt N counts, or --zero / --final", cmd_settle,
+                 attempt=True, final=True)
+    q.add_argument("--zero", action="store_true", help="the final score is 0")
+    q = decision("enter", "(staff) enter a hand-in that reached the staff another way, with the time it was "
+                 "handed in", cmd_enter)
+    q.add_argument("--student-dir", required=True, help="the stage files, laid out like student/")
+    q.add_argument("--report", help="the report PDF, if any")
+    q.add_argument("--submitted-at", required=True, help="when it was handed in, with a time zone "
+                   "(e.g. 2026-12-04T23:41:00-08:00: the e-mail's time)")
+
+    p = sub.add_parser("decisions", help="(staff) the decision log: who decided what, when and why")
+    p.add_argument("--user", help="one student's")
+    p.set_defaults(fn=cmd_decisions)
+
+    p = sub.add_parser("publish-grades", help="(staff) show each student their official grade of a sweep "
+                       "(make results)")
+    _sweep_options(p)
+    p.add_argument("--why", default="", help="a note for the decision log")
+    p.set_defaults(fn=cmd_publish_grades)
 
     p = sub.add_parser("sweep", help="(staff) grade every student's attempt that counts; build the gradebook")
     p.add_argument("--before-deadline", action="store_true",
@@ -1007,9 +1575,10 @@ def parser():
     p.set_defaults(fn=cmd_sweep)
 
     p = sub.add_parser("withdraw", help="take back one of your attempts: no sweep counts it (an earlier one counts)")
-    p.add_argument("--attempt", type=int, required=True, help="the attempt's number (`make status` lists them)")
+    p.add_argument("--attempt", required=True, help="the attempt's number (`make status` lists them)")
     p.add_argument("--undo", action="store_true", help="count it again")
-    p.add_argument("--user", help=argparse.SUPPRESS)
+    p.add_argument("--user", help="(staff) withdraw a student's attempt for them; needs --why")
+    p.add_argument("--why", default="", help="(staff) why, for the decision log")
     p.set_defaults(fn=cmd_withdraw)
 
     p = sub.add_parser("validate", help="(staff) check course.toml, the roster and the class files as every tool "
@@ -1042,34 +1611,71 @@ def parser():
     return ap
 
 
-# Commands a student runs (and the grading job of a hand-in): they read the course's configuration
-# as the staff recorded it in the drop box, not the copy in the student's checkout.
+# Commands a student runs (and the grading job of a hand-in): they read the course's published state
+# (course_state.py), never the copy of course.toml in the student's checkout.
 STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt")
+# Commands that read the staff's course.toml as given: they check it, or make the published state of it.
+LIVE_COMMANDS = ("setup", "publish", "validate")
 # The staff's modules of cluster/, which a handout leaves out (grader/scripts/handout.py).
 STAFF_MODULES = ("gradebook", "lms_export", "similarity", "leaderboard", "staff_pages")
 
 
-def course_config(cfg):
-    """The staff's course.toml for a student command: the one recorded in the drop box (setup), else cfg."""
-    recorded = dropbox.recorded_course(cfg)
-    if recorded is None or recorded == cfg.path:
+def course_config(cfg, command: str):
+    """The configuration a command works with: the course's published state (its course.toml, roster
+    and class files as published), except for the commands that check or publish the files
+    themselves; a course with no published state yet works from the file as given. Staff are told
+    when their files hold edits that are not published (a student never is)."""
+    if command in LIVE_COMMANDS or cfg.state is not None:
+        return cfg  # a grading job names its state's own course.toml: that state, pinned
+    state = course_state.current(cfg)
+    if state is None:
         return cfg
-    try:
-        same = recorded.read_bytes() == cfg.path.read_bytes()
-    except OSError:
-        same = False
-    if not same:
-        print(f"(the course's configuration is {recorded}; {cfg.path} is not used)", file=sys.stderr)
-    return config_mod.load(recorded)
+    used = state.config()
+    used.live = cfg
+    if command in STUDENT_COMMANDS:
+        try:
+            same = cfg.path.read_bytes() == state.course_toml.read_bytes()
+        except OSError:
+            same = False
+        if not same and cfg.path != used.path:
+            print(f"(the course's published configuration is used; {cfg.path} is not)", file=sys.stderr)
+        return used
+    changed = course_state.unpublished(cfg, state)
+    if changed:
+        problem = ""
+        try:
+            config_mod.load(cfg.path)
+        except ConfigError as e:
+            problem = f", and they are not valid: {e}"
+        print(f"note: not published: {', '.join(changed)}{problem}. Students, grading jobs and sweeps use the "
+              f"published course state {state.describe()}; `make publish-course` validates and publishes the files",
+              file=sys.stderr)
+    return used
 
 
 def main(argv=None):
     args = parser().parse_args(argv)
+    ARGV[:] = list(sys.argv[1:] if argv is None else argv)
     cfg = None
     try:
-        cfg = config_mod.load(args.config)
-        if args.command in STUDENT_COMMANDS:
-            cfg = course_config(cfg)
+        try:
+            cfg = course_config(course_state.load_file(args.config), args.command)
+        except ConfigError as e:
+            # A mistake in the file as given stops the commands that check, publish or sweep it; every
+            # other command works on the course's published state, and the staff are told.
+            state = course_state.state_for_copy(args.config) if args.command not in (*LIVE_COMMANDS, "sweep") else None
+            if state is None and args.command == "publish":
+                raise ConfigError(f"{e}\nNothing was published: students and sweeps keep the course state they had. "
+                                  "Fix the file, then `make publish-course` again") from None
+            if state is None:
+                raise
+            if args.command in STUDENT_COMMANDS and not getattr(args, "user", None):
+                print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
+            else:
+                print(f"note: {args.config} has a mistake, so it is not published: {e}. Students, grading jobs and sweeps "
+                      f"use the published course state {state.describe()}; fix the file, then `make publish-course`",
+                      file=sys.stderr)
+            cfg = state.config()
         old_umask = dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
         try:
             return args.fn(cfg, args)
@@ -1088,7 +1694,7 @@ def main(argv=None):
               f"Install it (`make setup` installs every one the course uses; or `{sys.executable} -m pip install "
               f"{e.name}`), or run with a Python that has it (make ... PYTHON=/path/to/python3)", file=sys.stderr)
         return 2
-    except (Refused, SubmissionError, grading.BuildError, slurm.SlurmError, FileNotFoundError) as e:
+    except (Refused, SubmissionError, StateError, grading.BuildError, slurm.SlurmError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except PermissionError as e:

@@ -35,6 +35,9 @@ WHERE_COLUMNS = ["node", "gpu", "gpu_changed"]
 # report_check, checked by the sweep on the stored files): ok, mismatch, unstamped, example, none.
 # Last, so existing imports keep working.
 REPORT_COLUMNS = ["report"]
+# The course staff's decisions about the student that the row follows (course_state.py: accept,
+# withdraw, override, settle, enter), each with its number in the decision log; after the report.
+DECISION_COLUMNS = ["decisions"]
 FIXED_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
 
 
@@ -112,8 +115,20 @@ def _fmt(x):
     return "" if x is None else str(x)
 
 
-def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
-    """Rows (one per planned student, in plan order) and the stage columns."""
+def _decision_note(e: dict) -> str:
+    what = {"accept": f"accept {e.get('label') or e.get('attempt', '')}",
+            "settle": f"settle: {'accept ' + (e.get('label') or e.get('attempt', '')) if e.get('attempt') else 'final ' + _fmt(e.get('final'))}",
+            "withdraw": f"withdraw {e.get('label') or e.get('attempt', '')}",
+            "unwithdraw": f"count again {e.get('label') or e.get('attempt', '')}",
+            "override": f"final {_fmt(e.get('final'))}", "clear-override": "override cleared",
+            "enter": f"entered {e.get('label') or e.get('attempt', '')} ({e.get('submitted_at', '')})"}.get(e["action"], e["action"])
+    return f"#{e['seq']} {what} ({e.get('by', '?')}: {e.get('why', '')})"
+
+
+def build(sweep: Path, stage_order: list[str], decided: dict | None = None) -> tuple[list[dict], list[str]]:
+    """Rows (one per planned student, in plan order) and the stage columns. decided: the staff's
+    standing decisions per student (course_state.decisions): an override sets the final score."""
+    decided = decided or {}
     plan = _load(sweep / "plan.json")
     if plan is None:
         raise FileNotFoundError(f"{sweep}/plan.json is missing or unreadable: run the sweep first")
@@ -126,6 +141,7 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
                "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
                "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
                "node": "", "gpu": "", "gpu_changed": "", "report": entry.get("report", ""),
+               "decisions": "; ".join(_decision_note(e) for e in getattr(decided.get(entry["student"]), "history", [])),
                "_points": {}, "_results": None}
         open_until = entry.get("open_until")
         if not entry.get("digest"):
@@ -133,13 +149,13 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
             if open_until:
                 row["message"] = f"due {open_until}: can still hand in (no attempt yet)"
             row["late"] = ""
-            rows.append(_blank_if_no_score(row))
+            rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
             continue
         gdir = grade_dir(sweep, entry["student"], entry["digest"])
         outcome = _load(gdir / "outcome.json")
         if outcome is None:
             row.update(status="pending", message="not graded yet (task still queued, or it did not finish)")
-            rows.append(row)
+            rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
             continue
         row["status"] = outcome.get("status", "error")
         row["message"] = outcome.get("message", "")
@@ -167,9 +183,25 @@ def build(sweep: Path, stage_order: list[str]) -> tuple[list[dict], list[str]]:
         elif open_until:  # graded as it stands, but the student may still hand in: not a score yet
             got = f"{_fmt(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
             row["status"], row["message"] = "pending", f"due {open_until}: can still hand in (as it stands: {got})"
-        rows.append(_blank_if_no_score(row))
+        rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
     stages += [s for s in stage_order if s not in stages]
     return rows, stages
+
+
+def _overridden(row: dict, decided) -> dict:
+    """A final score the course staff set (course_state: override, or settle with a score) replaces the
+    computed one: status `override`, a score in every export; the message keeps what it replaced."""
+    e = getattr(decided, "override", None)
+    if not e:
+        return row
+    was = f"{row['status']}: {_fmt(row['final'])} point(s)" if row.get("final") is not None else row["status"]
+    row.update(status="override", final=float(e["final"]), penalty_pct=None,
+               message=f"final set by the course staff (decision #{e['seq']}, {e.get('by', '?')}, {e.get('at', '')}): "
+                       f"{e.get('why', '')} [it was {was}]")
+    row.pop("_no_score", None)
+    if row.get("total") is None:
+        row["total"] = None
+    return row
 
 
 def _intact_note(sweep: Path, entry: dict) -> str:
@@ -192,16 +224,17 @@ def _blank_if_no_score(row: dict) -> dict:
     return row
 
 
-def write_csv(rows, stages, path: Path):
+def csv_text(rows, stages) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS
+    header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS + DECISION_COLUMNS
     w.writerow(header)
     for r in rows:
         fixed = [_fmt(r.get(c)) for c in HEAD_COLUMNS]
         per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] and not r.get("_no_score") else "" for s in stages]
-        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS])
-    _atomic_write(path, out.getvalue())
+        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS
+                                        + DECISION_COLUMNS])
+    return out.getvalue()
 
 
 def summary_text(rows, stages, title) -> str:
@@ -230,17 +263,23 @@ def summary_text(rows, stages, title) -> str:
         lines.append("")
     else:
         lines += ["No student was graded with a GPU (see the statuses above).", ""]
-    fails = collections.Counter()
+    fails = collections.defaultdict(set)  # what failed -> the students it failed for (each counted once)
     for r in rows:
         if r["_results"]:
             for res in r["_results"].get("results", []):
                 d = res.get("disposition")
-                if d not in ("passed", "no_gpu", None):
-                    fails[f"{res.get('stage')}/{res.get('precision')}: {d}"] += 1
+                if d not in ("passed", "no_gpu", "not_implemented", "unsupported", None):
+                    fails[f"{res.get('stage')}/{res.get('precision')}: {d}"].add(r["student"])
         elif r["status"] in ("build_failed", "error"):
-            fails[f"{r['status']}"] += 1
-    lines += ["## Most common failures", ""]
-    lines += [f"- {what}: {count}" for what, count in fails.most_common(10)] or ["- none"]
+            fails[f"{r['status']}"].add(r["student"])
+    lines += ["## Most common failures (students)", ""]
+    ranked = sorted(fails.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:10]
+    lines += [f"- {what}: {len(who)} student(s) ({', '.join(sorted(who)[:6])}{' ...' if len(who) > 6 else ''})"
+              for what, who in ranked] or ["- none"]
+    decided = [r for r in rows if r.get("decisions")]
+    if decided:
+        lines += ["", f"## Decisions of the course staff applied: {len(decided)} student(s)", ""]
+        lines += [f"- {r['student']}: {r['decisions']}" for r in decided]
     doubtful = [r for r in rows if r.get("report") in ("mismatch", "unstamped", "example")]
     if doubtful:
         lines += ["", f"## Reports not made from the stage files handed in: {len(doubtful)}", ""]
@@ -275,8 +314,17 @@ def _atomic_write(path: Path, text: str):
     os.replace(tmp, path)
 
 
-def write(sweep: Path, stage_order: list[str], title: str) -> tuple[Path, Path, list[dict]]:
-    rows, stages = build(sweep, stage_order)
-    write_csv(rows, stages, sweep / "gradebook.csv")
-    _atomic_write(sweep / "summary.md", summary_text(rows, stages, title))
+def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None) -> tuple[dict, list[dict], list[str]]:
+    """gradebook.csv and summary.md of a sweep as texts (course_state.write_version keeps them), with
+    the rows and stage columns they were made from."""
+    rows, stages = build(sweep, stage_order, decided)
+    return {"gradebook.csv": csv_text(rows, stages), "summary.md": summary_text(rows, stages, title)}, rows, stages
+
+
+def write(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None) -> tuple[Path, Path, list[dict]]:
+    """texts(), kept as a new version of the sweep's gradebook (course_state.write_version) without the
+    LMS files; the `gradebook` command writes both."""
+    import course_state
+    files, rows, _ = texts(sweep, stage_order, title, decided)
+    course_state.write_version(sweep, files, {"made_by": "gradebook.write"})
     return sweep / "gradebook.csv", sweep / "summary.md", rows

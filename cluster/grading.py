@@ -378,6 +378,8 @@ def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
             outcome.update(status=status, message=str(e), log_tail=e.log_tail)
             return _finish(out, outcome)
         outcome["arch"] = tools.arch
+        if outcome.get("grading"):  # the grader tree this grade was really built from (the state names one)
+            outcome["grading"]["grader"] = tree_digest(tools.root)[:16]
         glog = out / "grader.log"
         if _has_grade_command(grader):
             cmd = [grader, "grade", "--config", cfg.path, "--out", out]

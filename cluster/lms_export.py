@@ -137,8 +137,9 @@ def canvas_csv(rows, stages, maxima, assignment: str, roster: dict[str, dict] | 
     return out.getvalue(), warnings
 
 
-def write(cfg, sweep: Path, rows: list[dict], stages: list[str], write_file) -> tuple[list[Path], list[str]]:
-    """Write <sweep>/export/canvas.csv and grades.csv; returns their paths and the warnings."""
+def texts(cfg, rows: list[dict], stages: list[str]) -> tuple[dict[str, str], str, list[str]]:
+    """export/canvas.csv and export/grades.csv as texts (course_state.write_version keeps them as a
+    version of the gradebook), the Canvas columns they fill, and the warnings."""
     maxima = stage_maxima(rows, stages)
     per_stage = maxima[0]
     # Stages worth no points (the naive baseline) are no LMS column; unknown maxima keep the stage.
@@ -149,10 +150,9 @@ def write(cfg, sweep: Path, rows: list[dict], stages: list[str], write_file) -> 
     if roster_path is not None:
         roster, header = read_canvas_roster(roster_path, cfg.setting("export", "canvas_match"),
                                             f"{cfg.path}: [export] canvas_roster")
-    out = sweep / "export"
-    out.mkdir(exist_ok=True)
     canvas, warnings = canvas_csv(rows, scored, maxima, assignment, roster, header)
-    write_file(out / "canvas.csv", canvas)
     plain_stages = [s for s in stages if per_stage.get(s, 1.0) > 0]
-    write_file(out / "grades.csv", plain_csv(rows, plain_stages, maxima))
-    return [out / "canvas.csv", out / "grades.csv"], warnings
+    columns = (f"Canvas columns {', '.join(repr(f'{assignment}: {s}') for s in scored + ['total'])} ([export] assignment"
+               + (" is not set: [course] name" if not cfg.setting("export", "assignment") else "")
+               + "); Canvas adds a new assignment for a column name it does not have")
+    return {"export/canvas.csv": canvas, "export/grades.csv": plain_csv(rows, plain_stages, maxima)}, columns, warnings

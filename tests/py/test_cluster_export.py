@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 import staff_class
@@ -94,7 +96,7 @@ def test_a_file_that_is_not_a_canvas_export_is_named(tmp_path):
     cfg = config.load(cfg_path)
     with pytest.raises(config.ConfigError, match=r"roster.csv, line 1: not a Canvas gradebook export: no column "
                                                  r"Student, ID, SIS User ID, SIS Login ID, Section"):
-        lms_export.write(cfg, tmp_path, [], [], lambda p, t: None)
+        lms_export.texts(cfg, [], [])
 
 
 @pytest.mark.parametrize("section, words", [
@@ -129,8 +131,8 @@ def test_extension_and_penalty_reach_the_plain_export(tmp_path):
         staff_class.write_grade(sweep, s, no_points + staff_class.full_rows([x for x in staff_class.SCORED_STAGES
                                                                             if x != "naive"]))
     rows, stages = gradebook.build(sweep, staff_class.STAGES)
-    written = {}
-    lms_export.write(cfg, sweep, rows, stages, lambda p, t: written.__setitem__(p.name, t))
+    files, _, _ = lms_export.texts(cfg, rows, stages)
+    written = {Path(name).name: text for name, text in files.items()}
     plain = {r["student"]: r for r in csv.DictReader(io.StringIO(written["grades.csv"]))}
     assert "points.naive" not in plain["alice"] and "points.tiled" in plain["alice"]
     assert (plain["alice"]["penalty_pct"], plain["alice"]["final"]) == ("20", "32")   # 2 days after her due date

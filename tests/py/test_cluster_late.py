@@ -34,7 +34,7 @@ def test_on_time_says_how_much_time_was_left(tmp_path):
     assert gemmlab_cluster.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
 
 
-def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_path, capsys):
+def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_path, capsys, monkeypatch):
     cfg = course(tmp_path)
     first = hand_in(cfg, tmp_path, DUE - H)
     late = hand_in(cfg, tmp_path, DUE + D + 3 * H)
@@ -44,8 +44,9 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     assert lines[2].startswith("under the course's policy (latest) this attempt counts, with its penalty, in place "
                                "of your on-time attempt #1") and lines[2].endswith("make withdraw ATTEMPT=2"), lines[2]
 
-    # make withdraw ATTEMPT=2: the on-time attempt counts again; make status marks it
-    args = gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--user", "alice"])
+    # make withdraw ATTEMPT=2, by alice: the on-time attempt counts again; make status marks it
+    monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+    args = gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2"])
     assert gemmlab_cluster.cmd_withdraw(cfg, args) == 0
     out = capsys.readouterr().out
     assert "attempt #2 is withdrawn" in out and "counts now: #1" in out and "UNDO=1" in out, out
@@ -57,7 +58,7 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     assert status[1].endswith("<- counts") and "[withdrawn, late 1 day 3 h]" in status[2], status
 
     # undone: the late attempt counts again
-    gemmlab_cluster.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo", "--user", "alice"]))
+    gemmlab_cluster.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo"]))
     pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
     assert pick.path == late and info["penalty_pct"] == 20
 

@@ -210,7 +210,7 @@ def test_gradebook_aggregates_synthetic_results(tmp_path):
     assert by["bob"]["final"] == 32 and by["bob"]["late"] == "yes"
     assert [by[s]["status"] for s in ("cyd", "dee", "eve", "gus")] == ["build_failed", "missing", "pending", "no_gpu"]
     text = summary.read_text()
-    assert "7 student(s)" in text and "median 35" in text and "unrolled/float: failed: 2" in text
+    assert "7 student(s)" in text and "median 35" in text and "unrolled/float: failed: 2 student(s)" in text
     assert "Late: 1 (bob)" in text
     # where each grade ran; bob's regrade ran on another GPU model than his first grade
     assert (by["ada"]["node"], by["ada"]["gpu"], by["ada"]["gpu_changed"]) == ("gpu01", "SYNTHETIC GPU A", "")
@@ -309,27 +309,31 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(var, raising=False)
-    todo, again = gemmlab_cluster.sweep_todo(sweep, plan)
-    assert [t["student"] for t in todo] == ["ann", "bob"] and not again
+    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    todo = work.todo
+    assert [t["student"] for t in todo] == ["ann", "bob"] and set(work.why) == {"not graded in this sweep yet"}
     (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
     for i in range(2):
         gemmlab_cluster.run_task(cfg, sweep, "run-001", i)
 
     # the node is fixed: the next sweep grades ann again, not bob
     status["ann"] = "graded"
-    todo, again = gemmlab_cluster.sweep_todo(sweep, plan)
-    assert [(t["student"], t["force"]) for t in todo] == [("ann", False)] and again == {earlier: 1}
+    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    todo = work.todo
+    assert [(t["student"], t["force"]) for t in todo] == [("ann", False)]
+    assert work.why == {f"graded again, their earlier result: {earlier}": 1} and work.current == 1
     (sweep / "runs" / "run-002").mkdir()
     (sweep / "runs" / "run-002" / "tasks.json").write_text(json.dumps(todo))
     assert gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)["status"] == "graded"
     ann = gradebook.grade_dir(sweep, "ann", todo[0]["digest"])
     (old,) = ann.parent.glob(f"{ann.name}.replaced-*")
     assert json.loads((old / "outcome.json").read_text())["status"] == earlier
-    assert gemmlab_cluster.sweep_todo(sweep, plan) == ([], {})
+    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    assert (work.todo, work.rescore, work.current) == ([], [], 2)
     # a requeued start of a task whose first start published such a result grades too
     status["bob"] = earlier
     shutil.rmtree(gradebook.grade_dir(sweep, "bob", plan[1]["digest"]))
-    todo, _ = gemmlab_cluster.sweep_todo(sweep, plan, students=["bob"])
+    todo = gemmlab_cluster.sweep_todo(sweep, plan, students=["bob"]).todo
     (sweep / "runs" / "run-003").mkdir()
     (sweep / "runs" / "run-003" / "tasks.json").write_text(json.dumps(todo))
     first = gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)

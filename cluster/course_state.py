@@ -1,0 +1,668 @@
+"""course_state.py — the course staff's state over a term, with one owner: the published course
+state (a content-addressed snapshot of course.toml, the class files and the grader it pins), the
+decision log, what each student may see of them, the manifests of sweeps and the versioned
+gradebooks. Every other module asks this one; none reads a decision or a published file itself.
+
+    <dropbox>/.course/                       staff-owned; students may open files in it by name
+        current                              the id of the published state (one line)
+        states/<id>/course.toml, roster.txt  what student commands and grading jobs read
+        states/<id>/state.json               when, by whom, the grader tree it pins, its grading keys
+        to-student/<token>.json              one student's view: their own due dates, the staff's
+                                             decisions about their attempts, their official grade
+    <dropbox>/<user>/.token                  the student's token (their own file; the staff read it)
+    <sweeps>/.course/                        the staff's only
+        states/<id>/extensions.toml, aliases.toml   the private files of a state
+        decisions.jsonl                      the decision log: one JSON object a line, appended only
+        entered/<student>/entered-NNNN-<stamp>/     hand-ins the staff entered (e-mailed files)
+    <sweep>/runs/run-NNN/manifest.json       who swept, when, with which flags, state and grader
+    <sweep>/versions/NNN/                    each gradebook and its exports, never overwritten; the
+                                             sweep's gradebook.csv, summary.md and export/* link to
+                                             the newest (versions/index.jsonl is the ledger)
+
+A state is published by `publish` only after the whole course validates (gemmlab_cluster.validate_
+course), so an edit with a mistake never reaches a student: `make submit` keeps reading the last
+published state, and staff commands say what is unpublished and wrong. A grade records the state
+and grading keys it was made under; a later state decides whether it is still current, needs only a
+rescore (points, targets, weights: the stored speeds suffice, no GPU) or a regrade (the grader, the
+shapes or the timing settings changed). Decisions (accept, withdraw, override, settle, enter,
+publish-grades) are appended with who, when, what and why; the current view is folded from them.
+"""
+import datetime as dt
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import pwd
+import secrets
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COURSE_DIR = ".course"
+STATE_SCHEMA = "gemmlab.course-state/1"
+DECISION_SCHEMA = "gemmlab.decision/1"
+RUN_SCHEMA = "gemmlab.sweep-run/1"
+VERSION_SCHEMA = "gemmlab.gradebook-version/1"
+TOKEN_NAME = ".token"
+# The class files a state holds beside course.toml: (setting, file name in the state, public). The
+# roster is read by every student's `make submit`; extensions (with their reasons) and the
+# leaderboard's aliases are the staff's.
+CLASS_FILES = ((("cluster", "roster"), "roster.txt", True),
+               (("extensions", "file"), "extensions.toml", False),
+               (("leaderboard", "aliases"), "aliases.toml", False))
+# What a decision may be (docs/instructor-guide.md, "Decisions"); each names a student but publish.
+ACTIONS = ("publish", "accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter",
+           "publish-grades")
+
+
+class StateError(Exception):
+    """The course state cannot be read or written as asked; the message says why and what to do."""
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def iso(t: dt.datetime) -> str:
+    return t.astimezone(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def who() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid-{os.getuid()}"
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_atomic(path: Path, text: str, mode=0o644):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    tmp.write_text(text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _mkdir(path: Path, mode: int, gid=None):
+    """A directory of the course state with its mode (group: the staff's, where there is one)."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        if gid is not None:
+            os.chown(path, -1, gid)
+        os.chmod(path, mode)
+    return path
+
+
+def public_root(cfg) -> Path:
+    return cfg.dropbox_dir / COURSE_DIR
+
+
+def private_root(cfg) -> Path:
+    return cfg.sweeps_dir / COURSE_DIR
+
+
+def _believable(path: Path, box: Path) -> bool:
+    """A file of the course state counts only when no student could have written it: the state's
+    directory is the drop box owner's (or root's) — students may create directories in the drop box,
+    so a `.course` of theirs is refused — and nothing on the way is writable by others, or by a group
+    other than the drop box's (the staff's)."""
+    try:
+        owner = box.stat()
+        root_dir = box / COURSE_DIR
+        if root_dir.stat().st_uid not in (0, owner.st_uid):
+            return False
+        for p in {root_dir, Path(path)}:
+            st = p.stat()
+            if st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_gid != owner.st_gid):
+                return False
+        return True
+    except OSError:
+        return False
+
+
+# ---- the published state ---------------------------------------------------------------------
+@dataclass
+class CourseState:
+    id: str
+    info: dict
+    public_dir: Path
+    private_dir: Path
+
+    @property
+    def course_toml(self) -> Path:
+        return self.public_dir / "course.toml"
+
+    def file(self, name: str) -> Path | None:
+        """A class file of the state (roster.txt, extensions.toml, aliases.toml), or None."""
+        for _, fname, public in CLASS_FILES:
+            if fname == name:
+                p = (self.public_dir if public else self.private_dir) / fname
+                return p if fname in self.info.get("files", {}) else None
+        return None
+
+    def config(self):
+        """The course's configuration as published: course.toml of the state, its paths resolved
+        from where the staff's file was, its class files the state's copies."""
+        import config as config_mod
+        overrides = {setting: self.file(fname) for setting, fname, _ in CLASS_FILES}
+        cfg = config_mod.load(self.course_toml, root=Path(self.info["root"]), files=overrides)
+        cfg.state = self
+        return cfg
+
+    def describe(self) -> str:
+        return f"{self.id} (published {self.info.get('created', '?')} by {self.info.get('by', '?')})"
+
+
+def load_file(path):
+    """The configuration in a course.toml file: a published state's own copy (the course.toml of
+    <dropbox>/.course/states/<id>/, what grading jobs are given) is read as that state; any other
+    file as it is (config.load)."""
+    import config as config_mod
+    path = Path(path).resolve()
+    info = _read_json(path.parent / "state.json") if path.name == "course.toml" else None
+    if info and info.get("schema") == STATE_SCHEMA and info.get("id") == path.parent.name and info.get("private"):
+        return CourseState(info["id"], info, path.parent, Path(info["private"])).config()
+    return config_mod.load(path)
+
+
+def state_for_copy(path) -> "CourseState | None":
+    """The published state of the course a (possibly broken) copy of course.toml belongs to: its
+    [cluster] dropbox, read on its own, names where the state is. For a student whose checkout's copy
+    has a mistake of its own: the course's state is what counts, not their copy."""
+    import tomllib
+    from types import SimpleNamespace
+    path = Path(path).resolve()
+    try:
+        raw = (tomllib.loads(path.read_text()).get("cluster") or {}).get("dropbox") or "results/dropbox"
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    box = Path(os.path.expanduser(str(raw)))
+    box = box if box.is_absolute() else path.parent / box
+    shim = SimpleNamespace(dropbox_dir=box)
+    return current(shim)
+
+
+def state_dirs(cfg, state_id: str) -> tuple[Path, Path]:
+    return public_root(cfg) / "states" / state_id, private_root(cfg) / "states" / state_id
+
+
+def load_state(cfg, state_id: str) -> CourseState | None:
+    pub = public_root(cfg) / "states" / state_id
+    info = _read_json(pub / "state.json")
+    if not info or info.get("id") != state_id or not _believable(pub / "state.json", cfg.dropbox_dir):
+        return None
+    return CourseState(state_id, info, pub, Path(info["private"]))
+
+
+def current(cfg) -> CourseState | None:
+    """The published state of the course whose drop box cfg names, or None (none published yet, or a
+    record a student could have planted)."""
+    record = public_root(cfg) / "current"
+    if not _believable(record, cfg.dropbox_dir):
+        return None
+    try:
+        state_id = record.read_text().strip()
+    except OSError:
+        return None
+    return load_state(cfg, state_id) if state_id else None
+
+
+def class_file_bytes(cfg) -> dict[str, bytes]:
+    """The class files cfg names, by their name in a state: what a state would hold ({} entries
+    for settings that are not set)."""
+    out = {}
+    for (section, key), fname, _ in CLASS_FILES:
+        path = cfg.roster_path if (section, key) == ("cluster", "roster") else cfg.file_setting(section, key)
+        if path is not None:
+            try:
+                out[fname] = path.read_bytes()
+            except FileNotFoundError:
+                continue  # not written yet (a roster early in the term): the state has none
+            except OSError as e:
+                raise StateError(f"{path}: cannot read it ({e.strerror}): it is [{section}] {key} of {cfg.path}") from None
+    return out
+
+
+def grader_identity(root: Path) -> dict:
+    """The trusted tree a state pins: the hash of what goes into a grader build, and its git commit."""
+    import grading
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "grader", "reference", "Makefile"],
+                           capture_output=True, text=True)
+    return {"tree": grading.tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
+            "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
+
+
+def grading_keys(rubric: dict, grader: dict, arch: str) -> dict:
+    """What a grade under a state depends on: `measure` (the grader tree, the build's arch and what
+    the grader measures: a change needs a regrade) and `rubric` (points, targets, weights: a change
+    needs a rescore). rubric is `gemmlab-config --json` of the state's course.toml."""
+    def digest(x):
+        return hashlib.sha256(json.dumps(x, sort_keys=True).encode()).hexdigest()[:16]
+    return {"grader": grader["tree"][:16], "arch": arch, "measurement": digest(rubric.get("measurement")),
+            "rubric": digest(rubric.get("rubric"))}
+
+
+def state_id_of(toml: bytes, files: dict[str, bytes], grader: dict) -> str:
+    h = hashlib.sha256()
+    h.update(b"course.toml\0" + toml + b"\0")
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name] + b"\0")
+    h.update(b"grader\0" + grader["tree"].encode())
+    return h.hexdigest()[:16]
+
+
+def unpublished(cfg, state: CourseState | None) -> list[str]:
+    """What the staff's live files hold that the published state does not: [] when they agree."""
+    if state is None:
+        return ["no course state is published yet"]
+    changed = []
+    try:
+        if cfg.path.read_bytes() != state.course_toml.read_bytes():
+            changed.append(f"{cfg.path.name}")
+    except OSError:
+        changed.append(f"{cfg.path.name} (unreadable)")
+    try:
+        live = class_file_bytes(cfg)
+    except StateError as e:
+        return changed + [str(e)]
+    for name in sorted(set(live) | set(state.info.get("files", {}))):
+        p = state.file(name)
+        try:
+            same = p is not None and p.read_bytes() == live.get(name)
+        except OSError:
+            same = hashlib.sha256(live.get(name, b"")).hexdigest() == state.info["files"].get(name, {}).get("sha256")
+        if not same:
+            changed.append(name if name in live else f"{name} (no longer set)")
+    if grader_identity(cfg.grader_dir)["tree"][:16] != state.info["grading"]["grader"]:
+        changed.append(f"the grader tree {cfg.grader_dir}")
+    return changed
+
+
+def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
+    """Publish what cfg's files say now as the course's state (the caller has validated every file).
+    Returns the state and whether it is new; an unchanged course publishes nothing."""
+    toml = cfg.path.read_bytes()
+    files = class_file_bytes(cfg)
+    grader = grader_identity(cfg.grader_dir)
+    state_id = state_id_of(toml, files, grader)
+    before = current(cfg)
+    gid = cfg.staff_gid
+    pub_root = _mkdir(public_root(cfg), 0o2775 if gid is not None else 0o755, gid)
+    priv_root = _mkdir(private_root(cfg), 0o2770 if gid is not None else 0o700, gid)
+    if before is not None and before.id == state_id:
+        return before, False
+    pub, priv = state_dirs(cfg, state_id)
+    if not (pub / "state.json").is_file():
+        _mkdir(pub_root / "states", 0o2775 if gid is not None else 0o755, gid)
+        _mkdir(priv_root / "states", 0o2770 if gid is not None else 0o700, gid)
+        tmp_pub = pub.with_name(f".{state_id}.{os.getpid()}")
+        tmp_priv = priv.with_name(f".{state_id}.{os.getpid()}")
+        for d in (tmp_pub, tmp_priv):
+            d.mkdir(parents=True, exist_ok=True)
+        (tmp_pub / "course.toml").write_bytes(toml)
+        for (_, fname, public) in CLASS_FILES:
+            if fname in files:
+                (tmp_pub if public else tmp_priv).joinpath(fname).write_bytes(files[fname])
+        info = {"schema": STATE_SCHEMA, "id": state_id, "created": iso(now()), "by": who(), "host": socket.gethostname(),
+                "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv),
+                "files": {n: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, b in files.items()},
+                "grader": grader, "arch": cfg.arch or "", "rubric": rubric,
+                "grading": grading_keys(rubric, grader, cfg.arch or ""), "previous": before.id if before else None}
+        (tmp_pub / "state.json").write_text(json.dumps(info, indent=2) + "\n")
+        # Students read the public half (course.toml, the roster, state.json); the private half
+        # (extensions with their reasons, aliases) is the staff's, like the sweeps directory.
+        for p in tmp_pub.iterdir():
+            os.chmod(p, 0o644)
+        os.chmod(tmp_pub, 0o755)
+        for p in tmp_priv.iterdir():
+            os.chmod(p, 0o640 if gid is not None else 0o600)
+        os.chmod(tmp_priv, 0o750 if gid is not None else 0o700)
+        if gid is not None:
+            for p in (tmp_pub, tmp_priv, *tmp_pub.iterdir(), *tmp_priv.iterdir()):
+                os.chown(p, -1, gid)
+        for tmp, final in ((tmp_priv, priv), (tmp_pub, pub)):  # the public half last: it makes the state
+            try:
+                os.rename(tmp, final)
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                import shutil
+                shutil.rmtree(tmp, ignore_errors=True)  # published at the same moment by another
+    _write_atomic(pub_root / "current", state_id + "\n", 0o664 if gid is not None else 0o644)
+    state = load_state(cfg, state_id)
+    if state is None:
+        raise StateError(f"{pub}: the state just published cannot be read back: check the owner and modes of "
+                         f"{public_root(cfg)} (it must be the drop box owner's, not writable by students)")
+    log(cfg).append("publish", state=state_id, previous=before.id if before else None,
+                    changes=describe_changes(before, state), why=note)
+    return state, True
+
+
+def describe_changes(before: CourseState | None, after: CourseState) -> list[str]:
+    """What differs between two states, as a TA reads it: files, grader, and the rubric's keys."""
+    if before is None:
+        return ["first published state"]
+    out = []
+    if before.info.get("grader", {}).get("tree") != after.info.get("grader", {}).get("tree"):
+        out.append(f"grader tree (commit {before.info['grader'].get('commit', '')[:10] or '?'} -> "
+                   f"{after.info['grader'].get('commit', '')[:10] or '?'})")
+    try:
+        if before.course_toml.read_bytes() != after.course_toml.read_bytes():
+            out += [f"course.toml: {c}" for c in _toml_changes(before.course_toml, after.course_toml)] or ["course.toml"]
+    except OSError:
+        out.append("course.toml")
+    for name in sorted(set(before.info.get("files", {})) | set(after.info.get("files", {}))):
+        if before.info.get("files", {}).get(name) != after.info.get("files", {}).get(name):
+            out.append(name)
+    return out
+
+
+def _toml_changes(a: Path, b: Path) -> list[str]:
+    """The keys that differ between two course.toml files: '[scoring.stages.tiled] performance_points 5 -> 7'."""
+    import tomllib
+
+    def flat(doc, prefix=""):
+        out = {}
+        for k, v in doc.items():
+            if isinstance(v, dict):
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[f"{prefix}{k}"] = v
+        return out
+    try:
+        fa, fb = flat(tomllib.loads(a.read_text())), flat(tomllib.loads(b.read_text()))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    out = []
+    for key in sorted(set(fa) | set(fb)):
+        if fa.get(key) != fb.get(key):
+            section, _, name = key.rpartition(".")
+            out.append(f"[{section}] {name} {_show(fa.get(key))} -> {_show(fb.get(key))}")
+    return out
+
+
+def _show(v) -> str:
+    if v is None:
+        return "(unset)"
+    if isinstance(v, dt.datetime):
+        return v.isoformat()
+    return json.dumps(v, default=str)
+
+
+# ---- what a grade is worth under a state -----------------------------------------------------
+def grade_standing(outcome: dict, state: CourseState) -> tuple[str, str]:
+    """('current' | 'rescore' | 'regrade', why) for a published grade under `state`."""
+    keys = (outcome or {}).get("grading")
+    now_keys = state.info["grading"]
+    if not keys:
+        return "regrade", "graded before grades recorded their course state"
+    if keys.get("grader") != now_keys["grader"]:
+        return "regrade", "the grader changed since it was graded"
+    if keys.get("arch") != now_keys["arch"]:
+        return "regrade", f"the grading architecture changed ({keys.get('arch') or 'default'} -> {now_keys['arch'] or 'default'})"
+    if keys.get("measurement") != now_keys["measurement"]:
+        return "regrade", "what the grader measures changed ([bench], or the graded shapes)"
+    if keys.get("rubric") != now_keys["rubric"]:
+        return "rescore", "the rubric's points, targets or weights changed"
+    return "current", ""
+
+
+# ---- the decision log ------------------------------------------------------------------------
+class DecisionLog:
+    """<sweeps>/.course/decisions.jsonl: appended under a lock, never rewritten."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.path = private_root(cfg) / "decisions.jsonl"
+
+    def entries(self) -> list[dict]:
+        try:
+            lines = self.path.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for n, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    raise StateError(f"{self.path}, line {n}: not a decision (the log is appended by the course tools "
+                                     "only; restore the line from a backup)") from None
+        return out
+
+    def append(self, action: str, student: str = "", why: str = "", **fields) -> dict:
+        if action not in ACTIONS:
+            raise StateError(f"unknown decision {action!r}")
+        gid = self.cfg.staff_gid
+        _mkdir(self.path.parent, 0o2770 if gid is not None else 0o700, gid)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o660 if gid is not None else 0o600)
+        with os.fdopen(fd, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            seq = len(self.entries()) + 1
+            entry = {"schema": DECISION_SCHEMA, "seq": seq, "at": iso(now()), "by": who(), "action": action}
+            if student:
+                entry["student"] = student
+            entry.update({k: v for k, v in fields.items() if v is not None})
+            entry["why"] = why
+            f.write(json.dumps(entry, sort_keys=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        return entry
+
+
+def log(cfg) -> DecisionLog:
+    return DecisionLog(cfg)
+
+
+@dataclass
+class StudentDecisions:
+    """The staff's standing decisions about one student, folded from the log (the latest wins)."""
+    accepted: dict | None = None            # {attempt, files, seq, ...}: this attempt counts
+    withdrawn: dict = field(default_factory=dict)  # attempt name -> the decision (staff's withdrawals)
+    restored: dict = field(default_factory=dict)   # attempt name -> the decision (unwithdraw)
+    override: dict | None = None            # {final, seq, why}: the final score, set by the staff
+    history: list = field(default_factory=list)
+
+    def visible(self) -> list[dict]:
+        """What the student may see: the action, the attempt, the value and when; never the why."""
+        return [{k: e[k] for k in ("seq", "at", "action", "attempt", "final") if k in e} for e in self.history
+                if e["action"] in ("accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter")]
+
+
+def fold(entries: list[dict]) -> dict[str, StudentDecisions]:
+    out: dict[str, StudentDecisions] = {}
+    for e in entries:
+        s = e.get("student")
+        if not s:
+            continue
+        d = out.setdefault(s, StudentDecisions())
+        d.history.append(e)
+        action = e["action"]
+        if action == "settle":
+            action = "accept" if e.get("attempt") else "override"
+        if action == "accept":
+            d.accepted = e
+        elif action == "withdraw":
+            d.withdrawn[e["attempt"]] = e
+            d.restored.pop(e["attempt"], None)
+            if d.accepted and d.accepted.get("attempt") == e["attempt"]:
+                d.accepted = None
+        elif action == "unwithdraw":
+            d.withdrawn.pop(e["attempt"], None)
+            d.restored[e["attempt"]] = e
+        elif action == "override":
+            d.override = e
+        elif action == "clear-override":
+            d.override = None
+    return out
+
+
+def decisions(cfg) -> dict[str, StudentDecisions]:
+    """Every student's standing decisions; {} where the log cannot be read (a student's command)."""
+    try:
+        return fold(log(cfg).entries())
+    except PermissionError:
+        return {}
+
+
+def last_seq(cfg) -> int:
+    try:
+        return len(log(cfg).entries())
+    except (PermissionError, StateError):
+        return 0
+
+
+# ---- hand-ins the staff entered ----------------------------------------------------------------
+def entered_dir(cfg, student: str) -> Path:
+    return private_root(cfg) / "entered" / student
+
+
+# ---- what one student may see ----------------------------------------------------------------
+def token(cfg, user: str, create: bool) -> str | None:
+    """The student's token: a random name only they and the staff can read (<dropbox>/<user>/.token),
+    under which the staff leave what that student may see. Made by the student's own commands."""
+    path = cfg.dropbox_dir / user / TOKEN_NAME
+    try:
+        text = path.read_text().strip()
+        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+            return text
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    if not create or not (cfg.dropbox_dir / user).is_dir():
+        return None
+    value = secrets.token_hex(16)
+    tmp = path.with_name(f".token.{os.getpid()}")
+    try:
+        tmp.write_text(value + "\n")
+        os.chmod(tmp, 0o640 if cfg.staff_group else 0o600)
+        os.replace(tmp, path)
+    except OSError:
+        return None
+    return value
+
+
+def view_path(cfg, tok: str) -> Path:
+    return public_root(cfg) / "to-student" / f"{tok}.json"
+
+
+def read_view(cfg, user: str) -> dict | None:
+    tok = token(cfg, user, create=False)
+    if not tok:
+        return None
+    p = view_path(cfg, tok)
+    if not _believable(p, cfg.dropbox_dir):
+        return None
+    view = _read_json(p)
+    return view if view and view.get("student") == user else None
+
+
+def write_views(cfg, students=None, official: dict | None = None):
+    """Refresh what each student may see (their due dates under the published state, the staff's
+    decisions about their attempts, and `official`: {student: their published grade}) for every
+    student with a token; `students` limits it. Students without a token yet get theirs when they
+    first run a command (`make submit`, `make status`) and the staff next publish or decide."""
+    import class_files
+    import dropbox
+    state = current(cfg)
+    if state is None:
+        return 0
+    scfg = state.config()
+    try:
+        extensions = class_files.load_extensions(scfg, None)
+    except Exception:  # noqa: BLE001  (validated when published; an unreadable copy shows no extension)
+        extensions = {}
+    folded = decisions(cfg)
+    gid = cfg.staff_gid
+    out_dir = _mkdir(public_root(cfg) / "to-student", 0o2771 if gid is not None else 0o711, gid)
+    names = students if students is not None else dropbox.students(cfg)
+    written = 0
+    for student in names:
+        tok = token(cfg, student, create=False)
+        if not tok:
+            continue
+        path = view_path(cfg, tok)
+        view = _read_json(path) if path.exists() else {}
+        ext = extensions.get(student)
+        deadline = ext.deadline(scfg.deadline) if ext else scfg.deadline
+        view.update({"schema": "gemmlab.student-view/1", "student": student, "state": state.id, "updated": iso(now()),
+                     "extension": None if ext is None else {
+                         "due": dropbox.iso(deadline.due), "late_days": ext.late_days,
+                         "cutoff": dropbox.iso(deadline.cutoff) if deadline.cutoff else None},
+                     "decisions": folded[student].visible() if student in folded else []})
+        if official is not None and student in official:
+            view["official"] = official[student]
+        _write_atomic(path, json.dumps(view, indent=1) + "\n", 0o644)
+        written += 1
+    os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
+    return written
+
+
+# ---- sweep runs and gradebook versions ----------------------------------------------------------
+def write_run_manifest(run_dir: Path, cfg, state: CourseState, argv: list[str], counts: dict, students=None):
+    """runs/run-NNN/manifest.json: who swept, when, from where, with which flags, under which state
+    and grader; how many were graded, rescored or current. Written once, when the run is made."""
+    manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso(now()), "by": who(), "host": socket.gethostname(),
+                "argv": argv, "students": students or [], "state": state.id, "grader": state.info.get("grader"),
+                "grading": state.info.get("grading"), "decisions": last_seq(cfg), "counts": counts}
+    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", 0o640)
+    return manifest
+
+
+def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict):
+    """The end of a run's manifest, once its gradebook is built: the gradebook version and the GPU
+    models its grades ran on."""
+    manifest = _read_json(run_dir / "manifest.json")
+    if manifest is None:
+        return
+    manifest["gradebook"] = {"version": version, "at": iso(now()), "gpu_models": gpu_models}
+    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", 0o640)
+
+
+def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:
+    """Keep a gradebook and its exports as versions/NNN/ (never overwritten) and point the sweep's
+    gradebook.csv, summary.md and export/* at the newest. Content equal to the newest version makes
+    no new one; the ledger (versions/index.jsonl) records every build either way. Returns the
+    version's directory and whether it is new."""
+    versions = sweep / "versions"
+    versions.mkdir(exist_ok=True)
+    with open(versions / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        existing = sorted(p for p in versions.iterdir() if p.is_dir() and p.name.isdigit())
+        digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
+        newest = existing[-1] if existing else None
+        same = newest is not None and (_read_json(newest / "version.json") or {}).get("sha256") == digests
+        record = dict(meta, at=iso(now()), by=who(), sha256=digests)
+        if same:
+            record.update(version=newest.name, unchanged=True)
+            target = newest
+        else:
+            target = versions / f"{len(existing) + 1:03d}"
+            tmp = versions / f".{target.name}.{os.getpid()}"
+            for name, text in files.items():
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / name).write_text(text)
+            record.update(version=target.name, previous=newest.name if newest else None)
+            (tmp / "version.json").write_text(json.dumps(record, indent=2) + "\n")
+            os.rename(tmp, target)
+        with open(versions / "index.jsonl", "a") as f:
+            f.write(json.dumps({k: record[k] for k in record if k != "sha256"}) + "\n")
+        for name in files:
+            link = sweep / name
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if link.exists() and not link.is_symlink():  # a file of an older kit: kept beside the versions
+                os.replace(link, link.with_name(f"{link.name}.before-versions"))
+            rel = os.path.relpath(target / name, link.parent)
+            tmp_link = link.with_name(f".{link.name}.{os.getpid()}.lnk")
+            os.symlink(rel, tmp_link)
+            os.replace(tmp_link, link)
+        return target, not same

@@ -1,0 +1,178 @@
+"""The published course state (cluster/course_state.py): students' commands and grading jobs read the
+state the staff published — course.toml and the class files as they were validated — never the live
+file; an edit with a mistake never stops a hand-in and is named to the staff (not the students);
+`publish` validates first and records what changed; a record a student could have planted is not
+believed; a grading job stays on the state it was queued under. The trusted grader build
+(gemmlab-config validates [bench] and [scoring]) comes from the cluster tests' shared cache."""
+import os
+import subprocess
+
+import pytest
+
+import staff_class
+from staff_class import ROOT
+
+import config  # noqa: E402  (cluster/, on sys.path through staff_class)
+import course_state  # noqa: E402
+import dropbox  # noqa: E402
+import gemmlab_cluster  # noqa: E402
+
+NEEDS_NVCC = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v nvcc || test -x /usr/local/cuda/bin/nvcc"], capture_output=True).returncode != 0,
+    reason="needs nvcc (the CUDA toolkit) to build gemmlab-config, which validates a course before it is published")
+TYPO = "\n[leaderbord]\nsize = 3\n"
+
+
+def published(tmp_path, extra="", roster=("alice", "bob")):
+    path = staff_class.write_config(tmp_path, extra, roster=list(roster))
+    assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
+    assert gemmlab_cluster.main(["--config", str(path), "publish", "--why", "start of term"]) == 0
+    return path
+
+
+def student_copy(tmp_path, path):
+    """A student's checkout holds its own course.toml (the handout's): a copy they can edit."""
+    mine = tmp_path / "checkout" / "course.toml"
+    mine.parent.mkdir(exist_ok=True)
+    mine.write_text(path.read_text().replace("due = 2026-12-04T23:59:00+00:00", "due = 2027-06-01T00:00:00+00:00"))
+    return mine
+
+
+@NEEDS_NVCC
+def test_students_read_the_published_state_not_a_copy_or_the_live_file(tmp_path, capsys):
+    path = published(tmp_path)
+    cfg = config.load(path)
+    state = course_state.current(cfg)
+    assert state is not None and (state.public_dir / "course.toml").read_bytes() == path.read_bytes()
+    mine = student_copy(tmp_path, path)
+    used = gemmlab_cluster.course_config(config.load(mine), "status")
+    assert used.state.id == state.id and used.deadline.due.year == 2026
+    assert used.roster_path == state.public_dir / "roster.txt"
+    staff_class.hand_in(cfg, tmp_path, "alice", {})
+    capsys.readouterr()
+    assert gemmlab_cluster.main(["--config", str(mine), "status", "--user", "alice"]) == 0
+    out = capsys.readouterr()
+    assert "due 2026-12-04T23:59:00Z" in out.out and "2027" not in out.out, out
+
+
+@NEEDS_NVCC
+def test_a_broken_edit_never_stops_a_hand_in_and_is_named_to_the_staff(tmp_path, capsys, monkeypatch):
+    path = published(tmp_path)
+    before = course_state.current(config.load(path))
+    mine = student_copy(tmp_path, path)  # the handout's copy, made before
+    path.write_text(path.read_text() + TYPO)  # the staff's typo, mid-term
+    # A student hands in: it works, on the published state, and the student hears nothing of the typo.
+    staff_class.hand_in(before.config(), tmp_path, "bob", {})  # writes the stage files of a hand-in: alice's below
+    student_dir = tmp_path / "hand-ins" / "bob-1"
+    monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+    capsys.readouterr()
+    assert gemmlab_cluster.main(["--config", str(mine), "submit", "--student-dir",
+                                 str(student_dir), "--no-compile-check"]) == 0, capsys.readouterr()
+    out = capsys.readouterr()
+    assert "leaderbord" not in out.out + out.err and "stored" in out.out, out
+    (attempt,) = dropbox.list_attempts(before.config().dropbox_dir / "alice")
+    assert attempt.manifest["course_state"] == before.id
+    # The staff are told, by any staff command, what is unpublished and what is wrong with it.
+    assert gemmlab_cluster.main(["--config", str(path), "status", "--user", "alice"]) == 0
+    err = capsys.readouterr().err
+    assert "has a mistake, so it is not published" in err and "unknown section [leaderbord]" in err, err
+    assert f"published course state {before.id}" in err
+    # A sweep is refused before anything is planned: a grade must say which rubric made it.
+    assert gemmlab_cluster.main(["--config", str(path), "sweep", "--before-deadline"]) == 2
+    assert "unknown section [leaderbord]" in capsys.readouterr().err
+    assert not before.config().sweeps_dir.joinpath("final").exists()
+    # Publishing it is refused, and the state stays as it was.
+    assert gemmlab_cluster.main(["--config", str(path), "publish"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown section [leaderbord]" in err and "Nothing was published" in err, err
+    assert course_state.current(before.config()).id == before.id
+
+
+@NEEDS_NVCC
+def test_a_mistake_in_the_students_own_copy_does_not_stop_their_commands(tmp_path, capsys, monkeypatch):
+    path = published(tmp_path)
+    mine = student_copy(tmp_path, path)
+    mine.write_text(mine.read_text() + TYPO)
+    staff_class.hand_in(config.load(path), tmp_path, "alice", {})
+    monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+    capsys.readouterr()
+    assert gemmlab_cluster.main(["--config", str(mine), "status"]) == 0
+    out = capsys.readouterr()
+    assert "#1" in out.out and "the course's published configuration is used" in out.err, out
+
+
+@NEEDS_NVCC
+def test_publish_validates_records_what_changed_and_publishes_nothing_twice(tmp_path, capsys):
+    path = published(tmp_path)
+    cfg = config.load(path)
+    first = course_state.current(cfg)
+    assert gemmlab_cluster.main(["--config", str(path), "publish"]) == 0
+    assert "nothing to publish" in capsys.readouterr().out
+    text = path.read_text()
+    start = text.index("[scoring.stages.tiled]")
+    path.write_text(text[:start] + text[start:].replace("performance_points = 5", "performance_points = 7", 1))
+    (tmp_path / "roster.txt").write_text("alice\nbob\ncarol\n")
+    assert gemmlab_cluster.main(["--config", str(path), "publish", "--why", "tiled is worth more"]) == 0
+    out = capsys.readouterr().out
+    second = course_state.current(cfg)
+    assert second.id != first.id
+    assert "[scoring.stages.tiled] performance_points 5 -> 7" in out and "roster.txt" in out, out
+    log = course_state.log(cfg).entries()
+    assert [e["action"] for e in log] == ["publish", "publish"]
+    assert log[-1]["state"] == second.id and log[-1]["previous"] == first.id and log[-1]["why"] == "tiled is worth more"
+    assert second.info["grading"]["rubric"] != first.info["grading"]["rubric"]
+    assert second.info["grading"]["measurement"] == first.info["grading"]["measurement"]
+    assert (second.public_dir / "roster.txt").read_text() == "alice\nbob\ncarol\n"
+    # the first state is still there, as it was: a grade made under it can say what it was
+    assert "performance_points = 5" in (first.public_dir / "course.toml").read_text()
+
+
+@NEEDS_NVCC
+def test_a_grading_job_stays_on_the_state_it_was_queued_under(tmp_path):
+    path = published(tmp_path)
+    cfg = config.load(path)
+    first = course_state.current(cfg)
+    path.write_text(path.read_text().replace("penalty_percent_per_day = 10", "penalty_percent_per_day = 20"))
+    assert gemmlab_cluster.main(["--config", str(path), "publish"]) == 0
+    job_cfg = course_state.load_file(first.course_toml)  # what a rendered job script names
+    assert job_cfg.state.id == first.id and job_cfg.deadline.penalty_per_day == 10
+    assert gemmlab_cluster.course_config(job_cfg, "grade-attempt") is job_cfg
+    assert course_state.current(cfg).config().deadline.penalty_per_day == 20
+
+
+@NEEDS_NVCC
+def test_a_state_a_student_could_have_planted_is_not_believed(tmp_path):
+    path = published(tmp_path)
+    cfg = config.load(path)
+    record = course_state.public_root(cfg) / "current"
+    assert course_state.current(cfg) is not None
+    os.chmod(record, 0o666)
+    assert course_state.current(cfg) is None
+    os.chmod(record, 0o644)
+    os.chown(course_state.public_root(cfg), 12345, -1)  # a .course the drop box's owner did not make
+    assert course_state.current(cfg) is None
+
+
+def test_without_a_published_state_commands_read_the_file_as_given(tmp_path):
+    path = staff_class.write_config(tmp_path, roster=["alice"])
+    cfg = config.load(path)
+    assert course_state.current(cfg) is None
+    assert gemmlab_cluster.course_config(cfg, "submit") is cfg
+    assert course_state.unpublished(cfg, None) == ["no course state is published yet"]
+
+
+def test_setup_gives_the_staff_the_files_they_edit(tmp_path, capsys):
+    import grp
+    staff = grp.getgrgid(0).gr_name  # a group of this machine stands in for the staff group
+    (tmp_path / "extensions.toml").write_text("[alice]\nlate_days = 1\n")
+    (tmp_path / "aliases.toml").write_text('alice = "ace"\n')
+    path = staff_class.write_config(tmp_path, f'[extensions]\nfile = "extensions.toml"\n[leaderboard]\n'
+                                              f'aliases = "aliases.toml"\n', roster=["alice"])
+    path.write_text(path.read_text().replace("[cluster]\n", f'[cluster]\nstaff_group = "{staff}"\n'))
+    os.chmod(tmp_path, 0o755)
+    assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
+    for name, mode in (("extensions.toml", 0o660), ("aliases.toml", 0o660), ("roster.txt", 0o664)):
+        st = (tmp_path / name).stat()
+        assert (st.st_mode & 0o777, st.st_gid) == (mode, 0), name
+    out = capsys.readouterr().out
+    assert f"is not writable by {staff}" in out  # the directory: named, with the commands that fix it
