@@ -629,10 +629,10 @@ def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict):
 
 
 def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:
-    """Keep a gradebook and its exports as versions/NNN/ (never overwritten) and point the sweep's
-    gradebook.csv, summary.md and export/* at the newest. Content equal to the newest version makes
-    no new one; the ledger (versions/index.jsonl) records every build either way. Returns the
-    version's directory and whether it is new."""
+    """Keep a gradebook and its exports as versions/NNN/ — a new one each build, never overwritten —
+    and point the sweep's gradebook.csv, summary.md and export/* at the newest. The ledger
+    (versions/index.jsonl) records each build; a version equal to the one before says so (`same_as`).
+    Returns the version's directory and whether its content differs from the one before."""
     versions = sweep / "versions"
     versions.mkdir(exist_ok=True)
     with open(versions / ".lock", "w") as lock:
@@ -641,19 +641,15 @@ def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path,
         digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
         newest = existing[-1] if existing else None
         same = newest is not None and (_read_json(newest / "version.json") or {}).get("sha256") == digests
-        record = dict(meta, at=iso(now()), by=who(), sha256=digests)
-        if same:
-            record.update(version=newest.name, unchanged=True)
-            target = newest
-        else:
-            target = versions / f"{len(existing) + 1:03d}"
-            tmp = versions / f".{target.name}.{os.getpid()}"
-            for name, text in files.items():
-                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / name).write_text(text)
-            record.update(version=target.name, previous=newest.name if newest else None)
-            (tmp / "version.json").write_text(json.dumps(record, indent=2) + "\n")
-            os.rename(tmp, target)
+        target = versions / f"{len(existing) + 1:03d}"
+        record = dict(meta, version=target.name, at=iso(now()), by=who(), previous=newest.name if newest else None,
+                      same_as=newest.name if same else None, sha256=digests)
+        tmp = versions / f".{target.name}.{os.getpid()}"
+        for name, text in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_text(text)
+        (tmp / "version.json").write_text(json.dumps(record, indent=2) + "\n")
+        os.rename(tmp, target)
         with open(versions / "index.jsonl", "a") as f:
             f.write(json.dumps({k: record[k] for k in record if k != "sha256"}) + "\n")
         for name in files:

@@ -1123,7 +1123,7 @@ def cmd_gradebook(cfg, args):
     if runs:
         course_state.complete_run_manifest(runs[-1], version.name, dict(gpus))
     print(f"gradebook: {len(rows)} student(s) -> {sweep / 'gradebook.csv'} (version {version.name}"
-          + (", new)" if new else ", unchanged since the last build)"))
+          + (")" if new else ", the same as the version before)"))
     print(book["summary.md"])
     print("export: " + ", ".join(str(sweep / n) for n in exports) + f" (version {version.name})")
     print(f"export: {columns}")
