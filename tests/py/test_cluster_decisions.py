@@ -1,0 +1,232 @@
+"""The course staff's decisions (cluster/course_state.py's decision log): accept, withdraw for a student,
+override, settle a needs_review, enter an e-mailed hand-in with its original time, publish grades — each
+appended with who, when, what and why, honoured by the next plan and gradebook, shown to the student
+without the why; an attempt edited after it was stored is a case for a person, not "after the cutoff,
+ignored"; a student with an extension is told their own dates; gradebooks are versions.
+No GPU: the planner and the gradebook run on synthetic grades (staff_class)."""
+import csv
+import datetime as dt
+import json
+import os
+
+import pytest
+
+import staff_class
+from staff_class import D, DUE
+
+import class_files  # noqa: E402  (cluster/, on sys.path through staff_class)
+import config  # noqa: E402
+import course_state  # noqa: E402
+import dropbox  # noqa: E402
+import gemmlab_cluster  # noqa: E402
+
+H = dt.timedelta(hours=1)
+
+
+def course(tmp_path, extra="", roster=("alice", "bob", "carol")):
+    return config.load(staff_class.write_config(tmp_path, extra, roster=list(roster)))
+
+
+def run(cfg, *args):
+    return gemmlab_cluster.main(["--config", str(cfg.path), *args])
+
+
+def plan(cfg) -> dict:
+    sweep = staff_class.plan(cfg)
+    return {e["student"]: e for e in json.loads((sweep / "plan.json").read_text())["students"]}
+
+
+def gradebook(cfg, capsys) -> dict:
+    capsys.readouterr()
+    assert run(cfg, "gradebook", "--name", "final") == 0
+    with open(cfg.sweeps_dir / "final" / "gradebook.csv") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def test_a_decision_needs_a_reason_and_the_staff(tmp_path, capsys, monkeypatch):
+    cfg = course(tmp_path)
+    staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    assert run(cfg, "accept", "--user", "alice", "--attempt", "1") == 1
+    assert "say why" in capsys.readouterr().err
+    assert run(cfg, "accept", "--user", "alcie", "--attempt", "1", "--why", "excused") == 1
+    assert "'alcie' is not a student of this course (did you mean 'alice'?)" in capsys.readouterr().err
+    assert run(cfg, "accept", "--user", "alice", "--attempt", "7", "--why", "excused") == 1
+    assert "alice has no attempt '7'; their attempts: #1" in capsys.readouterr().err
+    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda cfg: False)
+    assert run(cfg, "override", "--user", "alice", "--final", "3", "--why", "x y z") == 1
+    assert "override is for the course staff" in capsys.readouterr().err
+    assert course_state.log(cfg).entries() == []
+
+
+def test_accept_withdraw_and_override_are_recorded_and_honoured(tmp_path, capsys):
+    cfg = course(tmp_path)
+    on_time = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    late = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"}, when=DUE + 2 * D)
+    staff_class.hand_in(cfg, tmp_path, "bob", {}, when=DUE - H)
+    staff_class.hand_in(cfg, tmp_path, "carol", {}, when=DUE - H)
+    assert plan(cfg)["alice"]["attempt_name"] == late.name  # policy latest: the late one, with its penalty
+
+    # accept: the on-time attempt counts for alice
+    assert run(cfg, "accept", "--user", "alice", "--attempt", "1", "--why", "late one was a mistake, by e-mail") == 0
+    out = capsys.readouterr().out
+    assert "alice: attempt #1" in out and "counts from now on (decision #1 by" in out, out
+    entry = plan(cfg)["alice"]
+    assert entry["attempt_name"] == on_time.name and not entry["late"] and "course staff's decision" in entry["note"]
+    # withdraw for bob: none of his counts
+    assert run(cfg, "withdraw", "--user", "bob", "--attempt", "1", "--why", "asked to withdraw from the course") == 0
+    assert plan(cfg)["bob"]["status"] == "not_counted"
+    # override carol's score
+    sweep = staff_class.plan(cfg)
+    for s in ("alice", "carol"):
+        staff_class.write_grade(sweep, s, staff_class.full_rows())
+    assert run(cfg, "override", "--user", "carol", "--final", "42.5", "--why", "regrade request #17: reuse ok") == 0
+    book = gradebook(cfg, capsys)
+    assert (book["carol"]["status"], book["carol"]["final"]) == ("override", "42.5")
+    assert "regrade request #17" in book["carol"]["message"] and "[it was graded: 50 point(s)]" in book["carol"]["message"]
+    assert book["carol"]["decisions"].startswith("#3 final 42.5 (root: regrade request #17")
+    assert book["alice"]["decisions"].startswith("#1 accept #1 (")
+    plain = {r["student"]: r for r in csv.DictReader(open(cfg.sweeps_dir / "final" / "export" / "grades.csv"))}
+    assert plain["carol"]["final"] == "42.5"
+    # the log: who, when, what, why; the student's view: what, never why
+    log = course_state.log(cfg).entries()
+    assert [(e["seq"], e["action"], e["student"]) for e in log] == [(1, "accept", "alice"), (2, "withdraw", "bob"),
+                                                                     (3, "override", "carol")]
+    assert all(e["by"] and e["at"] and e["why"] for e in log)
+    course_state.token(cfg, "carol", create=True)
+    course_state.write_views(cfg, ["carol"])
+    view = course_state.read_view(cfg, "carol")
+    assert view["decisions"] == [{"seq": 3, "at": log[2]["at"], "action": "override", "final": 42.5}]
+    # cleared: computed again
+    assert run(cfg, "override", "--user", "carol", "--clear", "--why", "decided otherwise") == 0
+    assert gradebook(cfg, capsys)["carol"]["status"] == "graded"
+    capsys.readouterr()
+    assert run(cfg, "decisions", "--user", "carol") == 0
+    out = capsys.readouterr().out
+    assert "override" in out and "clear-override" in out and "regrade request #17" in out, out
+
+
+PAST = dt.datetime(2026, 1, 5, 23, 59, tzinfo=dt.timezone.utc)
+
+
+def test_an_emailed_hand_in_keeps_its_original_time(tmp_path, capsys):
+    path = staff_class.write_config(tmp_path, roster=["alice", "bob"])
+    path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", f"due = {PAST.isoformat()}"))
+    cfg = config.load(path)
+    d = tmp_path / "mail"
+    staff_class.hand_in(cfg, tmp_path, "bob", {})  # (writes hand-ins/bob-1: the e-mailed files)
+    assert run(cfg, "enter", "--user", "alice", "--student-dir", str(tmp_path / "hand-ins" / "bob-1"),
+               "--submitted-at", (PAST - 2 * H).isoformat(), "--why", "the cluster was down; e-mail at 21:59") == 0
+    out = capsys.readouterr().out
+    assert "alice: E1 stored" in out and "on time" in out, out
+    entry = plan(cfg)["alice"]
+    assert entry["label"] == "E1" and not entry["late"] and entry["effective_time"] == dropbox.iso(PAST - 2 * H)
+    assert course_state.log(cfg).entries()[0]["submitted_at"] == dropbox.iso(PAST - 2 * H)
+    assert run(cfg, "enter", "--user", "alice", "--student-dir", str(tmp_path / "hand-ins" / "bob-1"), "--submitted-at",
+               "2099-01-01T00:00:00Z", "--why", "x y z") == 1
+    assert "is in the future" in capsys.readouterr().err
+    assert run(cfg, "enter", "--user", "alice", "--student-dir", str(d), "--submitted-at", "2026-01-04 23:00",
+               "--why", "x y z") == 1
+    assert "has no time zone" in capsys.readouterr().err
+    capsys.readouterr()
+    assert run(cfg, "status", "--user", "alice") == 0
+    assert "E1" in capsys.readouterr().out
+
+
+def test_an_attempt_edited_after_it_was_stored_needs_a_person(tmp_path, capsys):
+    cfg = course(tmp_path)
+    intact = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - 2 * H)
+    edited = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    # after the deadline, alice changes her on-time attempt and rewrites its manifest to match
+    f = edited / "files" / "tiled.cu"
+    f.write_text(staff_class.splice("tiled", "tiled_textbook"))
+    manifest = json.loads((edited / "manifest.json").read_text())
+    manifest["files"]["tiled.cu"] = {"sha256": dropbox.sha256_file(f), "bytes": f.stat().st_size}
+    manifest["attempt_sha256"] = dropbox.attempt_digest(manifest["files"])
+    (edited / "manifest.json").write_text(json.dumps(manifest))
+    stored = dropbox.parse_iso(manifest["stored_at"])
+    os.utime(f)  # (its ctime is now; the test backdates the stored time instead of waiting two minutes)
+    manifest["stored_at"] = dropbox.iso(stored - 10 * 60 * dt.timedelta(seconds=1))
+    manifest["submitted_at"] = manifest["stored_at"] if manifest["clock"] == "drop-box file system" else manifest["submitted_at"]
+    (edited / "manifest.json").write_text(json.dumps(manifest))
+    entry = plan(cfg)["alice"]
+    assert "attempt #2 was changed on" in entry["review"] and "after it was stored" in entry["review"], entry
+    assert entry["intact"]["attempt_name"] == intact.name
+    # settled: the intact attempt counts; the case is closed in every later plan
+    assert run(cfg, "settle", "--user", "alice", "--attempt", "1", "--why", "talked to alice: #2 edited by mistake") == 0
+    entry = plan(cfg)["alice"]
+    assert "review" not in entry and entry["attempt_name"] == intact.name
+    # settled the other way: a score of 0
+    assert run(cfg, "settle", "--user", "alice", "--zero", "--why", "integrity office: case 2026-114") == 0
+    sweep = staff_class.plan(cfg)
+    staff_class.write_grade(sweep, "alice", staff_class.full_rows())
+    book = gradebook(cfg, capsys)
+    assert (book["alice"]["status"], book["alice"]["final"]) == ("override", "0")
+
+
+def test_a_student_with_an_extension_is_told_their_own_dates(tmp_path, capsys, monkeypatch):
+    (tmp_path / "extensions.toml").write_text('[alice]\nlate_days = 2\nreason = "medical note"\n')
+    cfg = course(tmp_path, '[extensions]\nfile = "extensions.toml"\n')
+    late_for_class = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE + D)
+    # alice cannot read the staff's extensions file (it holds reasons)
+    real = class_files.load_extensions
+
+    def students_cannot_read(c, known, source=""):
+        raise PermissionError(13, "Permission denied", str(c.file_setting("extensions", "file")))
+    monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
+    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late_for_class)
+    assert lines[0].startswith("LATE") and "not shown here yet and still applies" in lines[0], lines
+    # the staff publish the course state: alice's view holds her dates, not the reason
+    monkeypatch.setattr(class_files, "load_extensions", real)
+    course_state.token(cfg, "alice", create=True)  # (alice's first command made it)
+    assert run(cfg, "setup") == 0
+    assert run(cfg, "publish") == 0
+    view = course_state.read_view(cfg, "alice")
+    assert view["extension"]["due"] == "2026-12-06T23:59:00Z" and "medical" not in json.dumps(view)
+    monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
+    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late_for_class)
+    assert lines == ["on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), "
+                     "1 day to spare"], lines
+
+
+def test_gradebooks_are_versions_and_official_grades_reach_the_students(tmp_path, capsys, monkeypatch):
+    cfg = course(tmp_path)
+    for s in ("alice", "bob"):
+        staff_class.hand_in(cfg, tmp_path, s, {}, when=DUE - H)
+    sweep = staff_class.plan(cfg)
+    for s in ("alice", "bob"):
+        staff_class.write_grade(sweep, s, staff_class.full_rows())
+    gradebook(cfg, capsys)
+    first = (sweep / "gradebook.csv").resolve()
+    assert run(cfg, "override", "--user", "bob", "--final", "12", "--why", "plagiarism settled") == 0
+    gradebook(cfg, capsys)
+    second = (sweep / "gradebook.csv").resolve()
+    assert (first.parent.name, second.parent.name) == ("001", "002")
+    assert "bob,override" not in first.read_text() and "bob,override" in second.read_text()
+    assert (sweep / "export" / "canvas.csv").resolve().parent.parent.name == "002"
+    index = [json.loads(line) for line in (sweep / "versions" / "index.jsonl").read_text().splitlines()]
+    assert [v["version"] for v in index] == ["001", "002"] and index[1]["decisions"] == 1 and index[1]["by"]
+    # published: each student sees their official grade with make results
+    course_state.token(cfg, "bob", create=True)
+    capsys.readouterr()
+    assert run(cfg, "setup") == 0 and run(cfg, "publish") == 0
+    assert run(cfg, "publish-grades", "--name", "final") == 0
+    assert "gradebook version 002" in capsys.readouterr().out
+    monkeypatch.setattr(dropbox, "current_user", lambda: "bob")
+    capsys.readouterr()
+    assert run(cfg, "results") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("official grade (sweep final, published ") and ": 12 / 100" in out and "set by the course staff" in out, out
+    assert course_state.log(cfg).entries()[-1]["action"] == "publish-grades"
+
+
+@pytest.mark.parametrize("status", ["no_gpu", "error"])
+def test_the_same_files_after_a_grading_that_found_nothing_are_graded_again(tmp_path, status):
+    cfg = course(tmp_path)
+    first = staff_class.hand_in(cfg, tmp_path, "alice", {})
+    (first / "grading").mkdir()
+    (first / "grading" / "outcome.json").write_text(json.dumps({"status": status}))
+    again = staff_class.hand_in(cfg, tmp_path, "alice", {})
+    assert gemmlab_cluster._why_not_queue(cfg, "alice", again) == ("", "")
+    (first / "grading" / "outcome.json").write_text(json.dumps({"status": "graded", "score": {"total": 5, "max": 100}}))
+    third = staff_class.hand_in(cfg, tmp_path, "alice", {})
+    assert gemmlab_cluster._why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")
