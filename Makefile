@@ -36,6 +36,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## SWEEP=<name> the sweep to work on (sweep, sweep-status, gradebook-export, similarity, leaderboard)
 ## STUDENT=<id> make sweep: regrade this student only
 ## FORCE=1 make sweep: sweep before the deadline
+## LOCAL=1 make sweep: grade on this machine, not on Slurm (every student's code runs here)
 ## FOLLOW=1 make sweep-status: follow the sweep until it ends
 ## DIST=<dir> make handout: where the handout goes (default course.toml [handout] dist)
 ## GALLERY=<entry>,... make test-gallery: only these entries
@@ -371,8 +372,8 @@ withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier o
 	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
 	$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo)
 ##@ Instructors & TAs
-sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline)
-	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
+sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline, LOCAL=1 on this machine)
+	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline) $(if $(LOCAL),--local)
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
 	$(CLUSTER) validate
 sweep-status:  ## (instructors) progress of the latest sweep (SWEEP=name for another; FOLLOW=1 until it ends)
