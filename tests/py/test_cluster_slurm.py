@@ -26,6 +26,7 @@ import pytest
 import private_accounts
 from cluster_helpers import (CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, tool, wait_for, write_config)
+import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 SLURM = ROOT / "tests" / "slurm"
 ALICE, BOB, TA, STAFF = "glab_alice", "glab_bob", "glab_ta", "glab_staff"
@@ -105,8 +106,10 @@ def course(cluster):
     base = Path(tempfile.mkdtemp(prefix="gemmlab-cluster-test-", dir="/tmp"))
     os.chmod(base, 0o755)  # the students reach the config and the drop box through it
     due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=2)
+    (base / "scratch").mkdir()
+    os.chmod(base / "scratch", 0o1777)  # like /tmp: every job builds there (a directory of the course's, to look into)
     cfg_path = write_config(base, "slurm", due, staff_group=STAFF, gres="gpu:1", cpus_per_task=1,
-                            time_limit="00:15:00", sweep_concurrency=2)
+                            time_limit="00:15:00", sweep_concurrency=2, scratch=str(base / "scratch"))
     CACHE.mkdir(parents=True, exist_ok=True)
     for d in (CACHE, CACHE.parent, CACHE.parent.parent):  # the students' jobs read the trusted build
         os.chmod(d, d.stat().st_mode | 0o055)
@@ -116,6 +119,12 @@ def course(cluster):
     os.chmod(base / "roster.txt", 0o644)  # every student's make submit reads it
     yield base, cfg_path, due
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _left_scratch(base: Path) -> list[str]:
+    """Scratch directories of gradings whose process is gone: what a killed grading leaves on a node."""
+    return [d.name for d in (base / "scratch").iterdir()
+            if not scratch.process_alive(int(d.name.rsplit("-", 2)[1]))]
 
 
 def _student_copy(user, kind="stub"):
@@ -223,6 +232,8 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     running = wait_for(running_tasks, 120, "a running task to cancel", poll=0.2)
     subprocess.run(["scancel", jobs["array"]], check=True)
     wait_for(lambda: _job_gone(jobs["gradebook"]), 300, "the gradebook job after the cancel")
+    # scancel sent every task SIGTERM (SIGKILL KillWait seconds later): none left its scratch
+    assert not _left_scratch(base), _left_scratch(base)
     first = {p.parent.parent.name: json.loads(p.read_text()) for p in graded()}
     errors = {s: o.get("message", "") + o.get("log_tail", "")[-800:] for s, o in first.items() if o["status"] == "error"}
     assert not errors, errors
