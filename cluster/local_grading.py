@@ -94,7 +94,7 @@ def slurm_not_found(cfg) -> str:
 def not_queued_message(cfg, script: Path) -> tuple[str, str]:
     """(a few words for `make status`, the message) for a hand-in stored where Slurm is the course's
     scheduler but cannot be found: stored, never graded on this machine."""
-    short = "Slurm not found where it was handed in (sbatch not on PATH)"
+    short = "Slurm not found where it was handed in: no sbatch on PATH"
     return short, (f"Slurm was not found here (sbatch is not on PATH; the course grades on Slurm: [cluster] scheduler "
                    f"= \"{cfg.values['scheduler']}\"), so its grading was not queued, and it is not graded on this "
                    "machine either. Your hand-in is stored and its time counts for the deadline; the course's sweep "

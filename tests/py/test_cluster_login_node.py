@@ -82,7 +82,7 @@ def test_without_slurm_a_hand_in_is_stored_and_not_graded_here(tmp_path, schedul
     assert f"`module load slurm`) and queue its grading: sbatch {attempt}/grade.sbatch" in msg, msg
     assert f"grade-attempt --attempt {attempt}" in (attempt / "grade.sbatch").read_text()
     status = run(cfg_path, "status", env=env)
-    assert "not queued (Slurm not found where it was handed in (sbatch not on PATH))" in status.stdout, status.stdout
+    assert "not queued (Slurm not found where it was handed in: no sbatch on PATH)" in status.stdout, status.stdout
 
 
 def _stale_scratch(base: Path, live_pid: int) -> tuple[dict, set]:
