@@ -463,7 +463,8 @@ def test_a_sites_own_slurm_is_left_untouched():
         # directory every user may enter: munged runs as munge).
         beside = Path(tempfile.mkdtemp(prefix="gemmlab-slurm-beside-", dir="/tmp"))
         os.chmod(beside, 0o755)
-        ci = dict(os.environ, SLURM_CI_DIR=str(beside / "ci"), SLURM_CI_PORT="16917", SLURM_CI_GPUS="1")
+        ci = dict(os.environ, SLURM_CI_DIR=str(beside / "ci"), SLURM_CI_PORT=str(_free_port_pair(16917)),
+                  SLURM_CI_GPUS="1")
         ci.pop("SLURM_CONF", None)
         r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=ci, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -484,6 +485,21 @@ def test_a_sites_own_slurm_is_left_untouched():
             shutil.rmtree(d, ignore_errors=True)
     assert _snapshot("/etc/slurm", "/etc/munge") == etc_before, "a test wrote under /etc/slurm or /etc/munge"
     assert not Path("/tmp/gemmlab-site-slurm").exists(), "the stand-in left its files behind"
+
+
+def _free_port_pair(first: int) -> int:
+    """The first port from `first` up that is free, with the next one (slurmctld's and slurmd's):
+    another test cluster on this machine may hold the first pair."""
+    import socket
+    for port in range(first, first + 200, 2):
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("0.0.0.0", port))
+                b.bind(("0.0.0.0", port + 1))
+            return port
+        except OSError:
+            continue
+    raise AssertionError(f"no two free ports from {first} to {first + 200}")
 
 
 def _state(job, env):
