@@ -42,6 +42,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## FROM=<dir> make enter: the hand-in's stage files, laid out like student/
 ## AT=<date-time> make enter: when it was handed in, with its time zone (e.g. 2026-12-04T23:41:00-08:00)
 ## FORCE=1 make sweep: sweep before the deadline
+## LOCAL=1 make sweep: grade on this machine, not on Slurm (every student's code runs here)
 ## FOLLOW=1 make sweep-status: follow the sweep until it ends
 ## DIST=<dir> make handout: where the handout goes (default course.toml [handout] dist)
 ## GALLERY=<entry>,... make test-gallery: only these entries
@@ -394,8 +395,8 @@ enter:  ## (instructors) enter STUDENT's hand-in from FROM=<dir like student/>, 
 	$(CLUSTER) enter --user "$(STUDENT)" --student-dir "$(FROM)" --submitted-at "$(AT)" --why "$$WHY"
 publish-grades:  ## (instructors) each student sees their official grade of a sweep with make results (SWEEP=name)
 	$(CLUSTER) publish-grades $(if $(SWEEP),--name $(SWEEP)) --why "$$WHY"
-sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline)
-	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline)
+sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline, LOCAL=1 on this machine)
+	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline) $(if $(LOCAL),--local)
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
 	$(CLUSTER) validate
 sweep-status:  ## (instructors) progress of the latest sweep (SWEEP=name for another; FOLLOW=1 until it ends)

@@ -27,7 +27,8 @@ class ConfigError(Exception):
 DEFAULTS = {
     ("course", "name"): ("gemm-lab", "the course's short name (letters, digits, '.', '_', '-'): handout, LMS columns"),
     ("course", "title"): ("", "the course's title, shown in the handout and the reports"),
-    ("cluster", "scheduler"): ("auto", '"auto" (Slurm when sbatch is on PATH), "slurm" or "local"'),
+    ("cluster", "scheduler"): ("auto", '"auto" or "slurm" (grade on Slurm; where sbatch is not on PATH nothing '
+                               'is graded), or "local" (grade on the machine the tool runs on)'),
     ("cluster", "dropbox"): ("results/dropbox", "directory of the hand-ins, one sub-directory per student"),
     ("cluster", "sweeps"): ("results/sweeps", "directory of the class-wide sweeps and gradebooks"),
     ("cluster", "staff_group"): ("", "Unix group of the course staff (may read every hand-in); \"\" = nobody but the owner"),
@@ -250,14 +251,18 @@ class ClusterConfig:
         name = self.values["staff_group"]
         return grp.getgrnam(name).gr_gid if name else None
 
+    def grading_mode(self, local=False) -> str:
+        """Where grading runs: "slurm" (batch jobs), "local" (on this machine, chosen on purpose:
+        scheduler = "local", or local=True from a command's --local) or "no-slurm": the course grades
+        on Slurm ("auto" or "slurm") but sbatch is not on PATH here. "no-slurm" never grades on this
+        machine: a sweep stops, a hand-in is stored without its grading (local_grading.py says so)."""
+        if local or self.values["scheduler"] == "local":
+            return "local"
+        return "slurm" if shutil.which("sbatch") else "no-slurm"
+
     def use_slurm(self) -> bool:
-        mode = self.values["scheduler"]
-        if mode == "auto":
-            return shutil.which("sbatch") is not None
-        if mode == "slurm" and shutil.which("sbatch") is None:
-            raise ConfigError(f"{self.path}: [cluster] scheduler = \"slurm\" but sbatch is not on PATH. "
-                              "Load Slurm (e.g. `module load slurm`) or set scheduler = \"auto\".")
-        return mode == "slurm"
+        """Grading goes to Slurm. False does not mean "grade here": see grading_mode()."""
+        return self.grading_mode() == "slurm"
 
     def sbatch_options(self) -> list[str]:
         """The #SBATCH lines every grading job shares, from the config (only the keys set)."""

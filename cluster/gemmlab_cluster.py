@@ -7,17 +7,20 @@ Students (through the Makefile):
   make results        results [--attempt N]            the results of your latest graded attempt
 Course staff:
   setup                                                create the drop box, sweeps and cache directories
-  make sweep          sweep [--name final] [--student S ... --force]
+  make sweep          sweep [--name final] [--student S ... --force] [--local]
                                                        grade the attempt that counts of every student
   make sweep-status   sweep-status [--name N] [--follow] the sweeps; done / running / queued / failed of one
   make gradebook-export  gradebook [--name final]      (re)build gradebook.csv, summary.md and export/
                                                        (canvas.csv: Canvas's import layout; grades.csv)
   make similarity     similarity [--name final]        similarity report of the hand-ins, per stage
   make leaderboard    leaderboard [--name final]       opt-in class leaderboard (Markdown, HTML, plot)
-Internal (what the job scripts run): grade-attempt, sweep-task.
+Internal (what the job scripts run): grade-attempt, sweep-task; sweep-local (a local sweep's grader).
 
-With Slurm (sbatch on PATH, or [cluster] scheduler = "slurm") grading runs as batch jobs made from
-cluster/templates/; without it, right away on this machine (and records no_gpu when it has none).
+Grading runs as Slurm batch jobs made from cluster/templates/ ([cluster] scheduler = "auto" or
+"slurm"). Where sbatch is not on PATH nothing is graded on this machine: a sweep stops and says how
+to load Slurm, a hand-in is stored (its time counts) without its grading. Grading here is chosen on
+purpose (scheduler = "local", or sweep --local: local_grading.py), says where it runs first, and a
+local sweep runs detached from the terminal.
 Everything is configured in course.toml: [cluster], [deadline], [late], and for the staff tools
 [extensions], [similarity], [export] and [leaderboard]; docs/instructor-guide.md explains them. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
 """
@@ -42,6 +45,8 @@ import config as config_mod  # noqa: E402
 import course_state  # noqa: E402
 import dropbox  # noqa: E402
 import grading  # noqa: E402
+import local_grading  # noqa: E402
+import scratch as scratch_space  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
 from course_state import StateError  # noqa: E402
@@ -97,11 +102,9 @@ def cmd_submit(cfg, args):
         grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": why_not, "at": dropbox.iso(now())})
         print(f"submit: not queued for grading: {why_not}")
         return 0
-    if cfg.use_slurm():
-        script = slurm.render("grade-attempt.sbatch", attempt / "grade.sbatch", cfg.sbatch_options(),
-                              user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
-                              log=attempt / "grade-%j.log", python=cfg.python_exe, config=cfg.path,
-                              tool=trusted_tool(cfg))
+    mode = cfg.grading_mode()
+    if mode == "slurm":
+        script = _grade_script(cfg, user, attempt)
         try:
             job = slurm.sbatch(script, cwd=attempt)
         except slurm.SlurmError as e:
@@ -110,12 +113,24 @@ def cmd_submit(cfg, args):
         grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
         print(f"submit: grading job {job} queued. Follow it with `make status`; when it has run, "
               "`make results` shows the score.")
+    elif mode == "no-slurm":  # never graded here: stored (its time counts), its grading left for later
+        short, message = local_grading.not_queued_message(cfg, _grade_script(cfg, user, attempt))
+        grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": message, "at": dropbox.iso(now())})
+        print(f"submit: WARNING: {message}", file=sys.stderr)
     else:
-        print("submit: no Slurm here: grading now on this machine ...")
+        print(f"submit: grading now on this machine ([cluster] scheduler = \"local\"): {local_grading.here()} ...",
+              flush=True)
         outcome = grade_attempt(cfg, attempt)
         print(f"submit: {outcome['status']}: {outcome.get('message', '')}")
         print("submit: `make results` shows the details; `make status` lists your attempts.")
     return 0
+
+
+def _grade_script(cfg, user, attempt: Path) -> Path:
+    """<attempt>/grade.sbatch: the batch job that grades the attempt (queued by submit, or by hand)."""
+    return slurm.render("grade-attempt.sbatch", attempt / "grade.sbatch", cfg.sbatch_options(),
+                        user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
+                        log=attempt / "grade-%j.log", python=cfg.python_exe, config=cfg.path, tool=trusted_tool(cfg))
 
 
 def _is_staff(cfg) -> bool:
@@ -219,7 +234,7 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
         short = f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])})"
         return short, (f"{short}: its grading stands for this one too (`make results`). Your hand-in is stored, and "
                        "its time counts for the deadline")
-    if not cfg.use_slurm():
+    if cfg.grading_mode() != "slurm":
         return "", ""
     waiting = _waiting_jobs(earlier)
     if len(waiting) >= cfg.queued_per_student:
@@ -906,11 +921,21 @@ def _published_state(cfg, name: str) -> tuple["course_state.CourseState", Valida
 
 
 def cmd_sweep(cfg, args):
+    mode = cfg.grading_mode(local=args.local)
+    if mode == "no-slurm":  # the class's code never runs on this machine unless that was chosen
+        raise Refused(local_grading.slurm_not_found(cfg))
+    if mode == "local":
+        print(f"sweep {args.name}: grading on this machine ({local_grading.why(cfg, args.local)}): "
+              f"{local_grading.here()}", flush=True)
     sweep = sweep_dir(cfg, args.name)
     runs = _runs(sweep)
     if runs and _active_jobs(runs[-1]):
         raise Refused(f"sweep {args.name!r} is still running ({runs[-1].name}): wait for it "
                       "(`make sweep-status`) or cancel its jobs (scancel) before sweeping again")
+    busy = local_grading.busy(runs[-1]) if runs else ""
+    if busy:
+        raise Refused(f"sweep {args.name!r} is still running ({runs[-1].name}): {busy}. Wait for it "
+                      "(`make sweep-status`) before sweeping again")
     state, v = _published_state(cfg, args.name)
     cfg = state.config()
     known = set(dropbox.students(cfg))
@@ -972,7 +997,7 @@ def cmd_sweep(cfg, args):
     course_state.write_run_manifest(run, cfg, state, ARGV, {"grade": len(todo), "rescored": len(work.rescore),
                                                             "current": work.current, "why": dict(work.why), **counts},
                                     students=args.student)
-    if cfg.use_slurm():
+    if mode == "slurm":
         jobs = {}
         common = dict(course=cfg.course, sweep=args.name, sweep_dir=sweep, run=run.name, python=cfg.python_exe,
                       config=cfg.path, logs=run / "logs", tool=trusted_tool(cfg))
@@ -994,12 +1019,51 @@ def cmd_sweep(cfg, args):
               + f"gradebook job {jobs['gradebook']}. `make sweep-status` follows it; the gradebook will be "
               f"{sweep / 'gradebook.csv'}")
         return 0
-    failed = 0
-    for i in range(len(todo)):
-        outcome = run_task(cfg, sweep, run.name, i)
-        print(f"  [{i + 1}/{len(todo)}] {todo[i]['student']}: {outcome['status']}", flush=True)
-        failed += outcome["status"] in grading.FAILED
-    return cmd_gradebook(cfg, argparse.Namespace(sweep=str(sweep))) or (1 if failed else 0)
+    return _sweep_here(cfg, sweep, run, len(todo))
+
+
+def _sweep_here(cfg, sweep: Path, run: Path, count: int) -> int:
+    """A sweep on this machine: its grader (`sweep-local`) runs detached from the terminal, and this
+    follows its log; stopping the following (Ctrl-C, a closed terminal) leaves it grading."""
+    cmd = [sys.executable, str(trusted_tool(cfg)), "--config", str(cfg.path), "sweep-local", "--sweep", str(sweep),
+           "--run", run.name]
+    proc = local_grading.start(cmd, run, count, local_grading.here())
+    print(f"sweep {sweep.name}: {count} attempt(s) graded here in the background (pid {proc.pid}, log "
+          f"{run / local_grading.LOG}). Following it: Ctrl-C or closing the terminal stops only the following; "
+          "`make sweep-status` shows where it is", flush=True)
+    try:
+        with scratch_space.stop_cleanly():
+            return local_grading.follow(proc, run)
+    except scratch_space.Stopped as e:
+        try:
+            print(f"sweep {sweep.name}: {e}: no longer following; the sweep goes on (pid {proc.pid}; "
+                  "`make sweep-status`)", file=sys.stderr)
+        except OSError:  # the terminal is gone
+            pass
+        return 0
+
+
+def cmd_sweep_local(cfg, args):
+    """(internal) The grader of a local sweep's run, started detached by _sweep_here: every task, then
+    the gradebook; its end (exit status, how) is recorded for `make sweep-status`."""
+    sweep = Path(args.sweep)
+    run = sweep / "runs" / args.run
+    tasks = json.loads((run / "tasks.json").read_text())
+    code, how = 1, "ended by an error (see the log)"
+    try:
+        failed = 0
+        for i in range(len(tasks)):
+            outcome = run_task(cfg, sweep, args.run, i)
+            print(f"  [{i + 1}/{len(tasks)}] {tasks[i]['student']}: {outcome['status']}", flush=True)
+            failed += outcome["status"] in grading.FAILED
+        code = cmd_gradebook(cfg, argparse.Namespace(sweep=str(sweep))) or (1 if failed else 0)
+        how = "finished"
+        return code
+    except scratch_space.Stopped as e:
+        code, how = 128 + e.signum, str(e)
+        raise
+    finally:
+        local_grading.finish(run, code, how)
 
 
 def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
@@ -1042,19 +1106,20 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
             outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
         else:
             outcome = grading.grade_into(cfg, path / "files", tmp, meta, say=lambda *_: None)
-        now_there = grading._read_json(final / "outcome.json")
-        if now_there and now_there.get("run") == run and now_there.get("task") == index \
-                and now_there.get("status") not in grading.SWEEP_RETRIES:
-            published = False  # another start of this task (a requeue) got there first
-        else:
-            replace = bool(t.get("force")) or bool(now_there and now_there.get("status") in grading.SWEEP_RETRIES)
-            published = grading.publish(tmp, final, replace=replace)
-        if not published:
-            shutil.rmtree(tmp, ignore_errors=True)
-            outcome = grading._read_json(final / "outcome.json") or outcome
-            _record_end(start, "kept the result another start published first", outcome)
-            return outcome
-        _record_end(start, "published", outcome)
+        with scratch_space.uninterrupted():  # a stop waits until the result and its record are in place
+            now_there = grading._read_json(final / "outcome.json")
+            if now_there and now_there.get("run") == run and now_there.get("task") == index \
+                    and now_there.get("status") not in grading.SWEEP_RETRIES:
+                published = False  # another start of this task (a requeue) got there first
+            else:
+                replace = bool(t.get("force")) or bool(now_there and now_there.get("status") in grading.SWEEP_RETRIES)
+                published = grading.publish(tmp, final, replace=replace)
+            if not published:
+                shutil.rmtree(tmp, ignore_errors=True)
+                outcome = grading._read_json(final / "outcome.json") or outcome
+                _record_end(start, "kept the result another start published first", outcome)
+            else:
+                _record_end(start, "published", outcome)
         return outcome
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -1269,6 +1334,9 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
                     lo, _, hi = part.partition("-")
                     for i in range(int(lo), int(hi or lo) + 1):
                         in_queue[i] = state
+    local = local_grading.state(runs[-1]) if runs else None
+    if local and local["state"] in ("running", "elsewhere"):  # a local run: its tasks not done yet are its queue
+        in_queue.update(_local_queue(runs[-1], len(tasks)))
     counts = {"done": 0, "running": 0, "queued": 0, "failed": 0}
     failed, no_gpu = [], []
     task_of = {(t["student"], t["digest"]): i for i, t in enumerate(tasks)}
@@ -1311,9 +1379,21 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     gb = (jobs or {}).get("gradebook")
     if gb and gb in states:
         print(f"  gradebook job {gb}: {states[gb].lower()}")
+    if local:
+        print(f"  local grading: {local_grading.describe(local)}")
     if (sweep / "gradebook.csv").is_file():
         print(f"  gradebook: {sweep / 'gradebook.csv'}")
-    return bool(states)
+    return bool(states) or bool(local and local["state"] == "running")
+
+
+def _local_queue(run: Path, count: int) -> dict[int, str]:
+    """The tasks of a local run still to do, as Slurm's states: RUNNING (started, not ended), PENDING."""
+    started = {}
+    for f in sorted((run / "starts").glob("*.json")) if (run / "starts").is_dir() else []:
+        rec = grading._read_json(f) or {}
+        if isinstance(rec.get("task"), int):
+            started[rec["task"]] = started.get(rec["task"]) or bool(rec.get("ended"))
+    return {i: "RUNNING" if i in started else "PENDING" for i in range(count) if not started.get(i)}
 
 
 # ---- staff: decisions (course_state.DecisionLog) ------------------------------------------------
@@ -1572,6 +1652,8 @@ def parser():
     p.add_argument("--name", default="final", help="the sweep's name (a directory under [cluster] sweeps)")
     p.add_argument("--student", action="append", help="only this student (repeatable): regrade one")
     p.add_argument("--force", action="store_true", help="grade again even when graded for the same attempt")
+    p.add_argument("--local", action="store_true",
+                   help="grade on this machine (detached from the terminal), not on Slurm: every student's code runs here")
     p.set_defaults(fn=cmd_sweep)
 
     p = sub.add_parser("withdraw", help="take back one of your attempts: no sweep counts it (an earlier one counts)")
@@ -1590,6 +1672,11 @@ def parser():
     p.add_argument("--run", required=True)
     p.add_argument("--task", type=int, required=True)
     p.set_defaults(fn=cmd_sweep_task)
+
+    p = sub.add_parser("sweep-local", help="(internal) the grader of a local sweep's run (started by sweep)")
+    p.add_argument("--sweep", required=True)
+    p.add_argument("--run", required=True)
+    p.set_defaults(fn=cmd_sweep_local)
 
     p = sub.add_parser("gradebook", help="(staff) build gradebook.csv, summary.md and the LMS files of a sweep")
     _sweep_options(p)
@@ -1616,6 +1703,9 @@ def parser():
 STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt")
 # Commands that read the staff's course.toml as given: they check it, or make the published state of it.
 LIVE_COMMANDS = ("setup", "publish", "validate")
+# Commands that grade (or may: submit on the local scheduler, sweep's trusted build): SIGTERM, SIGINT
+# and SIGHUP remove their scratch and unfinished results on the way out (scratch.py).
+GRADING_COMMANDS = ("submit", "grade-attempt", "sweep", "sweep-task", "sweep-local")
 # The staff's modules of cluster/, which a handout leaves out (grader/scripts/handout.py).
 STAFF_MODULES = ("gradebook", "lms_export", "similarity", "leaderboard", "staff_pages")
 
@@ -1678,9 +1768,15 @@ def main(argv=None):
             cfg = state.config()
         old_umask = dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
         try:
+            if args.command in GRADING_COMMANDS:
+                with scratch_space.stop_cleanly():
+                    return args.fn(cfg, args)
             return args.fn(cfg, args)
         finally:
             os.umask(old_umask)  # main() may run inside another program (the tests): leave its umask as it was
+    except scratch_space.Stopped as e:
+        print(f"{args.command}: {e}: its scratch and unfinished results were removed", file=sys.stderr)
+        return 128 + e.signum
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -8,7 +8,9 @@ those files, so it can be unit-tested on committed fixtures and re-run at any ti
 Where each grade ran: the `node` and `gpu` columns (the GPU model the grader measured on, or —
 when the grader saw no GPU — the type Slurm allocated, shown as "<type> (gres)"). `gpu_changed`
 flags a grade made on another GPU model than the first grade of the same attempt: an earlier
-result this sweep kept (<hash>.replaced-*) or the feedback grading of the attempt at hand-in.
+result this sweep kept (<hash>.replaced-*) or the feedback grading of the attempt at hand-in. Only
+grades that ran on a GPU (status `graded`) are compared: a no_gpu or error result, which a requeue
+or a later sweep grades again wherever Slurm places it, says nothing about the model of a score.
 """
 import collections
 import csv
@@ -86,9 +88,17 @@ def earlier_grades(sweep: Path, entry: dict) -> list[dict]:
     return sorted(found, key=lambda o: o.get("started") or o.get("finished") or "")
 
 
+def ran_on_a_gpu(outcome: dict) -> bool:
+    """The grader measured the hand-in on a GPU: a score whose model matters (not no_gpu, error, ...)."""
+    return (outcome or {}).get("status") == "graded"
+
+
 def gpu_change(sweep: Path, entry: dict, outcome: dict) -> str:
-    """'' or 'first graded on <model>' when this grade ran on another GPU model than the first."""
-    for first in earlier_grades(sweep, entry):
+    """'' or 'first graded on <model>' when this grade ran on another GPU model than the first grade
+    that ran on one; grades that did not (no_gpu, error, build_failed, tampered) are not compared."""
+    if not ran_on_a_gpu(outcome):
+        return ""
+    for first in filter(ran_on_a_gpu, earlier_grades(sweep, entry)):
         same = _same_gpu(first, outcome)
         if same is None:
             continue  # that grade does not say which GPU: look further

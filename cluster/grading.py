@@ -13,6 +13,10 @@ The Makefile stays the one place that knows how to compile and link: this module
 variables (cluster/make-vars.mk), points GRADER_BUILD/REF_LIB at the trusted build, seeds objects
 from the cache and lets make do the rest.
 
+The build itself runs in node-local scratch (scratch.py): removed when the grading ends, however it
+ends short of SIGKILL (scancel and time limits send SIGTERM first), and reaped by the next grading of
+the same user on the node when its process is gone.
+
 Every outcome also says where it was graded: `node` (Slurm's node name, else the host name),
 `restarts` (how often Slurm had started this job before: a requeue after a node failure), and `gpu`
 (the GPU model, UUID and PCI bus id the grader saw, and the GPU Slurm allocated: its gres type and
@@ -41,7 +45,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import shutil
 import socket
 import subprocess
@@ -49,6 +52,7 @@ import sys
 import time
 from pathlib import Path
 
+import scratch as scratch_space
 from dropbox import fingerprint, iso, sha256_file
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
@@ -214,7 +218,11 @@ class Toolchain:
             targets = v["GRADER_TRUSTED"].split() + ([v["REF_LIB"]] if v["REF_LIB"].startswith(str(tmp)) else [])
             self.say(f"building the trusted grader libraries once ({self.arch}) into {d / self.name} ...")
             t0 = time.time()
-            rc = run_logged([*MAKE, f"-j{jobs()}", f"BUILD={tmp}", f"ARCH={self.arch}", *targets], self.root, log)
+            try:
+                rc = run_logged([*MAKE, f"-j{jobs()}", f"BUILD={tmp}", f"ARCH={self.arch}", *targets], self.root, log)
+            except BaseException:  # stopped (scratch.Stopped): leave no half build behind
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
             if rc != 0:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise BuildError(f"the trusted grader does not build (make exit {rc}); see {log}", tail(log))
@@ -364,10 +372,14 @@ def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
                    job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""),
                    **job_context())
     log = out / "build.log"
-    scratch = cfg.scratch_dir / f"gemmlab-{os.getuid()}-{os.getpid()}-{secrets.token_hex(4)}"
+    # What gradings of this user on this node left when they were killed (SIGKILL, a lost node):
+    # gone before this one makes its own (scratch.py says what is never touched).
+    for stale in scratch_space.reap(cfg.scratch_dir):
+        print(f"removed the scratch of an earlier grading whose process is gone: {stale}", file=sys.stderr)
+    scratch = scratch_space.new(cfg.scratch_dir)
     try:
         submission = scratch / "submission"
-        submission.mkdir(parents=True)
+        submission.mkdir()
         for src in sorted(files_dir.glob("*.cu")):  # stage files only: the report is not built
             shutil.copyfile(src, submission / src.name)
         try:
@@ -438,13 +450,14 @@ def publish(tmp: Path, final: Path, replace=True) -> bool:
     hold = float(os.environ.get(HOLD_ENV) or 0)
     if hold:
         time.sleep(hold)
-    if final.exists() and replace:
-        old = final.with_name(f"{final.name}.replaced-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
-        os.rename(final, old)
-    try:
-        os.rename(tmp, final)  # onto an existing result (never an empty directory) it fails
-    except OSError as e:
-        if replace or e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
-            raise
-        return False
-    return True
+    with scratch_space.uninterrupted():  # a stop now waits for the renames: never half-published
+        if final.exists() and replace:
+            old = final.with_name(f"{final.name}.replaced-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
+            os.rename(final, old)
+        try:
+            os.rename(tmp, final)  # onto an existing result (never an empty directory) it fails
+        except OSError as e:
+            if replace or e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
+                raise
+            return False
+        return True

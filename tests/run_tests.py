@@ -3,7 +3,9 @@
 
 Suites: the host unit tests (doctest), the GPU unit tests (doctest; each test is skipped, and
 counted, when there is no GPU), and the script and integration tests (pytest, under tests/py, on every
-core at once; the GPU ones one at a time, in one of the workers).
+core at once; the GPU ones one at a time, in one of the workers). One more test, counted in the last
+line: the machine's accounts and Slurm and munge configuration (tests/machine_guard.py: /etc/passwd,
+/etc/group, /etc/slurm, ...) are byte for byte what they were before the run.
 Called by `make test`, which builds the binaries first.
 """
 import argparse
@@ -13,6 +15,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import machine_guard
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCTEST_SUMMARY = re.compile(
@@ -77,6 +81,16 @@ def junit_counts(junit, returncode):
     return tests - failed - skipped, failed, skipped
 
 
+def check_machine(before):
+    """The guarded files of the machine, compared with `before`: one test, passed or failed."""
+    changed = machine_guard.changes(before, machine_guard.snapshot())
+    print(f"== the machine's accounts and Slurm configuration ({', '.join(machine_guard.GUARDED)}): "
+          + ("unchanged" if not changed else "CHANGED by the tests (no test may write there):"), flush=True)
+    for line in changed:
+        print(f"  {line}")
+    return (0, 1, 0) if changed else (1, 0, 0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--host", required=True, help="host doctest binary")
@@ -88,9 +102,11 @@ def main():
     args = ap.parse_args()
 
     totals = [0, 0, 0]
+    machine = machine_guard.snapshot()
     for result in (run_doctest("host unit tests", args.host),
                    run_doctest("GPU unit tests", args.gpu),
-                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve())}, args.workers)):
+                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve())}, args.workers),
+                   check_machine(machine)):
         totals = [a + b for a, b in zip(totals, result)]
     passed, failed, skipped = totals
     if skipped:

@@ -182,8 +182,9 @@ class Term:
             t0 = time.time()
             while not list(grades.glob("ada/.tmp-*")) and time.time() - t0 < 600 and p.poll() is None:
                 time.sleep(0.2)
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+            grader = json.loads((self.runs()[-1] / "local.json").read_text())["pid"]  # the detached grader
+            os.killpg(grader, signal.SIGKILL)  # the machine is gone mid-task: nothing runs on
+            p.wait(timeout=120)
             assert not [x for x in grades.glob("ada/*") if ".replaced-" in x.name], "a killed task published"
             self.sweep("--student", "ada", "--force")
             say("the sweep's process died in the middle of ada's task; the next sweep graded it")

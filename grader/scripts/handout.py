@@ -57,7 +57,8 @@ NEVER = [
     "tests/broken",                 # deliberately broken stages: nearly solutions
     "tests/gallery",                # adversarial probes of the grader's sandbox
     "tests/py/test_cluster*.py",    # course staff's tests of the cluster tools: they start a real
-    "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest
+    "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest,
+    "tests/py/private_accounts.py", #   with its test accounts
     "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
     "docs/instructor-guide.md",
     "docs/handout.md",

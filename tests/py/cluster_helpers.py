@@ -161,3 +161,47 @@ def check_gradebook(rows, kinds, gpu=False, graded=()):
             assert float(r["total"] or 0) == 0  # honest: no GPU, no points
         elif kind == "reference":
             assert float(r["total"]) > 0, r
+
+
+# Slurm's commands: where none of them is on PATH, the machine is a login node whose Slurm module is
+# not loaded (or a machine without Slurm).
+SLURM_COMMANDS = ("sbatch", "squeue", "scontrol", "scancel", "srun", "salloc", "sinfo", "sacct")
+
+
+def path_without_slurm(tmp: Path) -> str:
+    """This PATH with no Slurm command on it: each directory of it that has one is replaced by a
+    directory of links to the rest of its commands."""
+    dirs = []
+    for i, d in enumerate(os.environ.get("PATH", "").split(os.pathsep)):
+        if not any((Path(d) / c).exists() for c in SLURM_COMMANDS):
+            dirs.append(d)
+            continue
+        shadow = tmp / f"path-{i}"
+        shadow.mkdir(parents=True, exist_ok=True)
+        for entry in os.scandir(d):
+            if entry.name not in SLURM_COMMANDS and not (shadow / entry.name).exists():
+                (shadow / entry.name).symlink_to(entry.path)
+        dirs.append(str(shadow))
+    return os.pathsep.join(dirs)
+
+
+def stand_in_make(bin_dir: Path, marker: Path, release: Path, hold_under=None) -> Path:
+    """A `make` for bin_dir (put it first on PATH) that answers the cluster tools' variable queries
+    with the real make and holds a build: it creates `marker`, then waits until `release` exists
+    (never, if nobody makes it) before it runs the real make. hold_under: only a build whose BUILD=
+    lies under this directory (a grading's scratch) is held; None: every build."""
+    real = shutil.which("make")
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    held = f'*" BUILD={hold_under}/"*' if hold_under else "*"
+    script = bin_dir / "make"
+    script.write_text(f"""#!/bin/sh
+# stand-in for make (tests/py/cluster_helpers.py: stand_in_make)
+for a in "$@"; do [ "$a" = print-cluster-vars ] && exec {real} "$@"; done
+case " $* " in {held}) ;; *) exec {real} "$@" ;; esac
+: > '{marker}'
+while [ ! -e '{release}' ]; do sleep 0.05; done
+exec {real} "$@"
+""")
+    script.chmod(0o755)
+    return script
+

@@ -1,5 +1,6 @@
-"""The hand-in and sweep flows on the local path (no Slurm: [cluster] scheduler = "local"), as on a
-machine without sbatch: grading runs right away, and records no_gpu on a GPU-less machine. The GPU is
+"""The hand-in and sweep flows on the local path ([cluster] scheduler = "local": grading on this
+machine, chosen on purpose): a hand-in is graded right away, a sweep runs detached from the terminal
+that started it, and each says first where it grades; no_gpu on a GPU-less machine. The GPU is
 hidden from these jobs where there is one (CUDA_VISIBLE_DEVICES=): the flow is what is tested here;
 the same job scripts grade on real GPUs in tests/cluster_gpu_jobs.sh (gpu_session.sh cluster).
 Needs nvcc (the CUDA toolkit); the first run builds the trusted grader once (content-keyed cache
@@ -9,11 +10,15 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (CACHE, check_gradebook, config, hand_in_dir, make_class, mark_graded,
-                             read_gradebook, write_config)
+from cluster_helpers import (CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, hand_in_dir, make_class,
+                             mark_graded, read_gradebook, stand_in_make, wait_for, write_config)
 from cluster_helpers import tool as cluster_tool
 
 pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
@@ -38,7 +43,8 @@ def test_submit_grades_right_away(course):
     student = hand_in_dir(base / "me" / "student", "stub")
     r = tool(cfg_path, "submit", "--student-dir", student)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "no Slurm here: grading now" in r.stdout
+    assert "submit: grading now on this machine ([cluster] scheduler = \"local\"): " \
+           f"{socket.gethostname()}, no GPU (CUDA_VISIBLE_DEVICES hides them)" in r.stdout, r.stdout
     cfg = config.load(cfg_path)
     user = json.loads(next((cfg.dropbox_dir).glob("*/attempt-0001-*/manifest.json")).read_text())["user"]
     attempt = next((cfg.dropbox_dir / user).glob("attempt-0001-*"))
@@ -106,9 +112,8 @@ def test_local_sweep_builds_a_complete_gradebook(course):
     for d in (cfg.dropbox_dir.iterdir() if cfg.dropbox_dir.is_dir() else []):  # only the synthetic class
         shutil.rmtree(d)
     kinds = make_class(cfg, base, 8, due)
-    r = tool(cfg_path, "sweep", "--name", "local")
-    assert r.returncode == 0, r.stdout + r.stderr
     sweep = cfg.sweeps_dir / "local"
+    first_sweep(cfg_path, base, sweep)
     first = read_gradebook(sweep)
     check_gradebook(first, kinds)
     assert "8 student(s)" in (sweep / "summary.md").read_text()
@@ -134,3 +139,50 @@ def test_local_sweep_builds_a_complete_gradebook(course):
     assert [r for r in after if r["student"] == "s02"] == [r for r in first if r["student"] == "s02"]
     r = tool(cfg_path, "sweep", "--name", "local", "--student", "nobody")
     assert r.returncode == 1 and "no such student" in r.stderr
+
+
+def first_sweep(cfg_path, base: Path, sweep: Path):
+    """`make sweep` in a terminal that is closed while the sweep grades (its first build held by a
+    stand-in for make until the test has looked): the sweep goes on, `sweep-status` shows it running
+    on this machine, a second sweep is refused meanwhile; released, it ends with the gradebook."""
+    cfg = config.load(cfg_path)
+    held, release = base / "held", base / "release"
+    stand_in_make(base / "bin", held, release, hold_under=cfg.scratch_dir)
+    env = dict(NO_GPU, PATH=f"{base / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    out = base / "terminal.out"
+    with open(out, "w") as terminal:
+        parent = subprocess.Popen([PYTHON, str(TOOL), "--config", str(cfg_path), "sweep", "--name", "local"], cwd=ROOT,
+                                  env=env, stdout=terminal, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(lambda: held.exists() or parent.poll() is not None, 600, "the sweep's first build", poll=0.1)
+        assert parent.poll() is None, out.read_text()
+        os.killpg(parent.pid, signal.SIGHUP)  # the terminal is closed
+        assert parent.wait(timeout=60) == 0, out.read_text()
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+    said = out.read_text()
+    assert f'sweep local: grading on this machine ([cluster] scheduler = "local" in {cfg_path}): ' \
+           f"{socket.gethostname()}, no GPU (CUDA_VISIBLE_DEVICES hides them)" in said, said
+    assert "stopped by SIGHUP: no longer following; the sweep goes on" in said, said
+    run = sorted((sweep / "runs").glob("run-*"))[-1]
+    grader = json.loads((run / "local.json").read_text())["pid"]
+    try:
+        os.kill(grader, 0)  # still grading, with no terminal
+        status = tool(cfg_path, "sweep-status", "--name", "local")
+        assert status.returncode == 0 and "running 1, queued 6" in status.stdout, status.stdout
+        assert f"local grading: grading since {json.loads((run / 'local.json').read_text())['started']} on " \
+               f"{socket.gethostname()}, no GPU" in status.stdout, status.stdout
+        assert f"pid {grader}; log {run / 'local.log'}" in status.stdout, status.stdout
+        again = tool(cfg_path, "sweep", "--name", "local")
+        assert again.returncode == 1, again.stdout + again.stderr
+        assert f"sweep 'local' is still running ({run.name}): it is grading since" in again.stderr, again.stderr
+        assert f"on this machine, pid {grader}: stop it with `kill {grader}`" in again.stderr, again.stderr
+    finally:
+        release.touch()
+    follow = tool(cfg_path, "sweep-status", "--name", "local", "--follow", "0.2")
+    assert follow.returncode == 0, follow.stdout + follow.stderr
+    status = tool(cfg_path, "sweep-status", "--name", "local").stdout
+    assert "done 7, running 0, queued 0, failed 0" in status and "finished at " in status and "(exit 0)" in status, status
+    log = (run / "local.log").read_text()
+    assert "[7/7]" in log and "gradebook: 8 student(s)" in log, log

@@ -1,11 +1,13 @@
 """Hand-ins and sweeps on a REAL single-node Slurm cluster (tests/slurm/start-slurm.sh: slurmctld,
 slurmd, munge; two fake GPUs, so --gres=gpu:1 jobs run on this GPU-less node and the grader there
-honestly records no_gpu). Real Unix users hand in (useradd; runuser); the users and the group the
-tests create are removed when they end. The cluster has its own configuration, munge and ports
-(SLURM_CONF in its directory), and no test writes under /etc/slurm or /etc/munge: a Slurm the machine
-runs of its own is never touched — one test starts such a "site" cluster on Slurm's default ports
-first (where the machine has none) and proves it. Needs root and
-Slurm installed (make setup); skipped with the reason otherwise."""
+honestly records no_gpu). Students and staff are Unix accounts (runuser) that exist only in a
+private mount namespace of this test (private_accounts.py: copies of passwd and group bind-mounted
+over /etc/passwd and /etc/group there), in which the test cluster's daemons run too: no account or
+group is created on the machine, and nothing under /etc is written. The cluster has its own
+configuration, munge and ports (SLURM_CONF in its directory): a Slurm the machine runs of its own is
+never touched — one test starts such a "site" cluster on Slurm's default ports first (where the
+machine has none) and proves it. Needs root and Slurm installed (make setup); skipped with the
+reason otherwise (the tests with students also where a mount namespace cannot be made)."""
 import datetime as dt
 import fcntl
 import grp
@@ -21,57 +23,52 @@ from pathlib import Path
 
 import pytest
 
+import private_accounts
 from cluster_helpers import (CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, tool, wait_for, write_config)
+import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 SLURM = ROOT / "tests" / "slurm"
-ALICE, BOB, STAFF = "glab_alice", "glab_bob", "glab_staff"
+ALICE, BOB, TA, STAFF = "glab_alice", "glab_bob", "glab_ta", "glab_staff"
 CLASS_SIZE = 22
 
 if os.geteuid() != 0:
-    pytest.skip("the Slurm cluster tests need root (they start slurmctld/slurmd and add users)",
+    pytest.skip("the Slurm cluster tests need root (they start slurmctld/slurmd as root)",
                 allow_module_level=True)
 if not (shutil.which("slurmctld") and shutil.which("slurmd") and shutil.which("sbatch") and shutil.which("munged")):
     pytest.skip("Slurm is not installed (slurmctld, slurmd, slurm-client, munge: `make setup`)",
                 allow_module_level=True)
 
 
-CREATED_USERS, CREATED_GROUPS = [], []
-
-
-def _ensure_account(name, group=None):
-    """A test user: created for the tests (and removed after them, _remove_created) unless it exists."""
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
-        CREATED_USERS.append(name)
-    if group:
-        subprocess.run(["usermod", "-a", "-G", group, name], check=True)
-
-
-def _ensure_group(name):
-    try:
-        grp.getgrnam(name)
-    except KeyError:
-        subprocess.run(["groupadd", name], check=True)
-        CREATED_GROUPS.append(name)
-
-
-def _remove_created():
-    """Every user and group the tests created, with their home directories: nothing lasting."""
-    while CREATED_USERS:
-        subprocess.run(["userdel", "-r", "-f", CREATED_USERS.pop()], capture_output=True)
-    while CREATED_GROUPS:
-        subprocess.run(["groupdel", CREATED_GROUPS.pop()], capture_output=True)
-
+# The test's accounts: two students, a TA in the staff group (private_accounts.py: they exist only in
+# this test's mount namespace, where the cluster's daemons run).
+ACCOUNTS = {ALICE: [], BOB: [], TA: [STAFF]}
 
 LOCK = Path("/tmp/gemmlab-slurm-ci.lock")
 CI_DIR = Path("/tmp/gemmlab-slurm-ci")
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def accounts():
+    """The students and the staff group, for this test and every process it starts (the cluster's
+    daemons included: start the cluster after this). Where no mount namespace can be made, the tests
+    that need them are skipped, saying why."""
+    why = private_accounts.available()
+    if why:
+        pytest.skip(f"the test accounts need a private mount namespace: {why}")
+    acc = private_accounts.PrivateAccounts(ACCOUNTS, [STAFF])
+    try:
+        acc.__enter__()
+    except OSError as e:
+        pytest.skip(f"the test accounts need a private mount namespace, which cannot be made here: {e}")
+    try:
+        yield acc
+    finally:
+        acc.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def cluster(accounts):
     # The test cluster has fixed ports and one directory: two test sessions at once (say, two
     # `make test` in different checkouts) would restart each other's cluster. The second one waits
     # a while, then skips with this reason.
@@ -101,20 +98,18 @@ def cluster():
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = old
-        _remove_created()
         lock.close()
 
 
 @pytest.fixture(scope="module")
 def course(cluster):
-    _ensure_group(STAFF)
-    _ensure_account(ALICE)
-    _ensure_account(BOB)
     base = Path(tempfile.mkdtemp(prefix="gemmlab-cluster-test-", dir="/tmp"))
     os.chmod(base, 0o755)  # the students reach the config and the drop box through it
     due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=2)
+    (base / "scratch").mkdir()
+    os.chmod(base / "scratch", 0o1777)  # like /tmp: every job builds there (a directory of the course's, to look into)
     cfg_path = write_config(base, "slurm", due, staff_group=STAFF, gres="gpu:1", cpus_per_task=1,
-                            time_limit="00:15:00", sweep_concurrency=2)
+                            time_limit="00:15:00", sweep_concurrency=2, scratch=str(base / "scratch"))
     CACHE.mkdir(parents=True, exist_ok=True)
     for d in (CACHE, CACHE.parent, CACHE.parent.parent):  # the students' jobs read the trusted build
         os.chmod(d, d.stat().st_mode | 0o055)
@@ -124,6 +119,12 @@ def course(cluster):
     os.chmod(base / "roster.txt", 0o644)  # every student's make submit reads it
     yield base, cfg_path, due
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _left_scratch(base: Path) -> list[str]:
+    """Scratch directories of gradings whose process is gone: what a killed grading leaves on a node."""
+    return [d.name for d in (base / "scratch").iterdir()
+            if not scratch.process_alive(int(d.name.rsplit("-", 2)[1]))]
 
 
 def _student_copy(user, kind="stub"):
@@ -191,8 +192,7 @@ def test_another_student_cannot_read_an_attempt(course):
     r = tool(cfg_path, "results", "--user", ALICE, user=BOB)
     assert r.returncode != 0
     # the course staff can
-    _ensure_account("glab_ta", STAFF)
-    r = subprocess.run(["runuser", "-u", "glab_ta", "--", "cat", str(attempt / "manifest.json")],
+    r = subprocess.run(["runuser", "-u", TA, "--", "cat", str(attempt / "manifest.json")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and ALICE in r.stdout, r.stderr
 
@@ -232,6 +232,8 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     running = wait_for(running_tasks, 120, "a running task to cancel", poll=0.2)
     subprocess.run(["scancel", jobs["array"]], check=True)
     wait_for(lambda: _job_gone(jobs["gradebook"]), 300, "the gradebook job after the cancel")
+    # scancel sent every task SIGTERM (SIGKILL KillWait seconds later): none left its scratch
+    assert not _left_scratch(base), _left_scratch(base)
     first = {p.parent.parent.name: json.loads(p.read_text()) for p in graded()}
     errors = {s: o.get("message", "") + o.get("log_tail", "")[-800:] for s, o in first.items() if o["status"] == "error"}
     assert not errors, errors
@@ -460,7 +462,8 @@ def test_a_sites_own_slurm_is_left_untouched():
         # directory every user may enter: munged runs as munge).
         beside = Path(tempfile.mkdtemp(prefix="gemmlab-slurm-beside-", dir="/tmp"))
         os.chmod(beside, 0o755)
-        ci = dict(os.environ, SLURM_CI_DIR=str(beside / "ci"), SLURM_CI_PORT="16917", SLURM_CI_GPUS="1")
+        ci = dict(os.environ, SLURM_CI_DIR=str(beside / "ci"), SLURM_CI_PORT=str(_free_port_pair(16917)),
+                  SLURM_CI_GPUS="1")
         ci.pop("SLURM_CONF", None)
         r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=ci, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -481,6 +484,21 @@ def test_a_sites_own_slurm_is_left_untouched():
             shutil.rmtree(d, ignore_errors=True)
     assert _snapshot("/etc/slurm", "/etc/munge") == etc_before, "a test wrote under /etc/slurm or /etc/munge"
     assert not Path("/tmp/gemmlab-site-slurm").exists(), "the stand-in left its files behind"
+
+
+def _free_port_pair(first: int) -> int:
+    """The first port from `first` up that is free, with the next one (slurmctld's and slurmd's):
+    another test cluster on this machine may hold the first pair."""
+    import socket
+    for port in range(first, first + 200, 2):
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("0.0.0.0", port))
+                b.bind(("0.0.0.0", port + 1))
+            return port
+        except OSError:
+            continue
+    raise AssertionError(f"no two free ports from {first} to {first + 200}")
 
 
 def _state(job, env):

@@ -219,6 +219,19 @@ def test_gradebook_aggregates_synthetic_results(tmp_path):
     assert "Graded on another GPU model than first: 1 — bob" in text and "gpu03 1" in text
 
 
+def test_gpu_changed_compares_only_grades_that_ran_on_a_gpu():
+    """A requeue (or a later sweep) grades a no_gpu or error result again wherever Slurm places it:
+    on a mixed partition that is often another model, and no score was made on the first, so no
+    "graded on another GPU model" is raised; a model change between two real grades still is."""
+    sweep = FIXTURES / "sweep-requeued"
+    rows, _ = gradebook.build(sweep, [])
+    changed = {r["student"]: r["gpu_changed"] for r in rows}
+    assert changed == {"ida": "", "jon": "", "kim": "first graded on SYNTHETIC GPU A", "lee": ""}, changed
+    text = gradebook.summary_text(rows, [], "fixture")
+    assert "Graded on another GPU model than first: 1 — kim (first graded on SYNTHETIC GPU A, now SYNTHETIC GPU B)" \
+        in text, text
+
+
 def test_the_gpu_slurm_allocated_is_read_from_scontrol():
     text = ("JobId=7 JobName=g\n   JOB_GRES=gpu:h100:1\n     Nodes=gpu07 CPU_IDs=0-1 Mem=0 "
             "GRES=gpu:h100:1(IDX:3)\n   TresPerNode=gres:gpu:h100:1\n")

@@ -22,10 +22,11 @@ def test_staff_tools_and_developer_scripts_stay_out():
     for rel in ("cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
                 "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "tests/cluster_gpu_demo.sh",
                 "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/py/cluster_helpers.py",
-                "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json"):
+                "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json", "tests/py/private_accounts.py"):
         assert rel not in files, rel
     for rel in ("cluster/gemmlab_cluster.py", "cluster/dropbox.py", "cluster/class_files.py", "cluster/config.py",
-                "cluster/grading.py", "cluster/slurm.py", "cluster/templates/grade-attempt.sbatch"):
+                "cluster/grading.py", "cluster/slurm.py", "cluster/scratch.py", "cluster/local_grading.py",
+                "cluster/templates/grade-attempt.sbatch"):
         assert rel in files, rel
 
 
