@@ -244,10 +244,15 @@ def record_course(cfg):
 
 def recorded_course(cfg) -> Path | None:
     """The course.toml the staff recorded in cfg's drop box, if any (and believable)."""
-    record = cfg.dropbox_dir / COURSE_RECORD
+    return recorded_course_in(cfg.dropbox_dir)
+
+
+def recorded_course_in(box: Path) -> Path | None:
+    """The course.toml recorded in the drop box `box` by setup, if any (and believable)."""
+    record = Path(box) / COURSE_RECORD
     try:
-        st, box = record.stat(), cfg.dropbox_dir.stat()
-        if st.st_uid not in (0, box.st_uid) or st.st_mode & 0o022:
+        st, box_st = record.stat(), Path(box).stat()
+        if st.st_uid not in (0, box_st.st_uid) or st.st_mode & 0o022:
             return None
         return Path(record.read_text().strip())
     except (OSError, ValueError):

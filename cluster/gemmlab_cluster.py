@@ -31,7 +31,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,6 +40,8 @@ import class_files  # noqa: E402
 import config as config_mod  # noqa: E402
 import dropbox  # noqa: E402
 import grading  # noqa: E402
+import handin  # noqa: E402
+import shared_dropbox  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
 from dropbox import SubmissionError  # noqa: E402
@@ -61,14 +62,15 @@ def now():
 
 # ---- students -------------------------------------------------------------------------------
 def cmd_submit(cfg, args):
+    _refuse_without_a_shared_dropbox(cfg)
     user = _acting_user(args)
     _on_the_roster(cfg, user, args.off_roster)
     student_dir = Path(args.student_dir).resolve()
     report = Path(args.report).resolve() if args.report else student_dir.parent / "report" / "report.pdf"
     files = dropbox.collect(cfg, student_dir, report)
     stage_names = [n for n in files if n.endswith(".cu")]
-    print(f"submit: {len(stage_names)} stage file(s) from {student_dir}"
-          + (f" and {report}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
+    print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
+          + (f" and {handin.as_typed(report)}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
     if not args.no_compile_check:
         _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
@@ -76,7 +78,8 @@ def cmd_submit(cfg, args):
     report = dropbox.report_check(files)
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir), extra={"report": report})
     manifest = json.loads((attempt / "manifest.json").read_text())
-    print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
+    print(f"submit: stored attempt #{int(attempt.name.split('-')[1])} of {user}, {manifest['submitted_at']}: it is "
+          f"handed in ({attempt}, sha256 {manifest['attempt_sha256'][:12]})")
     warning = dropbox.report_warning(report)
     if warning:
         print(f"submit: WARNING: {warning} This hand-in is stored as it is; the course staff see the report "
@@ -96,8 +99,8 @@ def cmd_submit(cfg, args):
         try:
             job = slurm.sbatch(script, cwd=attempt)
         except slurm.SlurmError as e:
-            raise Refused(f"your hand-in is stored ({attempt.name}), but its grading was not queued: {e}\n"
-                          f"  Queue it later with:  sbatch {script}") from None
+            _grading_not_queued(attempt, script, e)
+            return 0
         grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
         print(f"submit: grading job {job} queued. Follow it with `make status`; when it has run, "
               "`make results` shows the score.")
@@ -107,6 +110,29 @@ def cmd_submit(cfg, args):
         print(f"submit: {outcome['status']}: {outcome.get('message', '')}")
         print("submit: `make results` shows the details; `make status` lists your attempts.")
     return 0
+
+
+def _refuse_without_a_shared_dropbox(cfg):
+    """A handout stores a hand-in only in a drop box the staff can read (shared_dropbox.py)."""
+    why = shared_dropbox.refusal(cfg)
+    if why:
+        raise Refused(why)
+
+
+def _note_without_a_shared_dropbox(cfg):
+    note = shared_dropbox.note(cfg)
+    if note:
+        print(f"status: note: {note}", file=sys.stderr)
+
+
+def _grading_not_queued(attempt: Path, script: Path, error: slurm.SlurmError):
+    """sbatch did not take the grading job of a stored hand-in: recorded for `make status`, and the
+    student told whose problem it is and how to queue it later (handin.not_queued)."""
+    short, lines = handin.not_queued(error, script)
+    grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": lines[0], "at": dropbox.iso(now())})
+    print(f"submit: your hand-in is stored and counts; {lines[0]}", file=sys.stderr)
+    for line in lines[1:]:
+        print(f"  {line}", file=sys.stderr)
 
 
 def _is_staff(cfg) -> bool:
@@ -266,29 +292,10 @@ def _compile_check(cfg, files):
     """Compiles each stage file as the grader will. A file that does not compile is handed in all the
     same, with a warning naming it and the stages that will score 0: a grading job grades every stage
     that builds (a bad file costs only its own stages), and a question here could cost the hand-in
-    itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in")."""
-    with tempfile.TemporaryDirectory(prefix="gemmlab-submit-") as tmp:
-        sub = Path(tmp) / "submission"
-        sub.mkdir()
-        for name, src in files.items():
-            if name.endswith(".cu"):
-                shutil.copyfile(src, sub / name)
-        log = Path(tmp) / "compile.log"
-        print("submit: compiling each stage file with the grader's flags ...", flush=True)
-        broken = grading.Toolchain(cfg).compile_only(sub, Path(tmp) / "build", log)
-        if not broken:
-            return
-        print(grading.tail(log, 60), file=sys.stderr)
-        errors = {p.name[:-len(".o.failed")]: json.loads(p.read_text()).get("first_error", "")
-                  for p in Path(tmp, "build").rglob("*.o.failed")}
-        for name in broken:
-            stem = name[:-len(".cu")]
-            first = errors.get(stem)
-            print(f"submit: WARNING: {name} does not compile: stage {stem} will be rejected and score 0"
-                  + (f" (first error: {first})" if first else ""), file=sys.stderr)
-        print("submit: WARNING: handing in anyway: every other stage is graded. Fix the file(s) (`make check` "
-              "builds the same way) and run `make submit` again to hand in a version that compiles.",
-              file=sys.stderr)
+    itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in").
+    What the student is shown: handin.compile_check."""
+    handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
+                         say=lambda line: print(line, flush=True))
 
 
 def grade_attempt(cfg, attempt_path: Path) -> dict:
@@ -353,6 +360,7 @@ def _attempt_state(a: dropbox.Attempt) -> str:
 
 
 def cmd_status(cfg, args):
+    _note_without_a_shared_dropbox(cfg)
     user = args.user or dropbox.current_user()
     attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
     if not attempts:
