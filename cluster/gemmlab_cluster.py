@@ -173,7 +173,9 @@ def _waiting_jobs(attempts) -> list[dropbox.Attempt]:
 def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
     """Why a stored hand-in gets no grading job of its own, as (a few words for `make status`, the
     message for the student); ("", "") when it does: the same files as an earlier attempt, or the
-    course's limits on a student's jobs (Slurm only)."""
+    course's limits on a student's gradings — how many an hour (on Slurm and on this machine alike),
+    and, with Slurm, how many jobs wait at once (without a queue, a grading runs while make submit
+    waits: none of a student's waits)."""
     attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
     this = next(a for a in attempts if a.path == attempt_path)
     earlier = [a for a in attempts if a.number < this.number]
@@ -183,26 +185,35 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
         short = f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])})"
         return short, (f"{short}: its grading stands for this one too (`make results`). Your hand-in is stored, and "
                        "its time counts for the deadline")
-    if not cfg.use_slurm():
-        return "", ""
-    waiting = _waiting_jobs(earlier)
-    if len(waiting) >= cfg.queued_per_student:
-        return f"{len(waiting)} job(s) waiting, the course allows {cfg.queued_per_student}", (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
-                f"{', '.join(f'#{a.number}' for a in waiting)}; the course allows {cfg.queued_per_student}). Your hand-in "
-                "is stored and counts for the deadline; the final sweep grades whichever attempt counts. Hand in again "
-                "for feedback once they have run (`make status`)")
+    slurm_course = cfg.use_slurm()
+    if slurm_course:
+        waiting = _waiting_jobs(earlier)
+        if len(waiting) >= cfg.queued_per_student:
+            return f"{len(waiting)} job(s) waiting, the course allows {cfg.queued_per_student}", (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
+                    f"{', '.join(f'#{a.number}' for a in waiting)}; the course allows {cfg.queued_per_student}). Your hand-in "
+                    "is stored and counts for the deadline; the final sweep grades whichever attempt counts. Hand in again "
+                    "for feedback once they have run (`make status`)")
     hour_ago = now() - dt.timedelta(hours=1)
-    recent = []
-    for a in earlier:
-        job = grading._read_json(a.path / "job.json") or {}
-        if job.get("job_id") and dropbox.parse_iso(job["queued"]) > hour_ago:
-            recent.append(dropbox.parse_iso(job["queued"]))
+    recent = [t for t in map(_graded_at, earlier) if t is not None and t > hour_ago]
     if len(recent) >= cfg.graded_per_hour:
         free_at = sorted(recent)[-cfg.graded_per_hour] + dt.timedelta(hours=1)
-        return f"{len(recent)} queued in the last hour, the course allows {cfg.graded_per_hour}", (f"{len(recent)} of your hand-ins were queued for grading in the last hour (the course allows "
+        how = "queued for grading" if slurm_course else "graded"
+        return f"{len(recent)} {how.split()[0]} in the last hour, the course allows {cfg.graded_per_hour}", (f"{len(recent)} of your hand-ins were {how} in the last hour (the course allows "
                 f"{cfg.graded_per_hour}). Your hand-in is stored and counts for the deadline; the next one can be "
                 f"graded from {dropbox.iso(free_at)}")
     return "", ""
+
+
+def _graded_at(a: dropbox.Attempt):
+    """When an attempt's own grading was queued (Slurm: its job.json) or started on this machine
+    (without Slurm: its outcome, which names no job); None when it had none."""
+    job = grading._read_json(a.path / "job.json") or {}
+    if job.get("job_id") and job.get("queued"):
+        return dropbox.parse_iso(job["queued"])
+    outcome = grading._read_json(a.path / "grading" / "outcome.json") or {}
+    if outcome.get("started") and not outcome.get("job_id"):
+        return dropbox.parse_iso(outcome["started"])
+    return None
 
 
 def _span(d: dt.timedelta) -> str:
