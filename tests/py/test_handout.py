@@ -11,8 +11,9 @@
 These tests need the instructor repository (reference/*.cu) and never ship in a handout.
 """
 import json
-import subprocess
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -69,6 +70,19 @@ def test_solution_scan_catches_copied_reference_code_but_not_the_stubs():
         shared = [(n, l) for n, l in enumerate(stub.read_text().splitlines(), 1)
                   if handout.normalize(l) in distinctive]
         assert not shared, f"{stub.name} shares lines with the reference: {shared[:3]}"
+
+
+def test_the_shipped_docs_name_only_sections_the_handouts_readme_has():
+    """A student reads the handout's README (grader/scripts/handout/README.md.in), not the repository's:
+    a shipped doc that sends them to a README section must name one that README has."""
+    handout = load_handout_module()
+    readme = (ROOT / "grader" / "scripts" / "handout" / "README.md.in").read_text()
+    sections = set(re.findall(r"^#+ (.+)$", readme, re.M))
+    for doc in handout.load_config(ROOT / "course.toml")["docs"]:
+        text = " ".join((ROOT / "docs" / doc).read_text().split())
+        for named in re.findall(r"README(?:\.md)?'s \"([^\"]+)\"", text):
+            assert named in sections, f"docs/{doc} sends students to the README's \"{named}\", which the handout's lacks"
+        assert "README's" not in text or re.search(r"README(?:\.md)?'s \"", text), f"docs/{doc}: which README section?"
 
 
 def test_stubs_are_tagged_and_not_implemented():
