@@ -123,3 +123,14 @@ def test_check_without_a_gpu_names_the_command_typed_with_its_variables(grader):
     assert out.returncode != 0
     assert f"srun --gres=gpu:1 make check STAGE=tiled PREC=double FULL=1 GRADER={grader}\n" in out.stderr, out.stderr
     assert f"{grader} check" not in out.stdout, "make's own command line is not shown"
+
+
+def test_the_tests_build_one_short_line_per_file(tmp_path):
+    """`make test` builds its own objects as the rest of the build does: one line per file (V=1 shows
+    the commands), not the compiler's command line."""
+    obj = tmp_path / "build" / "tests" / "host" / "main.o"
+    out = make(f"BUILD={tmp_path}/build", str(obj))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "  CXX     tests/host/main.cpp" in out.stdout, out.stdout
+    assert "-std=c++17" not in out.stdout + out.stderr, out.stdout
+    assert obj.is_file()
