@@ -113,14 +113,14 @@ def not_queued(error: slurm.SlurmError, script: Path) -> tuple[str, list[str]]:
              f"      sbatch {script}")
     if slurm.controller_down(error.output or str(error)):
         return ("Slurm did not answer", [
-            f"its feedback grading was not queued: Slurm, the cluster's scheduler, did not answer (sbatch: "
-            f"\"{quoted}\"). That is the cluster's problem — the scheduler is down or cannot be reached from this "
+            f"its feedback grading was not queued: Slurm, the cluster's scheduler, did not answer "
+            f"(\"{quoted}\"). That is the cluster's problem — the scheduler is down or cannot be reached from this "
             "node — not your files and not course.toml.",
             later + "\n  once `sinfo` answers again. If it stays down, tell the course staff; the final sweep grades "
                     "the hand-in that counts in any case."])
     keys = slurm.refused_keys(error.output or "")
     setting = f"[cluster] {', '.join(keys)} of the course's course.toml" if keys else "the course's Slurm settings"
     return ("Slurm refused the grading job", [
-        f"its feedback grading was not queued: Slurm refused the grading job (sbatch: \"{quoted}\"). That is for "
+        f"its feedback grading was not queued: Slurm refused the grading job (\"{quoted}\"). That is for "
         f"the course staff to fix ({setting}; the copy in your checkout is not used): tell them, with this message.",
         later + "\n  once they have fixed it. The final sweep grades the hand-in that counts in any case."])
