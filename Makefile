@@ -31,22 +31,22 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## CUDA_HOME=<toolkit> build with another CUDA toolkit, e.g. CUDA 12 for sm_70 (make setup-cuda12)
 ## CUDA12_HOME=<dir> where make setup-cuda12 installs CUDA 12 (default ~/.cache/gemmlab/cuda-12.5)
 ## V=1 show every command (by default one line per file; stage files' commands and output go to build.log)
-## WERROR=1 compiler warnings are errors
+## WERROR=1 the stage files' compiler warnings are errors
 ## CCACHE= compile without ccache; OBJECT_CACHE= compile every stage file afresh
-## SWEEP=<name> the sweep to work on (sweep, sweep-status, gradebook-export, similarity, leaderboard)
-## STUDENT=<id> make sweep: regrade this student only; the staff's decisions (accept, override, settle, enter, withdraw, decisions): the student
-## WHY=<text> the staff's decisions and publish-course: why (recorded with who and when)
-## FINAL=<points> make override, settle: the student's final score, set by hand
-## CLEAR=1 make override: compute the final score again
-## ZERO=1 make settle: the final score is 0
-## FROM=<dir> make enter: the hand-in's stage files, laid out like student/
-## AT=<date-time> make enter: when it was handed in, with its time zone (e.g. 2026-12-04T23:41:00-08:00)
-## FORCE=1 make sweep: sweep before the deadline
-## LOCAL=1 make sweep: grade on this machine, not on Slurm (every student's code runs here)
-## FOLLOW=1 make sweep-status: follow the sweep until it ends
-## DIST=<dir> make handout: where the handout goes (default course.toml [handout] dist)
-## GALLERY=<entry>,... make test-gallery: only these entries
-## MATRIX_ONLY=<paths> make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once; MATRIX_TUNE=1 adds the tuning candidates)
+## SWEEP=<name> (instructors) the sweep to work on (sweep, sweep-status, gradebook-export, similarity, leaderboard)
+## STUDENT=<id> (instructors) make sweep: regrade this student only; the staff's decisions (accept, override, settle, enter, withdraw, decisions): the student
+## WHY=<text> (instructors) the staff's decisions and publish-course: why (recorded with who and when)
+## FINAL=<points> (instructors) make override, settle: the student's final score, set by hand
+## CLEAR=1 (instructors) make override: compute the final score again
+## ZERO=1 (instructors) make settle: the final score is 0
+## FROM=<dir> (instructors) make enter: the hand-in's stage files, laid out like student/
+## AT=<date-time> (instructors) make enter: when it was handed in, with its time zone (e.g. 2026-12-04T23:41:00-08:00)
+## FORCE=1 (instructors) make sweep: sweep before the deadline
+## LOCAL=1 (instructors) make sweep: grade on this machine, not on Slurm (every student's code runs here)
+## FOLLOW=1 (instructors) make sweep-status: follow the sweep until it ends
+## DIST=<dir> (instructors) make handout: where the handout goes (default course.toml [handout] dist)
+## GALLERY=<entry>,... (instructors) make test-gallery: only these entries
+## MATRIX_ONLY=<paths> (instructors) make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once; MATRIX_TUNE=1 adds the tuning candidates)
 SUBMISSION ?= student
 CONFIG ?= course.toml
 STAGE ?=
@@ -55,6 +55,18 @@ SEED ?=
 FULL ?=
 SHAPE ?=
 SHAPES ?=
+
+# ---- what was typed: the one source of every "run it on a GPU node" hint ------------------------
+# A command that needs a GPU and finds none (check, bench, grade, sanitize, profile, report) tells the
+# student to run the very command they typed on a GPU node: `srun --gres=gpu:1 ` + GEMMLAB_COMMAND, which
+# is `make`, the goals and the variables given on the command line, in the order given (make keeps them
+# last first). The judge prints it (grader/src/judge/main.cpp, no_gpu_message; make report asks the
+# judge), and so does make profile's check, which runs before the judge is built (ncu_profile.py).
+# (The one make this Makefile starts itself, make profile's build of the runner, prints no such hint.)
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+escaped_space := ^_^
+export GEMMLAB_COMMAND := $(strip make $(MAKECMDGOALS) \
+    $(subst $(escaped_space),\ ,$(call reverse,$(subst \ ,$(escaped_space),$(MAKEOVERRIDES)))))
 
 # ---- toolchain ---------------------------------------------------------------------------------
 # CUDA_HOME=<toolkit> builds with another CUDA toolkit (e.g. CUDA 12 for sm_70: `make setup-cuda12`);
@@ -130,18 +142,38 @@ quiet = $(if $(V_ON),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
 GRADER_INCLUDES := -Igrader/include -Igrader/src
 STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
-NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
-CXX_WERROR := $(if $(WERROR),-Werror)
-CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(CXX_WERROR) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
+CXXFLAGS := -std=c++17 -O2 -g $(WARN) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
 # NVCC_OPTS: nvcc's options for every architecture (make arch-matrix compiles with them too).
-NVCC_OPTS := -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra $(NVCC_WERROR)
+NVCC_OPTS := -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
+# WERROR=1: warnings are errors — in the submission's stage files, which are the student's to fix (the
+# grader and the reference are not, and compiling them again would cost minutes); make arch-matrix
+# WERROR=1 holds every file of the kit to it.
+NVCC_WERROR := $(if $(WERROR),-Werror all-warnings)
 NVCC_BASE := $(NVCC_OPTS) $(ARCH_FLAGS) -MMD -MP
 NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES)
 # Stage files become a shared library (position-independent code) of the submission.
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
+SUB_NVCCFLAGS := $(STAGE_NVCCFLAGS) $(NVCC_WERROR)
 # One CUDA runtime for the grader and the submission's library: the shared one.
 CUDART := -cudart shared -Xlinker -rpath,$(CUDA_LIB)
 LDLIBS := -L$(CUDA_LIB) -lcublas -lcurand -ldl -lpthread
+
+# ---- a change of flags rebuilds what they compile (WERROR=1, NVCCFLAGS=..., another compiler) -----
+# Each kind of object depends on a stamp file that holds the command it is compiled with. The stamp's
+# rule runs every time (FORCE) but rewrites the file only when that command changed: then what it
+# compiles is out of date and is compiled again; otherwise nothing happens. (cluster/grading.py writes
+# the submission's stamp itself before it puts cached stage objects in place: make-vars.mk prints both.)
+SUB_FLAGS = $(NVCC) $(SUB_NVCCFLAGS)
+REF_FLAGS = $(NVCC) $(STAGE_NVCCFLAGS)
+GRADER_FLAGS = $(CXX) $(CXXFLAGS) | $(NVCC) $(NVCCFLAGS)
+SUB_FLAGS_STAMP = $(SUB_BUILD)/stage-flags
+REF_FLAGS_STAMP = $(BUILD)/reference/stage-flags
+GRADER_FLAGS_STAMP = $(GRADER_BUILD)/grader-flags
+# $(call write_if_changed,<text>,<what compiles again>)
+write_if_changed = @mkdir -p $(@D); if [ "$$(cat $@ 2>/dev/null)" != '$(1)' ]; then \
+    $(if $(wildcard $@),printf '  %-7s %s\n' FLAGS 'changed: $(2) compile again';) printf '%s\n' '$(1)' > $@; fi
+.PHONY: FORCE
+FORCE:
 
 # ---- the grader: three folders, three libraries (docs/ARCHITECTURE.md, "The parts") --------------
 #   grader/src/judge   `gemmlab`, the judge: plans, owns every operand, answer and clock in a CUDA
@@ -166,10 +198,12 @@ JUDGE_LIB := $(GRADER_BUILD)/libgemmlab_judge.a
 RUNNER_LIB := $(GRADER_BUILD)/libgemmlab_runner.a
 GRADER_LIBS := $(JUDGE_LIB) $(RUNNER_LIB) $(COMMON_LIB)
 
-$(GRADER_BUILD)/%.o: grader/src/%.cpp
+$(GRADER_FLAGS_STAMP): FORCE
+	$(call write_if_changed,$(GRADER_FLAGS),the grader)
+$(GRADER_BUILD)/%.o: grader/src/%.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
-$(GRADER_BUILD)/%.cu.o: grader/src/%.cu
+$(GRADER_BUILD)/%.cu.o: grader/src/%.cu $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(COMMON_LIB): $(call side_objects,common,)
@@ -184,10 +218,12 @@ REF_SOURCES := $(wildcard reference/*.cu)
 ifneq ($(REF_SOURCES),)
 REF_LIB := $(BUILD)/reference/libgemmlab_reference.a
 REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/reference/registry.o
-$(BUILD)/reference/%.o: reference/%.cu
+$(REF_FLAGS_STAMP): FORCE
+	$(call write_if_changed,$(REF_FLAGS),the reference)
+$(BUILD)/reference/%.o: reference/%.cu $(REF_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
-$(BUILD)/reference/registry.o: grader/src/runner/registry.cpp
+$(BUILD)/reference/registry.o: grader/src/runner/registry.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(REF_LIB): $(REF_OBJ)
@@ -220,11 +256,13 @@ STAGE_API := $(wildcard grader/include/gemmlab/*.h)
 # the errors are shown until the file is fixed.)
 COMPILE_STAGE = $(PYTHON) grader/scripts/compile_stage.py --source $< --object $@ $(if $(V_ON),--verbose) \
     $(if $(OBJECT_CACHE),--cache $(OBJECT_CACHE) --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h)) --
-$(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu
+$(SUB_FLAGS_STAMP): FORCE
+	$(call write_if_changed,$(SUB_FLAGS),the stage files)
+$(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu $(SUB_FLAGS_STAMP)
 	@mkdir -p $(@D)
-	@$(COMPILE_STAGE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
+	@$(COMPILE_STAGE) $(NVCC) $(SUB_NVCCFLAGS) -DGEMMLAB_NS=submission -c $< -o $@
 SUB_EXPORTS := $(GRADER_BUILD)/submission_exports.o
-$(SUB_EXPORTS): grader/src/runner/submission_exports.cpp
+$(SUB_EXPORTS): grader/src/runner/submission_exports.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -DGEMMLAB_NS=submission -DGEMMLAB_WEAK_ENTRY_POINTS -c $< -o $@
 
@@ -281,17 +319,24 @@ $(GRADER): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNE
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER) $(BASELINE_RUNNER),$^) $(LDLIBS)
 	@echo "built $@, $(notdir $(STAGE_RUNNER)) and $(notdir $(BASELINE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
+##@ Students
+# `make` builds what the grader needs and ends with the stage files' verdicts; it fails (exit 2) when a
+# stage file costs points — it does not compile, the symbol check leaves it out, or an explicit
+# instantiation is gone — after building everything else, so that `make && make check ...` stops there.
+# `make grader` builds the same and succeeds all the same: check, bench, grade and the tests build it,
+# and check every stage that built (a refused file's stages are `rejected`).
 .PHONY: all grader
-all grader: $(GRADER)
+all: $(GRADER)  ## build the grader with your stages; fails when a stage file does not compile or is refused (make check still checks the others)
+	@$(PYTHON) grader/scripts/scan_symbols.py --strict $(SYMBOLS)
+grader: $(GRADER)  ## the same build, which succeeds even when a stage file is refused (what check, bench and grade build)
 
 # ---- student and TA commands ---------------------------------------------------------------------
 STAGE_ARGS := $(if $(STAGE),--stage $(STAGE)) $(if $(PREC),--prec $(PREC)) $(if $(SEED),--seed $(SEED))
 
-##@ Students
 .PHONY: check
 check: $(GRADER)  ## correctness of every stage (quick set; FULL=1 for the grading set)
 	@mkdir -p $(RESULTS)
-	$(GRADER) check $(STAGE_ARGS) $(if $(FULL),--full) --json $(RESULTS)/check.json
+	$(Q)$(GRADER) check $(STAGE_ARGS) $(if $(FULL),--full) --json $(RESULTS)/check.json
 
 .PHONY: sanitize
 # The GPU is asked for first: on a machine without one, that is what to fix, not compute-sanitizer.
@@ -316,7 +361,7 @@ profile:  ## Nsight Compute on one call of a stage (STAGE= required; PREC=, SHAP
 	@test -n "$(STAGE)" || { echo "make profile needs STAGE=<stage>, e.g. make profile STAGE=tiled/16 PREC=float"; exit 2; }
 	@$(PYTHON) grader/scripts/ncu_profile.py --check --ncu $(NCU)
 	@$(MAKE) --no-print-directory $(STAGE_RUNNER)
-	$(PYTHON) grader/scripts/ncu_profile.py --runner $(STAGE_RUNNER) $(PROFILE_ARGS)
+	$(Q)$(PYTHON) grader/scripts/ncu_profile.py --runner $(STAGE_RUNNER) $(PROFILE_ARGS)
 resources:  ## registers, shared memory and spills of every kernel, from the compiler for ARCH (no GPU; STAGE= one file)
 	@test -n "$(RESOURCE_SOURCES)" || { echo "make resources: no stage file $(SUBMISSION)/$(firstword $(subst /, ,$(STAGE))).cu"; exit 2; }
 	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) \
@@ -329,8 +374,8 @@ TAG ?=
 .PHONY: bench
 bench: $(GRADER)  ## GFLOPS of every implemented stage, with naive and cuBLAS measured in the same run (TAG=label: kept in the tuning history)
 	@mkdir -p $(RESULTS)
-	$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --submission $(SUB_DIR) --json $(RESULTS)/bench.json
-	$(PYTHON) grader/scripts/bench_history.py append --bench $(RESULTS)/bench.json --submission $(SUB_DIR) \
+	$(Q)$(GRADER) bench $(STAGE_ARGS) $(if $(SHAPES),--shapes $(SHAPES)) --config $(CONFIG) --submission $(SUB_DIR) --json $(RESULTS)/bench.json
+	$(Q)$(PYTHON) grader/scripts/bench_history.py append --bench $(RESULTS)/bench.json --submission $(SUB_DIR) \
 	    --history $(RESULTS)/bench-history.jsonl $(if $(TAG),--tag '$(TAG)')
 
 # The fingerprint of the stage files graded (grader/scripts/fingerprint.py), which results.json
@@ -340,8 +385,8 @@ FINGERPRINT := $(SUB_BUILD)/fingerprint.json
 .PHONY: grade
 grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/results.json and gradescope.json
 	@mkdir -p $(RESULTS)
-	$(PYTHON) grader/scripts/fingerprint.py $(SUB_DIR) --json $(FINGERPRINT)
-	$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --fingerprint $(FINGERPRINT) --out $(RESULTS)
+	$(Q)$(PYTHON) grader/scripts/fingerprint.py $(SUB_DIR) --json $(FINGERPRINT)
+	$(Q)$(GRADER) grade --config $(CONFIG) --submission $(SUB_DIR) --fingerprint $(FINGERPRINT) --out $(RESULTS)
 
 .PHONY: list rubric
 list: $(GRADER)  ## the stage registry
@@ -359,7 +404,7 @@ REPORT_HISTORY := $(if $(HISTORY),--history $(HISTORY))
 ##@ Students
 .PHONY: report report-pdf report-demo
 report: $(GRADER)  ## the lab report PDF, report/report.pdf, from your own measurements (RERUN=0 reuses fresh ones)
-	$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse) $(REPORT_HISTORY)
+	$(Q)$(PYTHON) report/make_report.py --grader $(GRADER) --config $(CONFIG) --results $(RESULTS) --submission $(SUBMISSION) $(if $(filter 0,$(RERUN)),--reuse) $(REPORT_HISTORY)
 report-pdf:  ## render report/report.pdf from the measurements make report saved (no GPU needed)
 	$(PYTHON) report/make_report.py --render-only --config $(CONFIG) --results $(RESULTS) $(REPORT_HISTORY)
 report-demo:  ## the example report from the instructor's example data, "EXAMPLE DATA" on every page: report/build/demo/example-report.pdf
@@ -372,14 +417,14 @@ export WHY
 .PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
         publish-course decisions accept override settle enter publish-grades
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
-	$(CLUSTER) submit --student-dir $(SUBMISSION)
+	@$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
-	$(CLUSTER) status
+	@$(CLUSTER) status
 results:  ## the results of your latest graded attempt
-	$(CLUSTER) results
+	@$(CLUSTER) results
 withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)
 	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
-	$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo) $(if $(STUDENT),--user "$(STUDENT)" --why "$$WHY")
+	@$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo) $(if $(STUDENT),--user "$(STUDENT)" --why "$$WHY")
 ##@ Instructors & TAs
 publish-course:  ## (instructors) validate course.toml and the class files, then publish them: what hand-ins, grading jobs and sweeps use from then on (WHY=note)
 	$(CLUSTER) publish --why "$$WHY"
@@ -430,18 +475,18 @@ HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cu)
 GPU_TESTS := $(SUB_BUILD)/gpu_tests
 
-$(BUILD)/tests/host/%.o: tests/host/%.cpp
+$(BUILD)/tests/host/%.o: tests/host/%.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
+	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 # The host tests see the judge's registry (names only, as `gemmlab` does); the GPU tests drive the
 # judge's engines, which start the runners built beside the grader.
 $(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
-$(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
+$(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER)
-	$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 
 ##@ Everyone
 .PHONY: test-build test
@@ -460,7 +505,7 @@ MATRIX_PART ?= all
 .PHONY: arch-matrix
 arch-matrix:  ## compile every .cu file for every supported arch (cached); with CUDA 12 installed, build sm_70/sm_80 with it
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
-	    --nvcc-opts "$(NVCC_OPTS)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
+	    --nvcc-opts "$(NVCC_OPTS) $(NVCC_WERROR)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
 	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") $(if $(MATRIX_JOBS),--jobs $(MATRIX_JOBS)) \
 	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 
@@ -498,6 +543,6 @@ clean:  ## remove build/ (results/ are kept)
 
 .PHONY: help
 help:  ## every target, by who runs it, and every variable
-	@awk -f grader/scripts/make_help.awk $(filter-out %.d,$(MAKEFILE_LIST))
+	@awk -v handout=$(if $(REF_SOURCES),0,1) -f grader/scripts/make_help.awk $(filter-out %.d,$(MAKEFILE_LIST))
 
 -include $(shell find $(BUILD) -name "*.d" 2>/dev/null)

@@ -177,16 +177,19 @@ def state_for_copy(path) -> "CourseState | None":
     [cluster] dropbox, read on its own, names where the state is. For a student whose checkout's copy
     has a mistake of its own: the course's state is what counts, not their copy."""
     import tomllib
-    from types import SimpleNamespace
     path = Path(path).resolve()
     try:
         raw = (tomllib.loads(path.read_text()).get("cluster") or {}).get("dropbox") or "results/dropbox"
     except (OSError, tomllib.TOMLDecodeError, AttributeError):
         return None
     box = Path(os.path.expanduser(str(raw)))
-    box = box if box.is_absolute() else path.parent / box
-    shim = SimpleNamespace(dropbox_dir=box)
-    return current(shim)
+    return current_in(box if box.is_absolute() else path.parent / box)
+
+
+def current_in(box: Path) -> "CourseState | None":
+    """The published state of the course whose drop box is `box` (current, by the drop box alone)."""
+    from types import SimpleNamespace
+    return current(SimpleNamespace(dropbox_dir=Path(box)))
 
 
 def state_dirs(cfg, state_id: str) -> tuple[Path, Path]:

@@ -34,7 +34,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -47,6 +46,8 @@ import dropbox  # noqa: E402
 import grading  # noqa: E402
 import local_grading  # noqa: E402
 import scratch as scratch_space  # noqa: E402
+import handin  # noqa: E402
+import shared_dropbox  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
 from course_state import StateError  # noqa: E402
@@ -71,14 +72,15 @@ ARGV: list[str] = []  # the command line of this run of the tool (main sets it):
 
 # ---- students -------------------------------------------------------------------------------
 def cmd_submit(cfg, args):
+    _refuse_without_a_shared_dropbox(cfg)
     user = _acting_user(args)
     _on_the_roster(cfg, user, args.off_roster)
     student_dir = Path(args.student_dir).resolve()
     report = Path(args.report).resolve() if args.report else student_dir.parent / "report" / "report.pdf"
     files = dropbox.collect(cfg, student_dir, report)
     stage_names = [n for n in files if n.endswith(".cu")]
-    print(f"submit: {len(stage_names)} stage file(s) from {student_dir}"
-          + (f" and {report}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
+    print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
+          + (f" and {handin.as_typed(report)}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
     if not args.no_compile_check:
         _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
@@ -90,7 +92,8 @@ def cmd_submit(cfg, args):
     if user == dropbox.current_user():
         course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
     manifest = json.loads((attempt / "manifest.json").read_text())
-    print(f"submit: stored {attempt} ({manifest['submitted_at']}, sha256 {manifest['attempt_sha256'][:12]})")
+    print(f"submit: stored attempt #{int(attempt.name.split('-')[1])} of {user}, {manifest['submitted_at']}: it is "
+          f"handed in ({attempt}, sha256 {manifest['attempt_sha256'][:12]})")
     warning = dropbox.report_warning(report)
     if warning:
         print(f"submit: WARNING: {warning} This hand-in is stored as it is; the course staff see the report "
@@ -108,8 +111,8 @@ def cmd_submit(cfg, args):
         try:
             job = slurm.sbatch(script, cwd=attempt)
         except slurm.SlurmError as e:
-            raise Refused(f"your hand-in is stored ({attempt.name}), but its grading was not queued: {e}\n"
-                          f"  Queue it later with:  sbatch {script}") from None
+            _grading_not_queued(attempt, script, e)
+            return 0
         grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
         print(f"submit: grading job {job} queued. Follow it with `make status`; when it has run, "
               "`make results` shows the score.")
@@ -131,6 +134,29 @@ def _grade_script(cfg, user, attempt: Path) -> Path:
     return slurm.render("grade-attempt.sbatch", attempt / "grade.sbatch", cfg.sbatch_options(),
                         user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
                         log=attempt / "grade-%j.log", python=cfg.python_exe, config=cfg.path, tool=trusted_tool(cfg))
+
+
+def _refuse_without_a_shared_dropbox(cfg):
+    """A handout stores a hand-in only in a drop box the staff can read (shared_dropbox.py)."""
+    why = shared_dropbox.refusal(cfg)
+    if why:
+        raise Refused(why)
+
+
+def _note_without_a_shared_dropbox(cfg):
+    note = shared_dropbox.note(cfg)
+    if note:
+        print(f"status: note: {note}", file=sys.stderr)
+
+
+def _grading_not_queued(attempt: Path, script: Path, error: slurm.SlurmError):
+    """sbatch did not take the grading job of a stored hand-in: recorded for `make status`, and the
+    student told whose problem it is and how to queue it later (handin.not_queued)."""
+    short, lines = handin.not_queued(error, script)
+    grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": lines[0], "at": dropbox.iso(now())})
+    print(f"submit: your hand-in is stored and counts; {lines[0]}", file=sys.stderr)
+    for line in lines[1:]:
+        print(f"  {line}", file=sys.stderr)
 
 
 def _is_staff(cfg) -> bool:
@@ -225,7 +251,9 @@ def _grading_stands(a: dropbox.Attempt) -> bool:
 def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
     """Why a stored hand-in gets no grading job of its own, as (a few words for `make status`, the
     message for the student); ("", "") when it does: the same files as an earlier attempt, or the
-    course's limits on a student's jobs (Slurm only)."""
+    course's limits on a student's gradings — how many an hour (on Slurm and on this machine alike),
+    and, with Slurm, how many jobs wait at once (without a queue, a grading runs while make submit
+    waits: none of a student's waits)."""
     attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
     this = next(a for a in attempts if a.path == attempt_path)
     earlier = [a for a in attempts if a.number < this.number]
@@ -234,26 +262,37 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
         short = f"the same files as your attempt #{same[-1].number} ({_attempt_state(same[-1])})"
         return short, (f"{short}: its grading stands for this one too (`make results`). Your hand-in is stored, and "
                        "its time counts for the deadline")
-    if cfg.grading_mode() != "slurm":
-        return "", ""
-    waiting = _waiting_jobs(earlier)
-    if len(waiting) >= cfg.queued_per_student:
-        return f"{len(waiting)} job(s) waiting, the course allows {cfg.queued_per_student}", (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
-                f"{', '.join(f'#{a.number}' for a in waiting)}; the course allows {cfg.queued_per_student}). Your hand-in "
-                "is stored and counts for the deadline; the final sweep grades whichever attempt counts. Hand in again "
-                "for feedback once they have run (`make status`)")
+    slurm_course = cfg.grading_mode() == "slurm"
+    if cfg.grading_mode() == "no-slurm":
+        return "", ""  # graded nowhere from here: make submit says so (local_grading.not_queued_message)
+    if slurm_course:
+        waiting = _waiting_jobs(earlier)
+        if len(waiting) >= cfg.queued_per_student:
+            return f"{len(waiting)} job(s) waiting, the course allows {cfg.queued_per_student}", (f"{len(waiting)} grading job(s) of yours are still waiting or running (attempts "
+                    f"{', '.join(f'#{a.number}' for a in waiting)}; the course allows {cfg.queued_per_student}). Your hand-in "
+                    "is stored and counts for the deadline; the final sweep grades whichever attempt counts. Hand in again "
+                    "for feedback once they have run (`make status`)")
     hour_ago = now() - dt.timedelta(hours=1)
-    recent = []
-    for a in earlier:
-        job = grading._read_json(a.path / "job.json") or {}
-        if job.get("job_id") and dropbox.parse_iso(job["queued"]) > hour_ago:
-            recent.append(dropbox.parse_iso(job["queued"]))
+    recent = [t for t in map(_graded_at, earlier) if t is not None and t > hour_ago]
     if len(recent) >= cfg.graded_per_hour:
         free_at = sorted(recent)[-cfg.graded_per_hour] + dt.timedelta(hours=1)
-        return f"{len(recent)} queued in the last hour, the course allows {cfg.graded_per_hour}", (f"{len(recent)} of your hand-ins were queued for grading in the last hour (the course allows "
+        how = "queued for grading" if slurm_course else "graded"
+        return f"{len(recent)} {how.split()[0]} in the last hour, the course allows {cfg.graded_per_hour}", (f"{len(recent)} of your hand-ins were {how} in the last hour (the course allows "
                 f"{cfg.graded_per_hour}). Your hand-in is stored and counts for the deadline; the next one can be "
                 f"graded from {dropbox.iso(free_at)}")
     return "", ""
+
+
+def _graded_at(a: dropbox.Attempt):
+    """When an attempt's own grading was queued (Slurm: its job.json) or started on this machine
+    (without Slurm: its outcome, which names no job); None when it had none."""
+    job = grading._read_json(a.path / "job.json") or {}
+    if job.get("job_id") and job.get("queued"):
+        return dropbox.parse_iso(job["queued"])
+    outcome = grading._read_json(a.path / "grading" / "outcome.json") or {}
+    if outcome.get("started") and not outcome.get("job_id"):
+        return dropbox.parse_iso(outcome["started"])
+    return None
 
 
 def _span(d: dt.timedelta) -> str:
@@ -378,29 +417,10 @@ def _compile_check(cfg, files):
     """Compiles each stage file as the grader will. A file that does not compile is handed in all the
     same, with a warning naming it and the stages that will score 0: a grading job grades every stage
     that builds (a bad file costs only its own stages), and a question here could cost the hand-in
-    itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in")."""
-    with tempfile.TemporaryDirectory(prefix="gemmlab-submit-") as tmp:
-        sub = Path(tmp) / "submission"
-        sub.mkdir()
-        for name, src in files.items():
-            if name.endswith(".cu"):
-                shutil.copyfile(src, sub / name)
-        log = Path(tmp) / "compile.log"
-        print("submit: compiling each stage file with the grader's flags ...", flush=True)
-        broken = grading.Toolchain(cfg).compile_only(sub, Path(tmp) / "build", log)
-        if not broken:
-            return
-        print(grading.tail(log, 60), file=sys.stderr)
-        errors = {p.name[:-len(".o.failed")]: json.loads(p.read_text()).get("first_error", "")
-                  for p in Path(tmp, "build").rglob("*.o.failed")}
-        for name in broken:
-            stem = name[:-len(".cu")]
-            first = errors.get(stem)
-            print(f"submit: WARNING: {name} does not compile: stage {stem} will be rejected and score 0"
-                  + (f" (first error: {first})" if first else ""), file=sys.stderr)
-        print("submit: WARNING: handing in anyway: every other stage is graded. Fix the file(s) (`make check` "
-              "builds the same way) and run `make submit` again to hand in a version that compiles.",
-              file=sys.stderr)
+    itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in").
+    What the student is shown: handin.compile_check."""
+    handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
+                         say=lambda line: print(line, flush=True))
 
 
 def grade_attempt(cfg, attempt_path: Path) -> dict:
@@ -473,6 +493,7 @@ def _attempt_state(a: dropbox.Attempt) -> str:
 
 
 def cmd_status(cfg, args):
+    _note_without_a_shared_dropbox(cfg)
     user = args.user or dropbox.current_user()
     if user == dropbox.current_user():
         course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
@@ -704,15 +725,14 @@ def cmd_setup(cfg, args):
           f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
     for line in _share_class_files(cfg):
         print(f"setup: {line}")
-    if args.build:
-        v = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
-        print("setup: course files valid: " + "; ".join(v.checked))
-        state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
-        print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
-              "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
-    else:
-        print("setup: the grader's check of [bench] and [scoring] needs its build: run setup --build "
-              "(or make publish-course) before the first hand-in: it publishes the course state students use")
+    # The course is set up once its files validate and are published: what students' commands and
+    # grading jobs read (course_state.py). Building the trusted grader (gemmlab-config checks the rubric)
+    # takes a few minutes the first time, then comes from the cache.
+    v = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
+    print("setup: course files valid: " + "; ".join(v.checked))
+    state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
+    print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
+          "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
     return 0
 
 
@@ -1600,8 +1620,7 @@ def parser():
     p.set_defaults(fn=cmd_grade_attempt)
 
     p = sub.add_parser("setup", help="(staff) create the drop box, sweeps and cache directories")
-    p.add_argument("--build", action="store_true", help="also build the trusted grader libraries now, validate the "
-                   "course and publish it as the course state")
+    p.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # what setup always does now
     p.add_argument("--why", default="", help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_setup)
 

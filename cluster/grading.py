@@ -88,7 +88,7 @@ def make_vars(root: Path, build: Path, submission: Path, arch: str) -> dict:
            f"SUBMISSION={submission}", "print-cluster-vars"]
     if arch:
         cmd.insert(-1, f"ARCH={arch}")
-    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
     if r.returncode != 0:
         raise BuildError(f"could not read the Makefile's variables in {root}: {r.stderr.strip()}")
     return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
@@ -147,12 +147,38 @@ def compiler_cache_env(env=None) -> dict:
     return env
 
 
+# What a make that started this tool (`make submit`) leaves in the environment: a make of our own starts
+# afresh (else it warns "-jN forced in submake: resetting jobserver mode"), and a grader it runs names
+# its own command in a no-GPU message, not the student's.
+MAKE_STATE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_COMMAND")
+
+
+def clean_env(env=None) -> dict:
+    """The environment of a make call or grader run: the compiler cache set up (compiler_cache_env),
+    nothing of an outer make's state."""
+    return {k: v for k, v in compiler_cache_env(env).items() if k not in MAKE_STATE}
+
+
 def run_logged(cmd, cwd, log, env=None) -> int:
     with open(log, "a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
         return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
-                              env=compiler_cache_env(env)).returncode
+                              env=clean_env(env)).returncode
+
+
+def run_streamed(cmd, cwd, log, on_line) -> int:
+    """run_logged, and each line of the output also handed to on_line as it comes."""
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(map(str, cmd))}\n")
+        f.flush()
+        proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace", env=clean_env())
+        for line in proc.stdout:
+            f.write(line)
+            f.flush()
+            on_line(line)
+        return proc.wait()
 
 
 def tail(path: Path, lines=40) -> str:
@@ -254,9 +280,17 @@ class Toolchain:
             keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
         return {obj: hashlib.sha256(f"{self.key} {what}".encode()).hexdigest() for obj, what in keys.items()}
 
-    def _seed(self, keys: dict[Path, str]):
-        """Copy cached objects into place, newer than every source, so make keeps them."""
-        later = time.time() + 1
+    def _seed(self, v: dict, keys: dict[Path, str]):
+        """Copy cached objects into place so make keeps them: first the stamp of the flags they were
+        compiled with (the Makefile's SUB_FLAGS_STAMP, which the objects depend on), then the objects,
+        each newer than the stamp and than its source (copied in before). No time is set in the
+        future: make would say "Clock skew detected"."""
+        stamp = Path(v["SUB_FLAGS_STAMP"])
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        if not stamp.is_file() or stamp.read_text() != v["SUB_FLAGS"] + "\n":
+            stamp.write_text(v["SUB_FLAGS"] + "\n")
+        before = time.time() - 2
+        os.utime(stamp, (before, before))
         for obj, key in keys.items():
             for cache in [d / "objects" for d in cache_dirs(self.cfg)]:
                 try:
@@ -264,7 +298,7 @@ class Toolchain:
                     shutil.copyfile(cache / f"{key}.o", obj)
                 except OSError:  # not cached there, or another user's cache (compiled student code)
                     continue
-                os.utime(obj, (later, later))
+                os.utime(obj)  # now: after the source was copied in and after the stamp
                 break
 
     def _store(self, keys: dict[Path, str]):
@@ -276,14 +310,20 @@ class Toolchain:
                 shutil.copyfile(obj, tmp)
                 os.replace(tmp, dst)
 
-    def compile_only(self, submission: Path, build: Path, log: Path) -> list[str]:
-        """Compile each stage file as the Makefile does; returns the names that do not compile."""
+    def compile_only(self, submission: Path, build: Path, log: Path, on_line=None) -> list[str]:
+        """Compile each stage file as the Makefile does; returns the names that do not compile.
+        on_line: called with each line make prints (compile_stage.py's "  NVCC    <file>" as each
+        compile starts; every line also goes to the log)."""
         v = make_vars(self.root, build, submission, self.arch)
         keys = self._object_keys(v, submission)
         stage_objs = {obj: k for obj, k in keys.items() if obj.parent.name == "stages"}
-        self._seed(stage_objs)
-        run_logged([*MAKE, "-k", f"-j{jobs()}", f"BUILD={build}", f"SUBMISSION={submission}",
-                    f"ARCH={self.arch}", *stage_objs], self.root, log)
+        self._seed(v, stage_objs)
+        cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
+               f"SUBMISSION={submission}", f"ARCH={self.arch}", *stage_objs]
+        if on_line is None:
+            run_logged(cmd, self.root, log)
+        else:
+            run_streamed(cmd, self.root, log, on_line)
         self._store(stage_objs)
         return sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
 
@@ -293,7 +333,7 @@ class Toolchain:
         tv = make_vars(self.root, trusted, submission, self.arch)
         v = make_vars(self.root, build, submission, self.arch)
         keys = self._object_keys(v, submission)
-        self._seed(keys)
+        self._seed(v, keys)
         libs = [f"GRADER_BUILD={tv['GRADER_BUILD']}", f"REF_LIB={tv['REF_LIB']}"]
         keep = [x for f in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] for x in ("-o", f)]  # never rebuilt
         rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",

@@ -14,7 +14,11 @@ TOOL = Path(__file__).resolve().parent / "gemmlab_cluster.py"
 
 
 class SlurmError(Exception):
-    pass
+    """A Slurm command failed; .output is what the command said (sbatch's own message)."""
+
+    def __init__(self, message, output=""):
+        super().__init__(message)
+        self.output = output
 
 
 def render(template: str, out: Path, sbatch_options: list[str], **values) -> Path:
@@ -34,9 +38,13 @@ def render(template: str, out: Path, sbatch_options: list[str], **values) -> Pat
 
 
 # What sbatch's message means, and what to do: the controller not answering is nobody's setting;
-# a refused option names the course.toml key it came from.
+# a refused option names the course.toml key it came from. A client that finds no controller at all
+# (no slurm.conf here and none to fetch: "sbatch: fatal: Could not establish a configuration source")
+# is the same: the scheduler cannot be reached from this node.
 _CONTROLLER_DOWN = re.compile(r"unable to contact slurm controller|connect(ion)? (failure|refused)|socket timed out|"
-                              r"zero bytes were transmitted|communication connection failure", re.I)
+                              r"zero bytes were transmitted|communication connection failure|"
+                              r"could not establish a configuration source|failed to fetch config|"
+                              r"DNS SRV lookup failed", re.I)
 _OPTION_KEYS = [(re.compile(r"partition", re.I), "partition"), (re.compile(r"account", re.I), "account"),
                 (re.compile(r"\bqos\b|quality of service", re.I), "qos"),
                 (re.compile(r"gres|generic resource", re.I), "gres"),
@@ -44,13 +52,23 @@ _OPTION_KEYS = [(re.compile(r"partition", re.I), "partition"), (re.compile(r"acc
                 (re.compile(r"memory", re.I), "mem")]
 
 
+def controller_down(message: str) -> bool:
+    """sbatch's `message` says the scheduler could not be reached (no setting of the course's)."""
+    return bool(_CONTROLLER_DOWN.search(message))
+
+
+def refused_keys(message: str) -> list[str]:
+    """The course.toml [cluster] keys of the options sbatch's `message` refuses."""
+    return [key for pattern, key in _OPTION_KEYS if pattern.search(message)]
+
+
 def hint(message: str) -> str:
-    """What to do about sbatch's `message`."""
-    if _CONTROLLER_DOWN.search(message):
+    """What the course staff do about sbatch's `message` (the student's words: gemmlab_cluster.py)."""
+    if controller_down(message):
         return ("the Slurm controller did not answer: the scheduler is down or unreachable from here, not a "
                 "setting of the course. Try again in a while (`sinfo` answers when it is back), or tell the "
                 "cluster's administrators")
-    keys = [key for pattern, key in _OPTION_KEYS if pattern.search(message)]
+    keys = refused_keys(message)
     if keys:
         return f"Slurm refused an option: check [cluster] {', '.join(keys)} in course.toml"
     return "check [cluster] partition, account, qos, gres and time_limit in course.toml"
@@ -62,7 +80,7 @@ def sbatch(script: Path, *extra: str, cwd=None) -> str:
     if r.returncode != 0:
         message = r.stderr.strip() or r.stdout.strip()
         raise SlurmError(f"sbatch refused {script}: {message}\n"
-                         f"  ({hint(message)}; command: {' '.join(map(shlex.quote, cmd))})")
+                         f"  ({hint(message)}; command: {' '.join(map(shlex.quote, cmd))})", output=message)
     return r.stdout.strip().split(";")[0]
 
 

@@ -28,6 +28,8 @@ import argparse
 import datetime as dt
 import hashlib
 import json
+import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -121,6 +123,10 @@ def fresh_reason(results_dir, grader, rs, fp=None):
     return None
 
 
+class NoGpu(Exception):
+    """The grader found no GPU to measure on; it has said so, and what to run instead."""
+
+
 def run_grader(grader, *args):
     return subprocess.run([str(grader), *args], capture_output=True, text=True)
 
@@ -141,6 +147,12 @@ def measure(grader, config, rs, results_dir, grade_source, reuse, submission=Non
             return
         say(f"measuring again: {why}")
 
+    # The GPU first, before anything is said about measuring: the judge's own message says what to run
+    # on a GPU node (the command typed, from the Makefile), and nothing else is offered.
+    typed = os.environ.get("GEMMLAB_COMMAND") or shlex.join([sys.executable, *sys.argv])  # make report's, or ours
+    if subprocess.run([str(grader), "gpu", "--for", "report"],
+                      env=dict(os.environ, GEMMLAB_COMMAND=typed)).returncode == NO_GPU_EXIT:
+        raise NoGpu()
     listing = run_grader(grader, "list", "--json")
     if listing.returncode != 0:
         raise ReportError(f"`{grader} list --json` failed:\n{listing.stderr.strip()}")
@@ -183,8 +195,7 @@ def measure(grader, config, rs, results_dir, grade_source, reuse, submission=Non
             proc = subprocess.run(cmd)
             commands.append(" ".join(cmd))
             if proc.returncode == NO_GPU_EXIT:
-                raise ReportError("measuring needs a GPU. On the course cluster: srun --gres=gpu:1 make report\n"
-                                  "  To render the PDF from measurements you already have: make report-pdf")
+                raise NoGpu()  # the grader said so, and what to run
             if proc.returncode not in (0, 1) or not out.exists():
                 raise ReportError(f"`{' '.join(cmd)}` ended with status {proc.returncode} and "
                                   f"{'no' if not out.exists() else 'a partial'} results file")
@@ -397,6 +408,9 @@ def main(argv=None):
             return 0
         say(f"wrote {args.out}")
         return 0
+    except NoGpu:
+        print("report: nothing was measured and nothing was written", file=sys.stderr)
+        return NO_GPU_EXIT
     except ReportError as e:
         print(f"report: error: {e}", file=sys.stderr)
         return 1

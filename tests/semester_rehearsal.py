@@ -94,7 +94,7 @@ class Term:
             "[bench]", "min_repetitions = 3", "max_repetitions = 5", "max_seconds = 0.2",
             "[scoring]", "[[scoring.shapes]]", 'shape = "1024x1024x1024"', "weight = 1", rubric]) + "\n")
         os.chmod(w, 0o755)
-        self.tool("setup", "--build")
+        self.tool("setup")
         say(f"course set up and published ({self.scheduler}; {'a GPU grades' if self.gpu else 'no GPU: every grade is no_gpu'})")
 
     # ---- the students ---------------------------------------------------------------------------

@@ -12,8 +12,15 @@ file: when the compiler refuses it, OBJ is removed and OBJ.failed (JSON: the sou
 first error as `file:line: message`, its output) is written instead, and the script exits 0. The
 symbol check (scan_symbols.py) reads OBJ.failed and records the file as refused — "does not compile:
 <first error>" — so its stages are `rejected` and every other stage still builds, checks and scores.
-A compile that succeeds removes a stale OBJ.failed. Objects come from the object cache
-(object_cache.py) where they were compiled before from the same bytes with the same command.
+A compile that succeeds removes a stale OBJ.failed; one that succeeds with warnings writes
+OBJ.warnings (JSON: how many, the first as `file:line: warning: message`, the output), which the
+symbol check turns into the verdict "ok, with N compiler warnings". Objects come from the object
+cache (object_cache.py) where they were compiled before from the same bytes with the same command;
+their warnings come with them and are shown again.
+
+What the student sees of the compiler's output is the compiler's, less nvcc's "Remark: ... can be
+suppressed with -diag-suppress" lines (the log keeps them), with the submission's files named as the
+student names them (student/tiled.cu, not the absolute path make passed to nvcc).
 """
 import argparse
 import json
@@ -28,12 +35,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import object_cache  # noqa: E402
 
 SCHEMA = "gemmlab.compile-failure/1"
+WARNINGS_SCHEMA = "gemmlab.compile-warnings/1"
+WARNINGS_SUFFIX = ".warnings"  # beside the object: kept with it in the object cache
 
-# The compilers' ways of naming an error: the host compiler's "file:42:10: error: ...", the CUDA
-# front end's "file(42): error: ...", and ptxas/nvlink/fatbinary, which name no line.
-_GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(?P<msg>.*)$")
-_EDG = re.compile(r"^(?P<file>\S[^(]*)\((?P<line>\d+)\):\s*(?:catastrophic )?error:\s*(?P<msg>.*)$")
+# The compilers' ways of naming a diagnostic: the host compiler's "file:42:10: error: ...", the CUDA
+# front end's "file(42): error: ..." or, numbered, "file(42): error #177-D: ..." (what nvcc's
+# -Werror all-warnings makes of a warning; its warnings read "warning #177-D:"), and
+# ptxas/nvlink/fatbinary, which name no line.
+_KIND = r"(?P<kind>(?:fatal |catastrophic )?error|warning)(?:\s*(?P<num>#[\w-]+))?"
+_GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:\d+:)?\s*" + _KIND + r":\s*(?P<msg>.*)$")
+_EDG = re.compile(r"^(?P<file>\S[^(]*)\((?P<line>\d+)\):\s*" + _KIND + r":\s*(?P<msg>.*)$")
 _TOOL = re.compile(r"^(?P<tool>ptxas|nvlink|fatbinary|nvcc|cicc)(?: fatal)?\s*(?:error|fatal)\s*:\s*(?P<msg>.*)$", re.I)
+# nvcc's advice after a numbered warning; the build log keeps it, the student is not shown it.
+_REMARK = re.compile(r"^Remark: The warnings can be suppressed with ")
 
 
 def shown_path(path, cwd=None):
@@ -45,26 +59,57 @@ def shown_path(path, cwd=None):
         return str(path)
 
 
+def diagnostic(line, cwd=None):
+    """('error' or 'warning', `file:line: <kind>[ #number]: message`) for a compiler's diagnostic
+    line naming a file and line, the file as the student names it; None for any other line."""
+    line = line.rstrip()
+    for pattern in (_GCC, _EDG):
+        m = pattern.match(line)
+        if m:
+            kind = "warning" if m["kind"] == "warning" else "error"
+            label = kind + (f" {m['num']}" if m["num"] else "")
+            return kind, f"{shown_path(m['file'], cwd)}:{m['line']}: {label}: {m['msg'].strip()}"
+    return None
+
+
 def first_error(output, source, cwd=None):
-    """The compiler's first error as `file:line: error: message` (or `file: ptxas error: message` for
-    a tool that names no line); a plain first line of the output when no error line is recognised."""
+    """The compiler's first error as `file:line: error: message` (`error #177-D:` for a numbered one;
+    `file: ptxas error: message` for a tool that names no line); a plain first line of the output
+    when no error line is recognised."""
     for line in output.splitlines():
-        line = line.rstrip()
-        for pattern in (_GCC, _EDG):
-            m = pattern.match(line)
-            if m:
-                return f"{shown_path(m['file'], cwd)}:{m['line']}: error: {m['msg'].strip()}"
-        m = _TOOL.match(line)
+        found = diagnostic(line, cwd)
+        if found and found[0] == "error":
+            return found[1]
+        m = _TOOL.match(line.rstrip())
         if m:
             return f"{shown_path(source, cwd)}: {m['tool'].lower()} error: {m['msg'].strip()}"
     lines = [x.strip() for x in output.splitlines() if x.strip()]
     return f"{shown_path(source, cwd)}: {lines[0] if lines else 'the compiler failed without saying why'}"
 
 
+def warnings_in(output, cwd=None):
+    """Every warning of the compiler's output that names a file and line, as `file:line: warning: ...`."""
+    return [d[1] for d in (diagnostic(line, cwd) for line in output.splitlines()) if d and d[0] == "warning"]
+
+
+def for_the_student(output, source, cwd=None):
+    """The compiler's output as the student is shown it: nvcc's -diag-suppress remarks left out, and
+    the source's directory named as the student names it (nvcc repeats the absolute path make gave it)."""
+    shown_dir = shown_path(Path(source).parent, cwd)
+    prefix = "" if shown_dir == "." else shown_dir.rstrip("/") + "/"
+    absolute = str(Path(source).parent).rstrip("/") + "/"
+    lines = [line for line in output.splitlines(keepends=True) if not _REMARK.match(line)]
+    text = "".join(lines)
+    # the blank line nvcc puts around a remark would be left doubled
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.replace(absolute, prefix) if Path(source).is_absolute() else text
+
+
 def compile_stage(command, source, obj, cache=None, depends=(), verbose=False):
     """Compiles (or takes from the cache); returns the verdict's dict when the file does not compile."""
     obj = Path(obj)
     failed = Path(f"{obj}.failed")
+    warned = Path(f"{obj}{WARNINGS_SUFFIX}")
     log = Path(f"{obj}.log")
     cmdline = shlex.join(command)
     # One write, so that the lines of parallel compiles never run into each other.
@@ -74,40 +119,78 @@ def compile_stage(command, source, obj, cache=None, depends=(), verbose=False):
 
     def compile_(cmd):
         nonlocal verdict
-        verdict = compile_now(cmd, source, obj, failed, log, cmdline)
+        verdict = compile_now(cmd, source, obj, failed, warned, log, cmdline)
         return 0 if verdict is None else 1
 
     def copied(_):
+        # The object of an earlier compile: what that compile warned about comes back with it, told of
+        # this source (the cache's key leaves the source's path out: the same bytes elsewhere hit too).
         failed.unlink(missing_ok=True)
-        log.write_text(f"$ {cmdline}\n(object cache: the same source and command as before)\n")
+        kept = read_warnings(obj)
+        if kept:
+            kept = warnings_record(kept["output"].replace(kept["source"], str(source)), source)
+            write_json(warned, kept)
+        log.write_text(f"$ {cmdline}\n(object cache: the same source and command as before)\n"
+                       + (kept["output"] if kept else ""))
+        if kept:
+            show(kept["output"], source)
 
     if cache:
         # The same file compiled by another build at the same time (the tests build many submissions
         # side by side): the second waits for the first and copies its object (object_cache.py).
-        object_cache.run_cached(cache, command, source, obj, depends, say=copied, compile_=compile_)
+        object_cache.run_cached(cache, command, source, obj, depends, say=copied, compile_=compile_,
+                                sidecars=(WARNINGS_SUFFIX,))
     else:
         compile_(command)
     return verdict
 
 
-def compile_now(command, source, obj, failed, log, cmdline):
+def show(output, source):
+    """The compiler's messages are the student's to read (for_the_student says how they are shown)."""
+    text = for_the_student(output, source)
+    if text.strip():
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()
+
+
+def read_warnings(obj):
+    """What the compile of `obj` warned about (<object>.warnings), or None."""
+    try:
+        return json.loads(Path(f"{obj}{WARNINGS_SUFFIX}").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def warnings_record(output, source):
+    """<object>.warnings: how many warnings, the first as `file:line: warning: message`, the output."""
+    warnings = warnings_in(output)
+    return {"schema": WARNINGS_SCHEMA, "source": str(source), "shown": shown_path(source), "count": len(warnings),
+            "first": warnings[0] if warnings else "", "output": output[-20000:]}
+
+
+def write_json(path, data):
+    tmp = Path(f"{path}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def compile_now(command, source, obj, failed, warned, log, cmdline):
     """The compile, its log, and its verdict written beside the object when the compiler refused the
-    file (None when it compiled)."""
+    file (None when it compiled); what it warned about beside the object when it compiled."""
     obj.unlink(missing_ok=True)
+    warned.unlink(missing_ok=True)
     proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     log.write_text(f"$ {cmdline}\n{proc.stdout}" + ("" if proc.returncode == 0 else f"(exit {proc.returncode})\n"))
-    if proc.stdout:
-        sys.stderr.write(proc.stdout)  # the compiler's messages are the student's to read
-        sys.stderr.flush()
+    show(proc.stdout, source)
     if proc.returncode == 0 and obj.is_file():
         failed.unlink(missing_ok=True)
+        if warnings_in(proc.stdout):
+            write_json(warned, warnings_record(proc.stdout, source))
         return None
     obj.unlink(missing_ok=True)
     verdict = {"schema": SCHEMA, "source": str(source), "shown": shown_path(source), "exit": proc.returncode,
                "first_error": first_error(proc.stdout, source), "command": cmdline, "output": proc.stdout[-20000:]}
-    tmp = Path(f"{failed}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(verdict, indent=2) + "\n")
-    os.replace(tmp, failed)
+    write_json(failed, verdict)
     return verdict
 
 

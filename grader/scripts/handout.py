@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import object_cache  # noqa: E402  (grader/scripts, beside this file)
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "cluster"))
+import shared_dropbox  # noqa: E402  (what a drop box the staff can read is)
 TEMPLATES = Path(__file__).resolve().parent / "handout"
 
 TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
@@ -202,7 +204,7 @@ def matches(rel, patterns):
 def clean_env():
     """The environment for a nested make: nothing inherited from the make that called us."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER")}
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER", "GEMMLAB_COMMAND")}
     env["NO_COLOR"] = "1"
     return env
 
@@ -398,31 +400,72 @@ def render_readme(cfg, created, archs_text):
         created=created, archs=archs_text)
 
 
-def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
-    t0 = time.monotonic()
-    dist, out, tarball = handout_paths(cfg, dist_override)
+# ---- build: where the students' hand-ins go ---------------------------------------------------------
+
+def dropbox_check(cfg):
+    """The course's drop box, as the handout's `make submit` will find it: a HandoutError where it can
+    never be a shared location (relative, or inside this repository: every student's `make submit`
+    would refuse to hand in), else the loud warning to print when the staff have not set it up yet
+    ('' when they have). cluster/shared_dropbox.py says what a shared location is."""
+    raw = cfg["cluster"].get("dropbox") or "results/dropbox"
+    where = shared_dropbox.where_problem(raw, cfg["path"], ROOT)
+    if where:
+        raise HandoutError(
+            f"{cfg['path']}: {where}. A handout with it could hand nothing in: every student's `make submit` "
+            "would refuse, since the course staff could never read what it stored. Set [cluster] dropbox to an "
+            "absolute path on the cluster's shared file system (e.g. /srv/gemmlab/2026-dropbox), create it with\n"
+            f"      python3 cluster/gemmlab_cluster.py --config {cfg['path']} setup\n"
+            "  and run make handout again (docs/handout.md, \"Where hand-ins go\").")
+    box = shared_dropbox.configured(raw, cfg["path"])
+    problem = shared_dropbox.setup_problem(box)
+    if not problem:
+        return ""
+    return (f"{problem}. Until the course staff run, on the cluster,\n"
+            f"      python3 cluster/gemmlab_cluster.py --config {cfg['path']} setup\n"
+            f"  every student's `make submit` refuses to hand in (it stores only in a drop box set up by the staff).")
+
+
+def loud(warning):
+    bar = "!" * 100
+    for line in [bar, *f"WARNING: {warning}".splitlines(), bar]:
+        say(line)
+
+
+def write_tree(cfg, out):
+    """The handout's files in `out` (which must not exist): what ships from the repository, the
+    course's course.toml without the staff's sections, and the README. The compiled reference
+    library and HANDOUT.json are build()'s. Returns the files written, relative to `out`."""
     files, left_out = select_files(cfg)
     for rel, why in left_out:
         say(f"left out {rel}: {why}")
-    if out.exists():
-        if not (out / MANIFEST).exists() and any(out.iterdir()):
-            raise HandoutError(f"{out} exists and is not a handout (no {MANIFEST}): move it away first")
-        shutil.rmtree(out)
     out.mkdir(parents=True)
-
     for rel in files:
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, dst)
-    (out / "course.toml").write_text(without_staff_sections((ROOT / "course.toml").read_text()))
-    with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
-        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work), object_cache_dir, ccache)
-
+    # The course.toml the handout was made with (--config; make handout CONFIG=...), less the staff's sections.
+    (out / "course.toml").write_text(without_staff_sections(cfg["path"].read_text()))
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     archs_text = ", ".join(cfg["archs"]) + (f" (+ PTX for newer GPUs)" if cfg["ptx"] else "")
     (out / "README.md").write_text(render_readme(cfg, created, archs_text))
+    return sorted({*files, "course.toml", "README.md"}), created
 
-    listed = sorted([*files, REF_LIB, "README.md"])
+
+def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
+    t0 = time.monotonic()
+    dist, out, tarball = handout_paths(cfg, dist_override)
+    not_set_up = dropbox_check(cfg)  # before anything is written: a drop box that can never work stops here
+    if not_set_up:
+        loud(not_set_up)
+    if out.exists():
+        if not (out / MANIFEST).exists() and any(out.iterdir()):
+            raise HandoutError(f"{out} exists and is not a handout (no {MANIFEST}): move it away first")
+        shutil.rmtree(out)
+    files, created = write_tree(cfg, out)
+    with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
+        nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work), object_cache_dir, ccache)
+
+    listed = sorted([*files, REF_LIB])
     manifest = {
         "schema": MANIFEST_SCHEMA,
         "course": cfg["name"],
@@ -448,6 +491,11 @@ def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
     os.replace(tmp, tarball)
     size_kb = tarball.stat().st_size // 1024
     say(f"wrote {out}/ ({len(listed) + 1} files) and {tarball} ({size_kb} KiB) in {time.monotonic() - t0:.0f} s")
+    if not_set_up:
+        loud(not_set_up)  # again, where the instructor looks last
+    else:
+        say(f"hand-ins go to the drop box {shared_dropbox.configured(cfg['cluster'].get('dropbox'), cfg['path'])}, "
+            "set up by the course staff")
     return out, tarball
 
 

@@ -8,10 +8,14 @@
 #                                a target that `make help` lists ("(instructors) " and "(TAs) " are
 #                                left out: the heading says it)
 #   ## <NAME>=<value> <what it does>
-#                                a variable (on a line of its own, above where it is set)
+#                                a variable (on a line of its own, above where it is set); "(instructors) "
+#                                marks one only the instructors' targets read
+# The default goal, `all`, is listed as plain `make`. In a handout (-v handout=1: no reference sources,
+# the Makefile says) the instructors' group and variables are left out: their commands need the
+# instructor repository.
 #
-# Run: awk -f grader/scripts/make_help.awk Makefile
-BEGIN { group = "Other" }
+# Run: awk [-v handout=1] -f grader/scripts/make_help.awk Makefile
+BEGIN { group = "Other"; staff = "Instructors & TAs" }
 
 function add_group(g) {
     if (!(g in rows)) { order[++groups] = g; rows[g] = "" }
@@ -29,6 +33,7 @@ function add_group(g) {
     name = split_at ? substr(line, 1, split_at - 1) : line
     text = split_at ? substr(line, split_at + 1) : ""
     sub(/^ +/, "", text)
+    if (sub(/^\(instructors\) /, "", text) && handout) next
     vars[++nvars] = sprintf("  %-30s %s", name, text)
     next
 }
@@ -37,8 +42,9 @@ function add_group(g) {
     target = substr($0, 1, index($0, ":") - 1)
     text = substr($0, index($0, "## ") + 3)
     sub(/^\((instructors|TAs)\) /, "", text)
+    if (handout && group == staff) next
     add_group(group)
-    rows[group] = rows[group] sprintf("  make %-22s %s\n", target, text)
+    rows[group] = rows[group] sprintf("  make %-22s %s\n", target == "all" ? "" : target, text)
 }
 
 END {

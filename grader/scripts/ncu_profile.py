@@ -35,6 +35,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
 import re
 import shlex
 import shutil
@@ -135,12 +136,19 @@ def ncu_version(ncu):
     return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else ""
 
 
+def typed_command():
+    """The command to run again on a GPU node: the one the student typed (the Makefile passes it in
+    GEMMLAB_COMMAND: the one source of these hints), else this script's own command line."""
+    return os.environ.get("GEMMLAB_COMMAND") or shlex.join([sys.executable, *sys.argv])
+
+
 def preflight(ncu_arg):
     """(gpu, ncu path); raises ProfileError with one line where either is missing."""
     gpu = gpu_info()
     if gpu is None:
         raise ProfileError("no NVIDIA GPU on this machine (nvidia-smi sees none): profiling runs the stage on "
-                           "a GPU. On the course cluster: srun --gres=gpu:1 make profile STAGE=...", EXIT_NO_GPU)
+                           "a GPU. On the course cluster, run the same command on a GPU node: "
+                           f"srun --gres=gpu:1 {typed_command()}", EXIT_NO_GPU)
     ncu = find_ncu(ncu_arg)
     if ncu is None:
         raise ProfileError(f"Nsight Compute (ncu) not found ({ncu_arg or 'ncu'}): it ships with the CUDA toolkit "

@@ -14,6 +14,9 @@ so that a toolkit replaced in place is never mistaken for the old one), the sour
 directory and, for a symbolic link, in the directory of the file it points to). A hit copies the
 object and writes its dependency file; a miss runs the command and stores the object, atomically.
 Nothing is ever reused across a change of any of those bytes. OBJECT_CACHE= (empty) turns it off.
+A compile may leave files beside its object that belong to it (compile_stage.py's <object>.warnings:
+what the compiler warned about): run_cached(sidecars=...) keeps them with the object and puts them
+back on a hit, so a reused object comes with what its compile said.
 
 Two builds that compile the same thing at the same time (the tests build many submissions side by
 side, and the handout's compiled reference twice) take a lock per key: the second waits for the
@@ -70,24 +73,43 @@ def cache_key(command, source, obj, depends):
     return h.hexdigest()
 
 
-def copy_from_cache(cached, obj, source, depends):
-    """A hit: the cached object in place, with the dependency file make reads."""
+def copy_from_cache(cached, obj, source, depends, sidecars=()):
+    """A hit: the cached object in place, with the dependency file make reads and its sidecars (a
+    sidecar the cache does not hold is removed: the compile that made the object left none)."""
     obj = Path(obj)
     shutil.copyfile(cached, obj)
+    for suffix in sidecars:
+        kept = Path(cached).parent / f"{Path(cached).stem}{suffix}"
+        if kept.is_file():
+            shutil.copyfile(kept, f"{obj}{suffix}")
+        else:
+            Path(f"{obj}{suffix}").unlink(missing_ok=True)
     deps = " ".join([str(source), *map(str, depends)])
     obj.with_suffix(".d").write_text(f"{obj}: {deps}\n")
 
 
-def store(cache, key, obj):
-    """Keeps a freshly compiled object, atomically; a cache that cannot be written is no cache."""
+def store(cache, key, obj, sidecars=()):
+    """Keeps a freshly compiled object and its sidecars (files `<obj><suffix>` its compile left),
+    atomically; a cache that cannot be written is no cache."""
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
-        os.close(fd)
-        shutil.copyfile(obj, tmp)
-        os.replace(tmp, cache / f"{key}.o")
+        # The sidecars first: a reader that finds the object finds them too.
+        for suffix in sidecars:
+            side = Path(f"{obj}{suffix}")
+            if side.is_file():
+                _copy_atomically(side, cache / f"{key}{suffix}", cache)
+            else:
+                (cache / f"{key}{suffix}").unlink(missing_ok=True)
+        _copy_atomically(obj, cache / f"{key}.o", cache)
     except OSError:
         pass
+
+
+def _copy_atomically(src, dst, cache):
+    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
+    os.close(fd)
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
 
 
 @contextlib.contextmanager
@@ -105,10 +127,11 @@ def key_lock(cache, key):
         yield
 
 
-def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None):
+def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None, sidecars=()):
     """Compiles with `command` (which writes `obj` from `source`), or copies the object a compile
     with the same key left in `cache`; returns the compile's exit status (0 on a hit). `compile_`
-    runs the command (default: subprocess.run, returning its exit status)."""
+    runs the command (default: subprocess.run, returning its exit status). `sidecars`: suffixes of
+    files beside the object that its compile writes and a hit restores (e.g. ".warnings")."""
     compile_ = compile_ or (lambda cmd: subprocess.run(cmd).returncode)
     cache, obj = Path(cache), Path(obj)
     try:
@@ -118,12 +141,12 @@ def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None
     with key_lock(cache, key):  # the same compile running elsewhere: wait, then copy its object
         cached = cache / f"{key}.o"
         if cached.is_file():
-            copy_from_cache(cached, obj, source, depends)
+            copy_from_cache(cached, obj, source, depends, sidecars)
             say(f"object cache: {obj} (same source and command as before)")
             return 0
         rc = compile_(command)
         if rc == 0 and obj.is_file():
-            store(cache, key, obj)
+            store(cache, key, obj, sidecars)
         return rc
 
 

@@ -29,6 +29,7 @@ reference this check missed could still not reach the grader or another library.
   scan_symbols.py --protected build/protected-symbols.json --registry .../submission_exports.o \\
                   --out .../symbols.json [--fail-on-missing] .../stages/*.o
   scan_symbols.py --linkable .../symbols.json     (the objects to link, for the Makefile)
+  scan_symbols.py --strict .../symbols.json       (exit 2 when a stage file costs points: `make`)
 
 The check also finds entry points the registry needs but no file defines (a forgotten explicit
 instantiation) and says how to fix it, and lists the kernels of the linked files ("kernels"): the
@@ -362,6 +363,16 @@ def read_compile_failure(obj):
         return None
 
 
+def read_compile_warnings(obj):
+    """{count, first} of what the compiler warned about in an object it made (compile_stage.py's
+    <object>.warnings), or None."""
+    try:
+        w = json.loads(Path(f"{obj}.warnings").read_text())
+        return {"count": int(w["count"]), "first": str(w["first"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of=None):
     """The check of a set of stage objects; see the module's docstring. `protected` is {name: lib};
     `runs_of` is registry_runs() of the registry header (which runs a missing entry point costs).
@@ -445,6 +456,9 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                                       "problems": o["problems"],
                                       "calls_into": sorted(info[c]["file"] for c in calls[name]),
                                       "linked": not refused}
+        warned = read_compile_warnings(o["object"])
+        if warned:
+            result["files"][o["file"]]["warnings"] = warned
         if not refused:
             result["linkable"].append(o["object"])
             result["kernels"] += sorted(o["kernels"])
@@ -523,8 +537,9 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
     return result
 
 
-def verdict_lines(result, source_dir=None):
-    """One line per stage file: ok, or what keeps (some of) its stages out and why."""
+def verdicts(result, source_dir=None):
+    """One (state, line) per stage file: state "ok", "warned" (compiles and links, with compiler
+    warnings) or "refused" (some of its stages will be rejected); the line says which and why."""
     def shown(file):
         if not source_dir:
             return file
@@ -534,7 +549,7 @@ def verdict_lines(result, source_dir=None):
         except (ValueError, OSError):
             return str(from_cwd)
 
-    lines = []
+    out = []
     missing_by_file = {}
     for m in result.get("missing", []):
         missing_by_file.setdefault(m["file"], []).append(m)
@@ -542,26 +557,35 @@ def verdict_lines(result, source_dir=None):
         stage = f.get("stage")
         whose = f"stage {stage}" if stage else "the stages that call it"
         if f.get("compiled") is False:
-            lines.append(f"{shown(file)}: does not compile — {whose} will be rejected "
-                         f"(first error: {f.get('first_error', '')})")
+            out.append(("refused", f"{shown(file)}: does not compile — {whose} will be rejected "
+                                   f"(first error: {f.get('first_error', '')})"))
         elif not f.get("linked", True):
             verdict = result["stages"].get(stage) if stage else None
             why = verdict["problem"] if verdict else "it calls into a file that is left out (see below)"
             if f.get("problems") and not verdict:
                 p = f["problems"][0]
                 why = f"{file} {'defines' if p['kind'] == 'definition' else 'references'} {p['symbol']} ({p['what']})"
-            lines.append(f"{shown(file)}: left out of the library — {whose} will be rejected: {why}")
+            out.append(("refused", f"{shown(file)}: left out of the library — {whose} will be rejected: {why}"))
         elif file in missing_by_file:
             for m in missing_by_file[file]:
                 runs = ", ".join(sorted({"/".join(x for x in (stage, r["variant"], r["precision"]) if x)
                                          for r in m["runs"]})) or f"stage {m['stage']}"
-                lines.append(f"{shown(file)}: compiles, but {runs} will be rejected: {m['problem']}")
+                out.append(("refused", f"{shown(file)}: compiles, but {runs} will be rejected: {m['problem']}"))
+        elif f.get("warnings"):
+            w = f["warnings"]
+            many = f"{w['count']} compiler warning{'s' if w['count'] != 1 else ''}"
+            out.append(("warned", f"{shown(file)}: ok, with {many} (no points lost; the first: {w['first']})"))
         else:
-            lines.append(f"{shown(file)}: ok")
+            out.append(("ok", f"{shown(file)}: ok"))
     for m in result.get("missing", []):
         if m["file"] not in result.get("files", {}):
-            lines.append(f"{shown(m['file'])}: missing — {m['problem']}")
-    return lines
+            out.append(("refused", f"{shown(m['file'])}: missing — {m['problem']}"))
+    return out
+
+
+def verdict_lines(result, source_dir=None):
+    """One line per stage file: ok, or what keeps (some of) its stages out and why."""
+    return [line for _, line in verdicts(result, source_dir)]
 
 
 def write_build_log(path, result, objects):
@@ -578,13 +602,27 @@ def write_build_log(path, result, objects):
 
 
 def print_verdicts(result, source_dir=None, build_log=None, out=sys.stdout):
-    lines = verdict_lines(result, source_dir)
-    bad = [line for line in lines if not line.endswith(": ok")]
+    found = verdicts(result, source_dir)
+    bad = [line for state, line in found if state == "refused"]
+    warned = [line for state, line in found if state == "warned"]
     print("stage files:" + ("" if bad else " every one compiles and links"), file=out)
-    for line in lines:
+    for _, line in found:
         print(f"  {line}", file=out)
-    if bad and build_log:
-        print(f"  (the compiler's commands and full output: {build_log})", file=out)
+    if (bad or warned) and build_log:
+        print(f"  (the compiler's commands and full output{', every warning included' if warned else ''}: {build_log}"
+              + ("; `make WERROR=1` turns warnings into errors" if warned and not bad else "") + ")", file=out)
+
+
+def strict(result, source_dir=None):
+    """`make`'s last word on the stage files: '' when every one compiles and links, else what to
+    tell the student (the grader was built without them; what it means for `make check`)."""
+    bad = [line.split(": ", 1)[0] for state, line in verdicts(result, source_dir) if state == "refused"]
+    if not bad:
+        return ""
+    files = ", ".join(dict.fromkeys(bad))
+    return (f"make: {len(set(bad))} stage file(s) cost points: {files} (the verdicts above say why; `make scan` "
+            "shows them again). The grader was built without what they leave out: `make check` still checks "
+            "every other stage, and `make` succeeds once they are fixed.")
 
 
 # ---- the protected libraries' exports --------------------------------------------------------------
@@ -653,6 +691,8 @@ def main():
     ap.add_argument("--write-protected", metavar="OUT", help="write the protected libraries' exported names")
     ap.add_argument("--cuda-lib", default="/usr/local/cuda/lib64", help="the CUDA toolkit's library directory")
     ap.add_argument("--linkable", metavar="SYMBOLS_JSON", help="print the objects this check lets into the link")
+    ap.add_argument("--strict", metavar="SYMBOLS_JSON",
+                    help="exit 2, saying which, when a stage file of this scan costs points (`make`)")
     args = ap.parse_args()
 
     if args.write_protected:
@@ -660,6 +700,13 @@ def main():
         return 0
     if args.linkable:
         print(" ".join(json.loads(Path(args.linkable).read_text())["linkable"]))
+        return 0
+    if args.strict:
+        result = json.loads(Path(args.strict).read_text())
+        message = strict(result, result.get("source_dir"))
+        if message:
+            print(message, file=sys.stderr)
+            return 2
         return 0
     if args.verdicts:
         result = json.loads(Path(args.verdicts).read_text())

@@ -10,6 +10,7 @@ everything up to date. Without a GPU nothing starts and each test builds for its
 """
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,18 @@ def load_handout_module():
     return module
 
 
+def handout_config(where: Path) -> Path:
+    """The repository's course.toml with the course's drop box an absolute path under `where`: make
+    handout refuses the repository's own (results/dropbox, relative: in a handout it would name a
+    folder inside each student's checkout). The drop box is not set up, so make handout warns."""
+    text = (ROOT / "course.toml").read_text()
+    config = re.sub(r'(?m)^dropbox = "[^"]*"', f'dropbox = "{Path(where).resolve()}/dropbox"', text, count=1)
+    assert config != text, "course.toml has no [cluster] dropbox line to set"
+    path = Path(where) / "course.toml"
+    path.write_text(config)
+    return path
+
+
 def build_handout():
     """The handout built and unpacked afresh and compiled as a student compiles it, then a copy of it
     with the reference sources in student/ (only the stage files compile again).
@@ -77,8 +90,8 @@ def build_handout():
     handout = load_handout_module()
     shutil.rmtree(HANDOUT_BASE, ignore_errors=True)
     HANDOUT_BASE.mkdir(parents=True)
-    proc = run([sys.executable, ROOT / "grader" / "scripts" / "handout.py", "build", "--config", ROOT / "course.toml",
-                "--dist", HANDOUT_BASE / "dist"], cwd=ROOT)
+    proc = run([sys.executable, ROOT / "grader" / "scripts" / "handout.py", "build", "--config",
+                handout_config(HANDOUT_BASE), "--dist", HANDOUT_BASE / "dist"], cwd=ROOT)
     assert proc.returncode == 0, "handout.py build failed:\n" + proc.stdout[-4000:]
     tarball = next((HANDOUT_BASE / "dist").glob("*-handout.tar.gz"))
     with tarfile.open(tarball) as tar:

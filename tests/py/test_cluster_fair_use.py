@@ -102,3 +102,23 @@ def test_status_says_why_an_attempt_was_not_graded(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert "not queued (the same files as your attempt #1 (graded 5/100))" in out[2] and out[2].endswith("<- counts"), out
     json.dumps(out)
+
+
+def test_hand_ins_per_hour_are_limited_without_slurm_too(tmp_path):
+    """Without a queue a grading runs on this machine while make submit waits: the limit on gradings
+    an hour holds there too (the guide says make submit checks it); gradings of more than an hour ago
+    do not count."""
+    cfg = course(tmp_path, "graded_per_hour = 2\n")  # scheduler = "local"
+    t = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    for i, ago in enumerate((90, 40, 10)):
+        a = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": ["tiled_textbook", "tiled_pointer_walk"][i - 1]} if i else {},
+                                when=DUE - dt.timedelta(hours=4 - i))
+        (a / "grading").mkdir()
+        grading.write_json_atomic(a / "grading" / "outcome.json", {  # as grade_into records a local grading
+            "status": "no_gpu", "job_id": "", "started": dropbox.iso(t - dt.timedelta(minutes=ago))})
+    fourth = staff_class.hand_in(cfg, tmp_path, "alice", {"unrolled": "unrolled_outer_product"}, when=DUE - dt.timedelta(minutes=30))
+    short, why = gemmlab_cluster._why_not_queue(cfg, "alice", fourth)
+    free = dropbox.iso(t - dt.timedelta(minutes=40) + dt.timedelta(hours=1))
+    assert short == "2 graded in the last hour, the course allows 2", short
+    assert why == ("2 of your hand-ins were graded in the last hour (the course allows 2). Your hand-in is stored and "
+                   f"counts for the deadline; the next one can be graded from {free}"), why

@@ -92,7 +92,8 @@ def test_submit_stores_a_hand_in_with_a_file_that_does_not_compile_and_grades_th
     r = tool(cfg_path, "submit", "--student-dir", broken)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "submit: stored" in r.stdout, r.stdout
-    assert re.search(r"WARNING: tiled\.cu does not compile: stage tiled will be rejected and score 0 "
+    assert re.search(r"submit: \S*tiled\.cu does not compile; the compiler says:", r.stderr), r.stderr
+    assert re.search(r"WARNING: stage tiled will be rejected and score 0 "
                      r"\(first error: \S*tiled\.cu:\d+: error: ", r.stderr), r.stderr
     assert "every other stage is graded" in r.stderr
     (attempt,) = set(cfg.dropbox_dir.glob("*/attempt-*")) - before

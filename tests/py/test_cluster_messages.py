@@ -16,6 +16,11 @@ import slurm  # noqa: E402
     ("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
      ["controller did not answer", "not a setting of the course", "sinfo"]),
     ("sbatch: error: Batch job submission failed: Socket timed out on send/recv operation", ["controller did not answer"]),
+    # no slurm.conf on this node and none to fetch: the scheduler cannot be reached, no course setting
+    ("sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+     "sbatch: error: fetch_config: DNS SRV lookup failed\n"
+     "sbatch: error: _establish_config_source: failed to fetch config\n"
+     "sbatch: fatal: Could not establish a configuration source", ["controller did not answer", "not a setting"]),
     ("sbatch: error: Batch job submission failed: Invalid partition name specified", ["[cluster] partition"]),
     ("sbatch: error: Batch job submission failed: Invalid qos specification", ["[cluster] qos"]),
     ("sbatch: error: Invalid generic resource (gres) specification", ["[cluster] gres"]),

@@ -23,7 +23,9 @@ def registry(grader):
 def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path):
     out = run(grader, "grade", "--config", str(root / "course.toml"), "--out", str(tmp_path))
     assert out.returncode == 3, out.stdout + out.stderr
-    assert "make grade needs an NVIDIA GPU" in out.stderr
+    # run by hand, the hint is the very command run, on a GPU node
+    assert "gemmlab grade needs an NVIDIA GPU" in out.stderr
+    assert f"srun --gres=gpu:1 {grader} grade --config {root / 'course.toml'} --out {tmp_path}" in out.stderr
 
     res = json.loads((tmp_path / "results.json").read_text())
     assert res["schema"] == "gemmlab.results/1"
@@ -103,7 +105,8 @@ def test_bad_config_names_the_key(grader, tmp_path):
 def test_bench_without_gpu_exits_3(grader, root):
     out = run(grader, "bench", "--config", str(root / "course.toml"), "--shapes", "256")
     assert out.returncode == 3
-    assert "make bench needs an NVIDIA GPU" in out.stderr
+    assert "gemmlab bench needs an NVIDIA GPU" in out.stderr
+    assert "make submit" not in out.stderr  # it does not do what bench does
 
 
 def test_bench_rejects_a_bad_shape_list(grader, root):

@@ -1,5 +1,6 @@
 """The grader's command line as students meet it: the registry listing and clear errors."""
 import json
+import os
 
 import pytest
 import subprocess
@@ -37,10 +38,17 @@ def test_list_json_is_the_registry(grader):
 
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
 def test_check_without_gpu_says_what_to_do(grader):
-    out = run(grader, "check")
+    out = run(grader, "check", "--stage", "tiled/16")
     assert out.returncode == 3
-    assert "make check needs an NVIDIA GPU" in out.stderr
-    assert "srun --gres=gpu:1 make check" in out.stderr
+    # run by hand: the same command, on a GPU node
+    assert "gemmlab check needs an NVIDIA GPU" in out.stderr
+    assert f"srun --gres=gpu:1 {grader} check --stage tiled/16\n" in out.stderr
+    # run by make: the command the student typed (the Makefile passes it), and nothing else to try
+    typed = subprocess.run([str(grader), "check", "--stage", "tiled/16"], capture_output=True, text=True,
+                           env={**os.environ, "GEMMLAB_COMMAND": "make check STAGE=tiled/16 PREC=double"})
+    assert "make check needs an NVIDIA GPU" in typed.stderr
+    assert "srun --gres=gpu:1 make check STAGE=tiled/16 PREC=double\n" in typed.stderr, typed.stderr
+    assert "make submit" not in typed.stderr and "make check\n" not in typed.stderr
     # plain words first ("this machine has no GPU"), CUDA's error only in parentheses
     first = out.stderr.splitlines()[0]
     assert first.startswith("gemmlab check: ") and " (" in first, first

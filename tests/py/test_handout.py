@@ -11,8 +11,9 @@
 These tests need the instructor repository (reference/*.cu) and never ship in a handout.
 """
 import json
-import subprocess
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -71,6 +72,19 @@ def test_solution_scan_catches_copied_reference_code_but_not_the_stubs():
         assert not shared, f"{stub.name} shares lines with the reference: {shared[:3]}"
 
 
+def test_the_shipped_docs_name_only_sections_the_handouts_readme_has():
+    """A student reads the handout's README (grader/scripts/handout/README.md.in), not the repository's:
+    a shipped doc that sends them to a README section must name one that README has."""
+    handout = load_handout_module()
+    readme = (ROOT / "grader" / "scripts" / "handout" / "README.md.in").read_text()
+    sections = set(re.findall(r"^#+ (.+)$", readme, re.M))
+    for doc in handout.load_config(ROOT / "course.toml")["docs"]:
+        text = " ".join((ROOT / "docs" / doc).read_text().split())
+        for named in re.findall(r"README(?:\.md)?'s \"([^\"]+)\"", text):
+            assert named in sections, f"docs/{doc} sends students to the README's \"{named}\", which the handout's lacks"
+        assert "README's" not in text or re.search(r"README(?:\.md)?'s \"", text), f"docs/{doc}: which README section?"
+
+
 def test_stubs_are_tagged_and_not_implemented():
     stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
     assert [p.stem for p in stubs] == ["pitched", "reuse", "tensor", "tiled", "unrolled"]
@@ -87,7 +101,9 @@ def test_make_handout_check(tmp_path):
     if os.environ.get("GEMMLAB_SKIP_HANDOUT"):
         pytest.skip("GEMMLAB_SKIP_HANDOUT is set")
     # --no-gpu: the handout's own GPU tests would repeat what the GPU tests below prove, on the one GPU
-    proc = run(["make", "--no-print-directory", "handout-check", f"DIST={tmp_path}", "HANDOUT_NO_GPU=1"], cwd=ROOT)
+    config = gpu_prebuild.handout_config(tmp_path)  # a drop box make handout accepts
+    proc = run(["make", "--no-print-directory", "handout-check", f"DIST={tmp_path}", f"CONFIG={config}",
+                "HANDOUT_NO_GPU=1"], cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert "the handout is fit to hand out" in proc.stdout
 

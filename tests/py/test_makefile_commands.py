@@ -20,32 +20,71 @@ def make(*args, env=None):
 
 
 def documented_targets():
-    """Targets with a `## ` comment, in the Makefile's order (what make_help.awk lists)."""
-    text = (ROOT / "Makefile").read_text()
-    return re.findall(r"^([a-zA-Z0-9_-]+):(?:[^=\n].*)?## ", text, re.M)
+    """(group, target) of every target with a `## ` comment, in the Makefile's order (what
+    make_help.awk lists); `all`, the default goal, is listed as plain `make`."""
+    group, found = "Other", []
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        if line.startswith("##@ "):
+            group = line[4:]
+        m = re.match(r"^([a-zA-Z0-9_-]+):(?:[^=\n].*)?## ", line)
+        if m:
+            found.append((group, "" if m.group(1) == "all" else m.group(1)))
+    return found
+
+
+# A handout has no reference sources: its `make help` leaves out the instructors' commands (they need
+# the instructor repository), and this test, which ships, runs there too.
+HANDOUT = not list((ROOT / "reference").glob("*.cu"))
+SHOWN_GROUPS = GROUPS[:2] if HANDOUT else GROUPS
+
+
+def help_of(handout):
+    out = subprocess.run(["awk", "-v", f"handout={int(handout)}", "-f", "grader/scripts/make_help.awk", "Makefile"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 @pytest.fixture(scope="module")
 def help_text():
     out = make("-s", "help")
     assert out.returncode == 0, out.stderr
+    assert out.stdout == help_of(HANDOUT)
     return out.stdout
 
 
+def sections_of(text):
+    headings = re.findall(r"^(\S.*):$", text, re.M)
+    return headings, dict(zip(headings, re.split(r"^\S.*:$", text, flags=re.M)[1:]))
+
+
 def test_help_groups_targets_by_who_runs_them(help_text):
-    headings = re.findall(r"^(\S.*):$", help_text, re.M)
-    assert headings[:3] == GROUPS and headings[3].startswith("Variables"), headings
-    sections = dict(zip(headings, re.split(r"^\S.*:$", help_text, flags=re.M)[1:]))
+    headings, sections = sections_of(help_text)
+    assert headings[:len(SHOWN_GROUPS)] == SHOWN_GROUPS and headings[len(SHOWN_GROUPS)].startswith("Variables"), headings
     assert "make check " in sections["Students"] and "make submit " in sections["Students"]
+    # plain `make`, the build a student runs first, is listed, and says that a refused file fails it
+    assert re.search(r"^  make {20,}build the grader with your stages; fails when a stage file", sections["Students"],
+                     re.M), sections["Students"]
     assert "make grade " in sections["Everyone"] and "make test " in sections["Everyone"]
-    assert "make sweep " in sections["Instructors & TAs"] and "make handout " in sections["Instructors & TAs"]
+    if not HANDOUT:
+        assert "make sweep " in sections["Instructors & TAs"] and "make handout " in sections["Instructors & TAs"]
     assert "(instructors)" not in help_text, "the heading says it"
 
 
+def test_a_handouts_help_lists_no_instructors_command_or_variable():
+    text = help_of(True)
+    headings, _ = sections_of(text)
+    assert "Instructors & TAs" not in headings, headings
+    for staff in ("make sweep ", "make handout", "make similarity", "make arch-matrix", "SWEEP=", "DIST=",
+                  "MATRIX_ONLY=", "STUDENT=", "GALLERY="):
+        assert staff not in text, staff
+    assert "make submit " in text and "STAGE=" in text and "WERROR=1" in text
+
+
 def test_help_lists_every_documented_target_exactly_once(help_text):
-    targets = documented_targets()
+    targets = [t for g, t in documented_targets() if not (HANDOUT and g == "Instructors & TAs")]
     assert len(targets) > 20
-    listed = re.findall(r"^  make (\S+) ", help_text, re.M)
+    listed = [t.strip() for t in re.findall(r"^  make (\S*) ", help_text, re.M)]
     assert sorted(listed) == sorted(targets)
     # nothing sits before the first group heading of the Makefile: no target falls into "Other"
     assert "Other:" not in help_text
@@ -55,7 +94,7 @@ def test_help_lists_the_variables_one_line_each(help_text):
     variables = help_text.split("\nVariables")[1]
     for name in VARIABLES:
         lines = re.findall(rf"^  {name}=\S*\s+\S.*$", variables, re.M)
-        assert len(lines) == 1, f"{name}: {lines}"
+        assert len(lines) == (0 if HANDOUT and name == "SWEEP" else 1), f"{name}: {lines}"
 
 
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
@@ -71,4 +110,27 @@ def test_sanitize_without_a_gpu_says_so_before_looking_for_compute_sanitizer(gra
     assert out.returncode != 0, text
     assert "COMPUTE-SANITIZER RAN" not in text and "compute-sanitizer is not on PATH" not in text, text
     assert "gemmlab sanitize: " in text and "make sanitize needs an NVIDIA GPU" in text, text
-    assert "srun --gres=gpu:1 make sanitize" in text
+    # the hint is the command typed, with its variables, on a GPU node: pasted, it does the same job
+    assert "srun --gres=gpu:1 make sanitize STAGE=tiled/16 GRADER=" in text, text
+    assert "make submit" not in text, text
+    # make's "Error 3" that follows is explained, not left to look like a crash
+    assert 'Nothing ran here (exit status 3, which make reports as "Error 3")' in text, text
+
+
+@pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
+def test_check_without_a_gpu_names_the_command_typed_with_its_variables(grader):
+    out = make("check", "STAGE=tiled", "PREC=double", "FULL=1", f"GRADER={grader}", "-o", str(grader))
+    assert out.returncode != 0
+    assert f"srun --gres=gpu:1 make check STAGE=tiled PREC=double FULL=1 GRADER={grader}\n" in out.stderr, out.stderr
+    assert f"{grader} check" not in out.stdout, "make's own command line is not shown"
+
+
+def test_the_tests_build_one_short_line_per_file(tmp_path):
+    """`make test` builds its own objects as the rest of the build does: one line per file (V=1 shows
+    the commands), not the compiler's command line."""
+    obj = tmp_path / "build" / "tests" / "host" / "main.o"
+    out = make(f"BUILD={tmp_path}/build", str(obj))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "  CXX     tests/host/main.cpp" in out.stdout, out.stdout
+    assert "-std=c++17" not in out.stdout + out.stderr, out.stdout
+    assert obj.is_file()

@@ -111,3 +111,34 @@ def test_the_command_line_tool_reuses_an_object(tmp_path):
         assert obj.read_text() == "kernel v1\n"
     assert runs(tmp_path) == 1 and "same source and command as before" in out.stdout
     assert (tmp_path / "b.d").read_text().startswith(f"{tmp_path / 'b.o'}: {source}")
+
+
+def test_what_a_compile_left_beside_its_object_comes_back_with_it(tmp_path):
+    """Sidecars (compile_stage.py's <object>.warnings): kept with the object, restored on a hit; a
+    stale one beside an object taken from a compile that left none is removed."""
+    cc, source = setup_tree(tmp_path)
+    obj = tmp_path / "stage.o"
+
+    def compile_(cmd, note):  # as compile_stage.py does: a compile writes its sidecar afresh, or none
+        Path(f"{cmd[-1]}.warnings").unlink(missing_ok=True)
+        rc = subprocess.run(cmd).returncode
+        if note:
+            Path(f"{cmd[-1]}.warnings").write_text(note)
+        return rc
+
+    def build(note="", name="stage.o"):
+        o = tmp_path / name
+        cmd = [str(cc), str(source), str(o)]
+        return object_cache.run_cached(tmp_path / "cache", cmd, str(source), str(o), say=lambda _: None,
+                                       compile_=lambda c: compile_(c, note), sidecars=(".warnings",))
+
+    assert build("1 warning\n") == 0 and runs(tmp_path) == 1
+    Path(f"{obj}.warnings").unlink()
+    assert build() == 0 and runs(tmp_path) == 1  # a hit
+    assert Path(f"{obj}.warnings").read_text() == "1 warning\n"
+    source.write_text("kernel v2\n")  # compiles with no warning; a stale sidecar is left beside it
+    assert build() == 0 and runs(tmp_path) == 2
+    Path(f"{obj}.warnings").write_text("stale\n")
+    (tmp_path / "other.o.warnings").write_text("stale\n")
+    assert build(name="other.o") == 0 and runs(tmp_path) == 2  # the v2 compile, from the cache
+    assert not (tmp_path / "other.o.warnings").exists()

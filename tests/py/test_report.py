@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, gpu
+from conftest import HAS_GPU, ROOT, gpu
 
 REPORT = ROOT / "report"
 FIXTURES = ROOT / "tests" / "fixtures" / "report"
@@ -355,6 +355,8 @@ fixtures, log = Path({fixtures!r}), Path({log!r})
 args = sys.argv[1:]
 if args[:2] == ["list", "--json"]:
     print((fixtures / "registry.json").read_text()); sys.exit(0)
+if args[:1] == ["gpu"]:
+    sys.exit(3 if {no_gpu} else 0)
 if args[:1] == ["bench"] and "--help" in args:
     print("Usage: gemmlab bench [--stage S] [--prec P] [--shapes L] [--max-seconds X] --json F"); sys.exit(0)
 if args[:1] == ["bench"]:
@@ -410,18 +412,28 @@ def test_measure_runs_the_report_set_then_reuses_it(tmp_path):
     assert len(log.read_text().splitlines()) == 2 * runs
 
 
-@needs_mpl
-def test_measure_without_gpu_says_where_to_run(tmp_path):
-    grader, _ = fake_grader(tmp_path, no_gpu=True)
+@pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
+def test_measure_without_gpu_says_where_to_run(grader, tmp_path):
+    """The real grader, on a machine without a GPU: asked first, it says what to run — the command
+    typed (make passes it), on a GPU node — and make report says nothing of measuring, offers nothing
+    else, and keeps the earlier measurements."""
     build = tmp_path / "build"
     shutil.copytree(FIXTURES, build / "results")  # earlier measurements
-    out = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf")
-    assert out.returncode == 1
-    assert "srun --gres=gpu:1 make report" in out.stderr
-    assert "make report-pdf" in out.stderr
+    out = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf",
+                      env=dict(os.environ, GEMMLAB_COMMAND="make report HISTORY=reuse"))
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "make report needs an NVIDIA GPU" in out.stderr
+    assert "srun --gres=gpu:1 make report HISTORY=reuse\n" in out.stderr, out.stderr
+    assert "measuring" not in out.stdout and "[1/" not in out.stdout, out.stdout
+    for other in ("make submit", "report-pdf", "make check"):
+        assert other not in out.stdout + out.stderr, other
     assert "Traceback" not in out.stderr
+    assert not (tmp_path / "r.pdf").exists()
     for f in FIXTURES.glob("*.json"):  # kept: a failed run never costs earlier measurements
         assert (build / "results" / f.name).read_text() == f.read_text(), f.name
+    # run by hand, the hint is make_report.py's own command line
+    by_hand = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf")
+    assert f"srun --gres=gpu:1 {sys.executable} {MAKE_REPORT} --grader {grader}" in by_hand.stderr, by_hand.stderr
 
 
 @gpu

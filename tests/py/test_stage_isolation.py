@@ -6,7 +6,10 @@ error, a forgotten explicit instantiation, a helper declared and never defined â
 compiler's first error as file:line) instead of the compile commands, keeps those in build.log,
 records the file in symbols.json, links every other stage into the submission's library, and a
 grade without a GPU writes results.json with the broken stages `rejected` with that message (the
-others no_gpu). A tree with all three at once builds too.
+others no_gpu). A tree with all three at once builds too. `make` itself (the default goal) builds
+the same but fails, naming the file, so that `make && make check ...` stops there. A file that
+compiles with warnings is `ok, with N compiler warnings`, the first named at file:line; WERROR=1
+(a change of flags) compiles the stage files again and refuses it, its numbered error at file:line.
 """
 import json
 import re
@@ -28,14 +31,20 @@ INSTANTIATION = ("unrolled.cu", "template Status gemm_unrolled<double>(const Gem
 HELPER = [("pitched.cu", "template <typename T>\nStatus pitched_alloc(",
            "int pitched_row_bytes(int cols);  // declared, never defined\n\ntemplate <typename T>\nStatus pitched_alloc("),
           ("pitched.cu", "(void)out, (void)rows, (void)cols;", "(void)out, (void)rows, (void)pitched_row_bytes(cols);")]
+KERNEL_BODY = "    // TODO(student): write the kernel body.\n"
+WARNING = ("tiled.cu", KERNEL_BODY, KERNEL_BODY + "    int unused_here = 0;\n")  # nvcc: warning #177-D
 BREAKS = {"syntax": [SYNTAX], "instantiation": [INSTANTIATION], "helper": HELPER,
-          "all": [SYNTAX, INSTANTIATION, *HELPER]}
+          "all": [SYNTAX, INSTANTIATION, *HELPER], "warning": [WARNING]}
 STAGES = ("naive", "tiled", "unrolled", "pitched", "reuse", "tensor")
 
 
 def make(build, submission, *targets):
     return subprocess.run(["make", "--no-print-directory", "-j2", f"BUILD={build}", f"SUBMISSION={submission}",
                            *map(str, targets)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def line_of(path, text):
+    return next(n for n, line in enumerate(Path(path).read_text().splitlines(), 1) if text in line)
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +120,51 @@ def test_a_syntax_error_costs_only_its_stage(built, tmp_path):
     assert any("tiled" in t["name"] and "does not compile" in t["output"] for t in gradescope["tests"])
 
 
+def test_make_fails_on_a_refused_file_once_the_rest_is_built(built):
+    """`make` (the guide's `make -j2 && make check FULL=1 && make bench`) stops on a file that does not
+    compile; `make grader`, what make check builds, succeeds, and the grader with every other stage is there."""
+    _, sb, sub = built("syntax")
+    proc = make(sb.parent, sub)  # the default goal
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert re.search(r"^make: 1 stage file\(s\) cost points: \S*tiled\.cu \(the verdicts above say why", proc.stdout,
+                     re.M), proc.stdout[-3000:]
+    assert "`make check` still checks every other stage" in proc.stdout
+    assert (sb / "gemmlab").is_file() and (sb / "libgemmlab-submission.so").is_file()
+    assert make(sb.parent, sub, "grader").returncode == 0
+
+
+def test_warnings_are_a_verdict_and_werror_rebuilds_and_refuses(built):
+    output, sb, sub = built("warning")
+    at = line_of(sub / "tiled.cu", "int unused_here")
+    shown = re.escape(str(sub / "tiled.cu"))  # the submission lies outside the working directory
+    first = rf'{shown}:{at}: warning #177-D: variable "unused_here" was declared but never referenced'
+    assert re.search(rf"tiled\.cu: ok, with 1 compiler warning \(no points lost; the first: {first}\)$", output, re.M), output
+    assert "every warning included: " in output and "`make WERROR=1` turns warnings into errors" in output
+    assert "Remark: The warnings can be suppressed" not in output, "nvcc's remark is for the log"
+    assert "Remark: The warnings can be suppressed" in (sb / "build.log").read_text()
+    scan = json.loads((sb / "symbols.json").read_text())
+    assert scan["files"]["tiled.cu"]["warnings"]["count"] == 1 and scan["stages"] == {}
+    assert make(sb.parent, sub).returncode == 0, "a warning costs nothing: make succeeds"
+
+    # WERROR=1 after a good build: the stage files compile again with the new flags
+    proc = make(sb.parent, sub, "WERROR=1")
+    assert "Nothing to be done" not in proc.stdout and "is up to date" not in proc.stdout, proc.stdout
+    assert "FLAGS   changed: the stage files compile again" in proc.stdout, proc.stdout
+    error = rf'{shown}:{at}: error #177-D: variable "unused_here" was declared but never referenced'
+    assert re.search(rf"tiled\.cu: does not compile â€” stage tiled will be rejected \(first error: {error}\)$",
+                     proc.stdout, re.M), proc.stdout
+    assert proc.stdout.count(f"{sub / 'tiled.cu'}: {sub / 'tiled.cu'}") == 0, "the path once"
+    assert proc.returncode == 2 and "cost points" in proc.stdout
+    assert json.loads((sb / "symbols.json").read_text())["files"]["tiled.cu"]["compiled"] is False
+
+    # and back: the objects compiled before come from the object cache, their warnings with them
+    proc = make(sb.parent, sub)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "FLAGS   changed: the stage files compile again" in proc.stdout
+    assert re.search(rf"{shown}\({at}\): warning #177-D", proc.stdout), "the warning is shown again"
+    assert re.search(r"tiled\.cu: ok, with 1 compiler warning", proc.stdout), proc.stdout
+
+
 def test_a_missing_instantiation_rejects_only_the_runs_without_it(built, tmp_path):
     output, sb, _ = built("instantiation")
     fix = "template Status gemm_unrolled<double>(const GemmProblem<double>&);"
@@ -160,6 +214,12 @@ def test_three_broken_files_at_once_and_make_scan_says_so_each_time(built):
 
 @pytest.mark.parametrize("output,first", [
     ('/x/student/tiled.cu(42): error: expected a ";"\n      int x\n', '/x/student/tiled.cu:42: error: expected a ";"'),
+    # nvcc's numbered diagnostics (what -Werror all-warnings makes of a warning): file:line, the path once
+    ('/x/student/tiled.cu(62): error #177-D: variable "x" was declared but never referenced\n      int x = 0;\n\n'
+     'Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"\n',
+     '/x/student/tiled.cu:62: error #177-D: variable "x" was declared but never referenced'),
+    ('/x/student/tiled.cu(7): warning #177-D: unused\n/x/student/tiled.cu(9): error #20: identifier "y" is undefined\n',
+     '/x/student/tiled.cu:9: error #20: identifier "y" is undefined'),
     ("student/tiled.cu:42:7: error: expected ';' before '}' token\n", "student/tiled.cu:42: error: expected ';' before '}' token"),
     ("nvcc warning : something\nptxas error   : Entry function '_Z1kv' uses too much shared data (0x20000 bytes, 0xc000 max)\n",
      "student/unrolled.cu: ptxas error: Entry function '_Z1kv' uses too much shared data (0x20000 bytes, 0xc000 max)"),
@@ -168,3 +228,15 @@ def test_three_broken_files_at_once_and_make_scan_says_so_each_time(built):
 def test_the_first_error_is_file_line_message(output, first):
     source = "student/tiled.cu" if "tiled" in first else "student/unrolled.cu"
     assert compile_stage.first_error(output, source, cwd="/nonexistent") == first
+
+
+def test_warnings_are_file_line_and_nvccs_remark_is_not_shown():
+    output = ('/x/student/tiled.cu(62): warning #177-D: variable "x" was declared but never referenced\n      int x = 0;\n'
+              '          ^\n\nRemark: The warnings can be suppressed with "-diag-suppress <warning-number>"\n\n'
+              "/x/student/tiled.cu:70:5: warning: unused variable 'y' [-Wunused-variable]\n")
+    assert compile_stage.warnings_in(output, cwd="/nonexistent") == [
+        '/x/student/tiled.cu:62: warning #177-D: variable "x" was declared but never referenced',
+        "/x/student/tiled.cu:70: warning: unused variable 'y' [-Wunused-variable]"]
+    shown = compile_stage.for_the_student(output, "/x/student/tiled.cu", cwd="/x")
+    assert "Remark" not in shown and "\n\n\n" not in shown
+    assert shown.startswith('student/tiled.cu(62): warning #177-D') and "student/tiled.cu:70:5: warning" in shown

@@ -52,6 +52,7 @@ constexpr int kExitNoJudge = 4;
 struct Args {
     std::string stage, prec, json_out, shapes, config = "course.toml", submission_dir, out_dir = ".", symbols, fingerprint;
     std::string run_prec = "float", run_shape, gpu_for = "check";
+    std::string typed;  // the command to run again on a GPU node (typed_command)
     bool full = false, no_color = false, list_json = false, reference = false, no_reference = false;
     uint64_t seed = 0;
     double idle_timeout = 60, max_seconds = 0;
@@ -90,28 +91,51 @@ json stage_list_json(Side side) {
     return stages;
 }
 
-// `why` is gpu_available's: plain words first, CUDA's reason in parentheses (gpu_probe.h).
-int no_gpu_message(const std::string& what, const std::string& why) {
+// The command a student typed, to run again on a GPU node: the Makefile passes it in GEMMLAB_COMMAND
+// (make, its goals and the variables given, in their order: the one source of these hints, see the
+// Makefile); run by hand, this program's own command line.
+std::string typed_command(int argc, char** argv) {
+    if (const char* typed = std::getenv("GEMMLAB_COMMAND"); typed && *typed) return typed;
+    std::string line;
+    for (int i = 0; i < argc; ++i) {
+        const std::string word = argv[i];
+        const bool plain = !word.empty() && word.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") == std::string::npos;
+        std::string quoted = "'";
+        for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        line += (i ? " " : "") + (plain ? word : quoted + "'");
+    }
+    return line;
+}
+
+bool typed_through_make(const Args& a) { return a.typed == "make" || a.typed.rfind("make ", 0) == 0; }
+
+// `why` is gpu_available's: plain words first, CUDA's reason in parentheses (gpu_probe.h). The hint is
+// the very command typed, on a GPU node: nothing else does the same job.
+int no_gpu_message(const Args& a, const std::string& what, const std::string& why) {
+    const bool make = typed_through_make(a);
     std::cerr << "gemmlab " << what << ": " << why << ".\n"
-              << "  make " << what << " needs an NVIDIA GPU. On the course cluster, run it on a GPU node:\n"
-              << "      srun --gres=gpu:1 make " << what << "\n"
-              << "  or submit for grading from the login node:  make submit\n";
+              << "  " << (make ? "make " : "gemmlab ") << what
+              << " needs an NVIDIA GPU. On the course cluster, run the same command on a GPU node:\n"
+              << "      srun --gres=gpu:1 " << a.typed << "\n";
+    if (make) std::cerr << "  Nothing ran here (exit status 3, which make reports as \"Error 3\").\n";
     return kExitNoGpu;
 }
 
 // Whether this machine has a usable GPU, before a tool that needs one starts (make sanitize asks
-// before it looks for compute-sanitizer): exit 0 quietly, or the no-GPU message and kExitNoGpu.
+// before it looks for compute-sanitizer, make report before it measures): exit 0 quietly, or the
+// no-GPU message and kExitNoGpu.
 int cmd_gpu(const Args& a) {
     std::string why;
-    return gpu_available(&why) ? 0 : no_gpu_message(a.gpu_for, why);
+    return gpu_available(&why) ? 0 : no_gpu_message(a, a.gpu_for, why);
 }
 
 // The judge: its CUDA context, and the sandbox its runners start under (sandbox_probe.h). Null, with
 // the exit status in *rc, where it cannot work here — said in words, never worked around.
-std::unique_ptr<GpuContext> open_judge(const std::string& what, uint64_t seed, int* rc) {
+std::unique_ptr<GpuContext> open_judge(const Args& a, const std::string& what, uint64_t seed, int* rc) {
     std::string why;
     if (!gpu_available(&why)) {
-        *rc = no_gpu_message(what, why);
+        *rc = no_gpu_message(a, what, why);
         return nullptr;
     }
     std::unique_ptr<GpuContext> ctx;
@@ -192,7 +216,7 @@ int cmd_check(const Args& a) {
     opt.selection = parse_selection(Side::submission, a.stage, a.prec);  // named before the machine is asked
     opt.seed = a.seed ? a.seed : fresh_seed();
     int rc = 0;
-    const auto ctx = open_judge("check", opt.seed, &rc);
+    const auto ctx = open_judge(a, "check", opt.seed, &rc);
     if (!ctx) return rc;
     opt.quick = !a.full;
     opt.color = use_color(a);
@@ -215,7 +239,7 @@ int cmd_run(char** argv, const Args& a) {
         if (!parse_shape(a.run_shape, &err)) throw std::invalid_argument(err);
     }
     std::string why;
-    if (!gpu_available(&why)) return no_gpu_message("sanitize", why);
+    if (!gpu_available(&why)) return no_gpu_message(a, "sanitize", why);
     const std::string runner = runner_executable(RunnerKind::submission);
     argv[0] = const_cast<char*>(runner.c_str());
     execv(runner.c_str(), argv);
@@ -236,7 +260,7 @@ int cmd_bench(const Args& a) {
     }
     opt.seed = a.seed ? a.seed : fresh_seed();
     int rc = 0;
-    const auto ctx = open_judge("bench", opt.seed, &rc);
+    const auto ctx = open_judge(a, "bench", opt.seed, &rc);
     if (!ctx) return rc;
     opt.with_reference = a.reference;
     opt.color = use_color(a);
@@ -263,10 +287,10 @@ int cmd_grade(const Args& a) {
     std::string why;
     if (!gpu_available(&why)) {
         write_no_gpu_grade(opt, cfg, why);
-        return no_gpu_message("grade", why);
+        return no_gpu_message(a, "grade", why);
     }
     int rc = 0;
-    const auto ctx = open_judge("grade", opt.seed, &rc);
+    const auto ctx = open_judge(a, "grade", opt.seed, &rc);
     if (!ctx) return rc;
     return run_grade(*ctx, opt, cfg);
 }
@@ -278,6 +302,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "gemmlab results schema " + std::string(kResultsSchema));
     Args a;
+    a.typed = typed_command(argc, argv);
 
     auto* list = app.add_subcommand("list", "print the stage registry");
     list->add_flag("--json", a.list_json, "as JSON (what scripts read)");
