@@ -585,7 +585,11 @@ def write_views(cfg, students=None, official: dict | None = None):
     folded = decisions(cfg)
     gid = cfg.staff_gid
     out_dir = _mkdir(public_root(cfg) / "to-student", 0o2771 if gid is not None else 0o711, gid)
-    names = students if students is not None else dropbox.students(cfg)
+    if students is not None:
+        names = students
+    else:  # everyone with a directory in the drop box: only they can have a token
+        names = sorted(p.name for p in cfg.dropbox_dir.iterdir() if p.is_dir() and not p.name.startswith(".")) \
+            if cfg.dropbox_dir.is_dir() else []
     written = 0
     for student in names:
         tok = token(cfg, student, create=False)

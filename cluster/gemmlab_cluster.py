@@ -660,14 +660,15 @@ def cmd_validate(cfg, args):
 def cmd_publish(cfg, args):
     """Validate the course's files as every tool reads them, then publish them as the course's state:
     what every student command, grading job and sweep uses from now on."""
-    try:
-        v = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log")
+    try:  # a roster not written yet is noted (early in the term); a sweep needs it
+        v = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log", roster_may_be_missing=True)
     except ConfigError as e:
         raise ConfigError(f"{e}\nNothing was published: students and sweeps keep the course state they had. Fix the "
                           "file, then `make publish-course` again") from None
     before = course_state.current(cfg)
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
     if not new:
+        course_state.write_views(cfg)
         print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
         return 0
     changes = course_state.describe_changes(before, state)
@@ -731,6 +732,7 @@ def cmd_setup(cfg, args):
     v = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
     print("setup: course files valid: " + "; ".join(v.checked))
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
+    course_state.write_views(cfg)
     print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
           "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
     return 0

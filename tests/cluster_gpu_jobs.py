@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "py"))
 sys.path.insert(0, str(ROOT / "cluster"))
 
-from cluster_helpers import (CACHE, CLASS_DEADLINE_SECONDS, config, dropbox, hand_in_dir, set_due,  # noqa: E402
+from cluster_helpers import (stored_attempt, publish_if_set_up, CACHE, CLASS_DEADLINE_SECONDS, config, dropbox, hand_in_dir, set_due,  # noqa: E402
                              write_config)
 
 FAKE = ROOT / "tests" / "slurm" / "fake_slurm.py"
@@ -157,6 +157,7 @@ def store_class(c: Course, klass) -> dict:
         if how == "late":
             dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None))
     (c.base / "roster.txt").write_text("\n".join([s for s, *_ in klass] + [ABSENT]) + "\n")
+    publish_if_set_up(c.cfg_path)  # the roster and the deadline, as the staff publish them
     return {s: (kind, want, how) for s, kind, want, how in klass}
 
 
@@ -196,7 +197,7 @@ def phase_class(c: Course, klass, gpus: list[dict], real: bool, report: dict) ->
     if r.returncode != 0:
         return failures + [f"make submit failed: {r.stderr.strip()}"]
     own_job = re.search(r"grading job (\d+) queued", r.stdout).group(1)
-    attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    attempt = stored_attempt(r.stdout)
     c.slurm_run(c.gpus[:1], only=[own_job])
     took = time.time() - t0
 
@@ -317,7 +318,7 @@ def phase_pair(c: Course, gpus: list[dict], real: bool, report: dict, kind: str)
         if r.returncode != 0:
             return [f"submit for {role} failed: {r.stderr.strip()}"]
         jobs[role] = (re.search(r"grading job (\d+) queued", r.stdout).group(1),
-                      Path(re.search(r"stored (\S+)", r.stdout).group(1)))
+                      stored_attempt(r.stdout))
     walls = {"warm": c.slurm_run([g0, g1], only=[jobs["warm0"][0], jobs["warm1"][0]]),
              "lone0": c.slurm_run([g0], only=[jobs["lone0"][0]]),
              "lone1": c.slurm_run([g1], only=[jobs["lone1"][0]])}

@@ -74,11 +74,29 @@ CLASS_DEADLINE_SECONDS = 8
 
 
 def set_due(cfg_path: Path, due: dt.datetime):
-    """Rewrites [deadline] due of a course.toml written by write_config."""
+    """Rewrites [deadline] due of a course.toml written by write_config, and publishes it where the course
+    has a published state (students' commands read that, never the file)."""
     text = Path(cfg_path).read_text()
     start = text.index("\ndue = ") + 1
     end = text.index("\n", start)
     Path(cfg_path).write_text(text[:start] + f"due = {due.isoformat()}" + text[end:])
+    publish_if_set_up(cfg_path)
+
+
+def stored_attempt(stdout: str) -> Path:
+    """The attempt directory `make submit` says it stored ("... it is handed in (<path>, sha256 ...)")."""
+    import re
+    m = re.search(r"it is handed in \((/\S+), sha256", stdout)
+    assert m, f"make submit named no stored attempt:\n{stdout}"
+    return Path(m.group(1))
+
+
+def publish_if_set_up(cfg_path: Path):
+    """`publish` the course's files, as the staff would after an edit, where the course was set up."""
+    import course_state
+    if course_state.current(config.load(cfg_path)) is not None:
+        r = tool(cfg_path, "publish", "--why", "the tests' edit")
+        assert r.returncode == 0, r.stdout + r.stderr
 
 
 def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, str]:
@@ -105,6 +123,7 @@ def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, st
     for student in late:
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub"], None))
     (base / "roster.txt").write_text("# synthetic class\n" + "\n".join(kinds) + "\n")
+    publish_if_set_up(cfg.path)
     return kinds
 
 

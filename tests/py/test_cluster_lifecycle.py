@@ -7,6 +7,7 @@ A sweep under unpublished edits, or before the deadline, is refused and leaves n
 The grading on a GPU is the one part stood in for here (CI has no GPU): the stand-in writes a
 results.json in the grader's own layout with speeds it chose, scored by the same gemmlab-config; the
 H100 rehearsal (tests/semester_rehearsal.py) grades for real."""
+import argparse
 import csv
 import datetime as dt
 import json
@@ -89,6 +90,10 @@ def course(tmp_path, monkeypatch):
                                          message=f"graded: {score['total']} / {score['max']}"))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+
+    def in_this_process(cfg, sweep, run, count):  # a local sweep's grader, here rather than detached
+        return gemmlab_cluster.cmd_sweep_local(cfg, argparse.Namespace(sweep=str(sweep), run=run.name))
+    monkeypatch.setattr(gemmlab_cluster, "_sweep_here", in_this_process)
     return path, cfg, graded
 
 

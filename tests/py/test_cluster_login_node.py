@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (PYTHON, ROOT, TOOL, config, dropbox, hand_in_dir, path_without_slurm, stand_in_make,
+from cluster_helpers import (stored_attempt, PYTHON, ROOT, TOOL, config, dropbox, hand_in_dir, path_without_slurm, stand_in_make,
                              wait_for)
 
 sys.path.insert(0, str(ROOT / "cluster"))
@@ -72,7 +72,7 @@ def test_without_slurm_a_hand_in_is_stored_and_not_graded_here(tmp_path, schedul
     r = run(cfg_path, "submit", "--student-dir", hand_in_dir(tmp_path / "me" / "student", "stub"),
             "--no-compile-check", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    attempt = stored_attempt(r.stdout)
     assert (attempt / "manifest.json").is_file() and "LATE: handed in" in r.stdout, r.stdout
     assert "grading now" not in r.stdout and not (attempt / "grading").exists(), r.stdout
     assert not (tmp_path / "scratch").exists()
@@ -122,7 +122,7 @@ def test_a_stopped_grading_removes_its_scratch_and_reaps_what_killed_ones_left(t
         (sweep / "runs" / "run-001").mkdir(parents=True)
         plan = gemmlab_cluster.plan_sweep(cfg)
         (sweep / "plan.json").write_text(json.dumps({"students": plan}))
-        todo, _ = gemmlab_cluster.sweep_todo(sweep, plan)
+        todo = gemmlab_cluster.sweep_todo(sweep, plan).todo
         (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
         args = ["sweep-task", "--sweep", sweep, "--run", "run-001", "--task", "0"]
     base = tmp_path / "scratch"

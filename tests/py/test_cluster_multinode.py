@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
+from cluster_helpers import (stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
                              make_class, mark_graded, wait_for, write_config)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"
@@ -209,7 +209,7 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
     r = tool(cfg_path, "submit", "--student-dir", src, "--user", student, "--no-compile-check")
     assert r.returncode == 0, r.stdout + r.stderr
     new_job = re.search(r"grading job (\d+) queued", r.stdout).group(1)
-    new_attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    new_attempt = stored_attempt(r.stdout)
     assert "LATE: handed in" in r.stdout, r.stdout  # the class's deadline has passed (make_class)
 
     wait_gradebook(cfg, "final", "run-001")

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import private_accounts
-from cluster_helpers import (CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
+from cluster_helpers import (stored_attempt, CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, tool, wait_for, write_config)
 import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
@@ -139,7 +139,7 @@ def _submit_as(cfg_path, user, student_dir):
     assert r.returncode == 0, r.stdout + r.stderr
     job = re.search(r"grading job (\d+) queued", r.stdout)
     assert job, r.stdout
-    attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    attempt = stored_attempt(r.stdout)
     return attempt, job.group(1)
 
 
@@ -385,7 +385,7 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     r = tool(mine, "submit", "--student-dir", d, "--no-compile-check", user=ALICE)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"the course's configuration is {cfg_path}; {mine} is not used" in r.stderr, r.stderr
-    attempt = Path(re.search(r"stored (\S+)", r.stdout).group(1))
+    attempt = stored_attempt(r.stdout)
     assert f"--config {cfg_path} grade-attempt" in (attempt / "grade.sbatch").read_text()
     assert "submit: LATE: handed in 1 h 5 min after your due date" in r.stdout, r.stdout
     assert "late penalty: 10 % of its score (10 % per started day late, at most 100 %)" in r.stdout, r.stdout
