@@ -290,7 +290,47 @@ def short_name(full):
         depth += {"<": 1, ">": -1}.get(c, 0)
         if depth == 0 and name.startswith("::", i):
             cut = i + 2
-    return name[cut:].strip() or full
+    return readable(name[cut:].strip()) or full
+
+
+# Inside template arguments: the grader's namespaces (a stage's own types are known by their name) and
+# the tensor stage's input precision, which the compiler writes as a cast of its enum value.
+OWN_NAMESPACES = re.compile(r"\b(?:gemmlab::)?(?:submission|reference)::(?:\(anonymous namespace\)::|<unnamed>::)?"
+                            r"|\bgemmlab::(?=InputPrecision\b)")
+PRECISION_CAST = re.compile(r"\((?:gemmlab::)?InputPrecision\)(\d+)")
+
+
+def precision_labels(header=Path(__file__).resolve().parents[2] / "grader/include/gemmlab/stages.h"):
+    """{enum value: the variant label a student knows} from the registry: InputPrecision 0 -> "3xtf32"
+    (the tensor variant whose float entry point declares it), in a double kernel "fp64"."""
+    try:
+        from scan_symbols import registry_runs  # noqa: PLC0415  (the registry's reading, one definition)
+        runs = registry_runs(header)
+    except (OSError, ImportError):
+        return {}
+    labels = {}
+    for (_fn, args), found in runs.items():
+        m = PRECISION_CAST.search(args)
+        for _stage, variant, prec in found:
+            if m and prec == "float" and variant:
+                labels.setdefault(int(m.group(1)), variant)
+    return labels
+
+
+_LABELS = None
+
+
+def readable(name):
+    """"tensor_float_kernel<(gemmlab::InputPrecision)0>" -> "tensor_float_kernel<3xtf32>"; the grader's
+    namespaces left out inside template arguments."""
+    global _LABELS
+    name = OWN_NAMESPACES.sub("", name)
+    if not PRECISION_CAST.search(name):
+        return name
+    if _LABELS is None:
+        _LABELS = precision_labels()
+    fp64 = re.search(r"[<,]\s*double\b", name)
+    return PRECISION_CAST.sub(lambda m: "fp64" if fp64 else _LABELS.get(int(m.group(1)), m.group(0)), name)
 
 
 def stalls_of(metrics):
