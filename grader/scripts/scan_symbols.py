@@ -420,11 +420,11 @@ def tensor_core_problems(info, closure, stages, allowed, found):
             continue
         for other in sorted(closure(name)):
             for k in found.get(other, []):
-                via = "" if other == name else f", in {info[other]['file']}, which {o['file']} calls into"
+                code = "machine code" if k["signal"] == "sass" else "PTX"
                 o["problems"].append({
                     "symbol": k["name"], "kind": "tensor_cores", "rule": "tensor_cores", "file": o["file"],
-                    "what": f"{stage_sass.describe_tensor_use(k['instructions'])} in its {k['arch']} "
-                            f"{'code' if k['signal'] == 'sass' else 'PTX'}{via}"})
+                    "via": "" if other == name else info[other]["file"],
+                    "what": f"{stage_sass.describe_tensor_use(k['instructions'])} in its {k['arch']} {code}"})
 
 
 def print_tensor_check_note(result, out=sys.stdout):
@@ -443,8 +443,10 @@ def tensor_core_message(stage, flagged, allowed):
     first = mine[0]
     others = len({f["symbol"] for f in mine}) - 1
     home = " or ".join(f"{s}.cu" for s in sorted(allowed)) or "the tensor stage's file"
-    return (f"{first['file']} runs tensor-core instructions: kernel {first['symbol']}, {first['what']}"
-            + (f" (and {others} more kernel{'s' if others > 1 else ''})" if others else "") +
+    whose = (f"{first['file']} calls into {first['via']}, whose kernel" if first.get("via")
+             else f"{first['file']} runs tensor-core instructions: its kernel")
+    return (f"{whose} {first['symbol']} runs {first['what']}"
+            + (f" (and {others} more kernel{'s' if others > 1 else ''} like it)" if others else "") +
             f". Only the tensor stage ({home}) may use the tensor cores for FP16, BF16, TF32, FP8 or integer "
             f"products; stage {stage} is graded on the CUDA cores (FFMA in float; DFMA, or the FP64 tensor "
             f"cores' DMMA, in double). Put such code in {home} (graded per input precision: tensor/fp16, "
