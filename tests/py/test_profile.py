@@ -318,6 +318,20 @@ def test_make_resources_one_stage_file():
     assert set(smem) == {"8", "16", "32"} and smem["8"] < smem["16"] < smem["32"]
 
 
+@needs_nvcc
+def test_resources_name_the_tensor_variants_as_the_student_knows_them(tmp_path):
+    """tensor_float_kernel<IN> is shown as <fp16>, <tf32>, <3xtf32> (the registry's variant labels), not as
+    the compiler's `(gemmlab::InputPrecision)0`."""
+    kernels, error = stage_resources.compile_file(
+        NVCC, f"-std=c++17 -O3 -arch=sm_80 -I{ROOT / 'grader' / 'include'} -DGEMMLAB_NS=submission",
+        ROOT / "student" / "tensor.cu", tmp_path)
+    assert error is None, error
+    names = stage_resources.demangle_all([k["name"] for k in kernels])
+    shorts = sorted(stage_resources.short_name(names[k["name"]]) for k in kernels)
+    assert shorts == ["tensor_double_kernel", "tensor_float_kernel<3xtf32>", "tensor_float_kernel<fp16>",
+                      "tensor_float_kernel<tf32>"], shorts
+
+
 def test_make_resources_names_a_missing_file():
     proc = make("resources", "STAGE=nosuchstage")
     assert proc.returncode == 2 and "no stage file student/nosuchstage.cu" in proc.stdout

@@ -257,3 +257,16 @@ def test_make_sass_needs_a_stage_and_names_a_missing_file():
     assert proc.returncode != 0 and "make sass needs STAGE=" in proc.stdout
     proc = make("sass", "STAGE=nosuchstage")
     assert proc.returncode != 0 and "no stage file student/nosuchstage.cu" in proc.stdout
+
+
+@needs_cuobjdump
+@pytest.mark.skipif(not HAS_REFERENCE, reason="the instructor repository only")
+def test_the_guides_tiled_against_reuse_lines_are_what_make_sass_prints(sass_of_every_stage):
+    """docs/student-guide.md quotes the main loops of the reference's tiled and reuse kernels: each quoted
+    line is a line make sass prints today (a new compiler changes them: quote its lines)."""
+    guide = (ROOT / "docs" / "student-guide.md").read_text()
+    block = guide[guide.index("<!-- sass-example:"):guide.index("<!-- /sass-example -->")]
+    quoted = [line.strip() for line in block.splitlines()[1:] if line.strip()]
+    printed = {line.strip() for stage in ("tiled", "reuse") for line in
+               sass_of_every_stage[("reference", stage)]["text"].splitlines()}
+    assert len(quoted) == 4 and not [q for q in quoted if q not in printed], [q for q in quoted if q not in printed]
