@@ -15,7 +15,7 @@ namespace gemmlab::GEMMLAB_NS {
 // outside A and B), A and B split into TF32 big and small parts, three products per pair into a
 // slab accumulator that an FP32 `+=` adds to the result every kSlabSteps steps (the tensor cores
 // truncate when they add).
-constexpr int kSlabSteps = 8;
+constexpr int kSlabSteps = 4;
 
 __global__ void __launch_bounds__(32)
 split_tf32_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
