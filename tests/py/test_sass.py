@@ -270,3 +270,11 @@ def test_the_guides_tiled_against_reuse_lines_are_what_make_sass_prints(sass_of_
     printed = {line.strip() for stage in ("tiled", "reuse") for line in
                sass_of_every_stage[("reference", stage)]["text"].splitlines()}
     assert len(quoted) == 4 and not [q for q in quoted if q not in printed], [q for q in quoted if q not in printed]
+
+
+def test_a_stage_file_that_does_not_compile_has_no_machine_code_and_says_why(tmp_path, capsys):
+    obj = tmp_path / "tiled.o"
+    (tmp_path / "tiled.o.failed").write_text(json.dumps({"first_error": "student/tiled.cu:86: error: expected a \";\""}))
+    assert stage_sass.main(["--object", str(obj), "--source", "student/tiled.cu"]) == 1
+    err = capsys.readouterr().err
+    assert "student/tiled.cu does not compile, so it has no machine code: student/tiled.cu:86: error" in err
