@@ -773,6 +773,7 @@ def main():
     if args.verdicts:
         result = json.loads(Path(args.verdicts).read_text())
         print_verdicts(result, result.get("source_dir"), args.build_log)
+        print_tensor_check_note(result)
         return 0
 
     owner, math = load_protected(args.protected)
