@@ -41,6 +41,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -391,18 +392,20 @@ def tensor_core_use(objects, cuobjdump=None, cuda_home=None):
         record["why_not"] = ("no cuobjdump (it comes with the CUDA toolkit; `make setup` installs NVIDIA's own "
                              "copy where the toolkit lacks it)")
         return {}, record
-    found = {}
-    for o in objects:
-        o = Path(o)
-        if not o.exists():
-            continue
+    def read(o):
         try:
-            kernels = stage_sass.tensor_core_kernels(o, tool)
+            return o, stage_sass.tensor_core_kernels(o, tool), None
         except RuntimeError as e:
-            record["skipped"].append(f"{o.stem}.cu: {e}")
-            continue
-        if kernels:
-            found[o.stem] = kernels
+            return o, [], e
+
+    found = {}
+    existing = [Path(o) for o in objects if Path(o).exists()]
+    with ThreadPoolExecutor(max(1, min(len(existing), os.cpu_count() or 1))) as pool:  # nvdisasm per object
+        for o, kernels, error in pool.map(read, existing):
+            if error:
+                record["skipped"].append(f"{o.stem}.cu: {error}")
+            elif kernels:
+                found[o.stem] = kernels
     names = stage_sass.demangle_all(sorted({k["kernel"] for ks in found.values() for k in ks}))
     for ks in found.values():
         for k in ks:
