@@ -65,6 +65,7 @@ METRICS = {
     # Shared memory: instructions, wavefronts (a conflict-free 4-byte access takes one per instruction, an
     # 8-byte one two, a 16-byte one four; an n-way bank conflict n times as many) and the conflicts ncu counts.
     "smem_ld_instructions": "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smem_ldsm_instructions": "smsp__inst_executed_op_ldsm.sum",  # ldmatrix: shared loads too (ncu's own rule)
     "smem_st_instructions": "smsp__sass_inst_executed_op_shared_st.sum",
     "smem_ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smem_st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
@@ -444,7 +445,7 @@ def summarize(launches):
         if family is None:
             missing.add("smsp__average_warps_issue_stalled_*_per_issue_active.ratio")
         k["bound"] = bound_of(k["memory_throughput_pct"], k["compute_throughput_pct"])
-        memory_access(k, get)
+        memory_access(k, get, metrics)
         roofline(k, get, metrics)
         kernels.append(k)
     return kernels, sorted(missing)
@@ -454,10 +455,12 @@ def ratio(a, b):
     return round(a / b, 3) if a is not None and b else None
 
 
-def memory_access(k, get):
+def memory_access(k, get, metrics):
     """Bank conflicts and wavefronts per shared-memory instruction; sectors per global request."""
     for op in ("ld", "st"):
         inst, waves = get(METRICS[f"smem_{op}_instructions"]), get(METRICS[f"smem_{op}_wavefronts"])
+        if op == "ld" and inst is not None:  # ldmatrix, where the GPU has it (no LDSM: no such counter)
+            inst += number(metrics.get(METRICS["smem_ldsm_instructions"], ("", ""))[0]) or 0
         k[f"shared_{op}_instructions"] = int(inst) if inst is not None else None
         k[f"shared_{op}_wavefronts_per_instruction"] = ratio(waves, inst)
         conflicts = get(METRICS[f"smem_{op}_conflicts"])
