@@ -367,6 +367,26 @@ resources:  ## registers, shared memory and spills of every kernel, from the com
 	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) \
 	    --flags "$(NVCC_OPTS) $(ARCH_FLAGS) $(STAGE_INCLUDES) -DGEMMLAB_NS=submission" $(RESOURCE_SOURCES)
 
+# make sass (grader/scripts/stage_sass.py; docs/student-guide.md "Reading the machine code") needs no GPU:
+# the stage's object as the build makes it for ARCH, disassembled (cuobjdump -sass), with the vector loads,
+# the FMAs of each loop, spills and tensor-core instructions counted, and the whole listing marked in
+# results/<submission>/sass/. The reference's stage files are compiled once for the reference library:
+# SUBMISSION=reference reads those objects. The same reading is the symbol check's tensor-core rule
+# (scan_symbols.py): a stage that may not use the tensor cores is refused when its kernels do.
+## CUOBJDUMP=<path> the disassembler of make sass and of the build's tensor-core rule (default: the toolkit's)
+CUOBJDUMP ?=
+SASS_STEM = $(firstword $(subst /, ,$(STAGE)))
+SASS_OBJECT = $(if $(and $(REF_SOURCES),$(filter $(CURDIR)/reference,$(SUB_DIR))),$(BUILD)/reference,$(SUB_BUILD)/stages)/$(SASS_STEM).o
+SASS_TOOL_ARGS = --cuda-home $(CUDA_HOME) $(if $(CUOBJDUMP),--cuobjdump $(CUOBJDUMP))
+SCAN_ARGS += $(SASS_TOOL_ARGS)
+$(SYMBOLS): grader/scripts/stage_sass.py
+.PHONY: sass
+sass: $(if $(and $(STAGE),$(wildcard $(SUB_DIR)/$(SASS_STEM).cu)),$(SASS_OBJECT))  ## the machine code (SASS) of a stage's kernels, counted and marked: vector loads, FMAs per loop, spills, tensor cores (STAGE= required; PREC=; no GPU)
+	@test -n "$(STAGE)" || { echo "make sass needs STAGE=<stage>, e.g. make sass STAGE=tiled PREC=float"; exit 2; }
+	@test -f "$(SUB_DIR)/$(SASS_STEM).cu" || { echo "make sass: no stage file $(SUBMISSION)/$(SASS_STEM).cu"; exit 2; }
+	@$(PYTHON) grader/scripts/stage_sass.py --object $(SASS_OBJECT) --source $(SUBMISSION)/$(SASS_STEM).cu \
+	    $(if $(PREC),--prec $(PREC)) $(SASS_TOOL_ARGS) --listing $(RESULTS)/sass/$(SASS_STEM)-$(ARCH).sass
+
 # Each bench that succeeds adds a line to the tuning history, results/<submission>/bench-history.jsonl
 # (grader/scripts/bench_history.py), labelled with TAG= (e.g. TAG=bm128-bk8); make report shows a
 # stage's history with HISTORY=<stage> or course.toml [report] history.

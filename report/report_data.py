@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -409,22 +410,9 @@ def _read_json(path):
 
 
 # ---- the GPU's peaks, for the roofline -------------------------------------------------------
-
-# FP32 and FP64 FMA lanes per SM by compute capability (CUDA C Programming Guide, "Arithmetic
-# Instructions" throughput table). Peak = SMs × lanes × 2 flops × max SM clock.
-FMA_LANES_PER_SM = {
-    "7.0": (64, 32), "7.5": (64, 2), "8.0": (64, 32), "8.6": (128, 2), "8.7": (128, 2),
-    "8.9": (128, 2), "9.0": (128, 64), "10.0": (128, 64), "12.0": (128, 2),
-}
-# FP64 tensor cores (DMMA) double the FP64 peak on these; cuBLAS DGEMM uses them.
-FP64_TENSOR_FACTOR = {"8.0": 2.0, "9.0": 2.0, "10.0": 1.0}
-# DRAM bandwidth in GB/s from the vendors' datasheets, by (a substring of) the name CUDA reports.
-# Longer names are tried first. course.toml [report.gpu_peaks."<name>"] bandwidth_gbs overrides.
-DATASHEET_BANDWIDTH_GBS = {
-    "H200": 4800, "H100 NVL": 3900, "H100 PCIe": 2000, "H100": 3350, "GH200": 4000,
-    "A100-SXM4-80GB": 2039, "A100 80GB PCIe": 1935, "A100": 1555, "L40S": 864, "L4": 300,
-    "RTX 4090": 1008, "V100": 900, "B200": 8000,
-}
+# The tables live in grader/scripts/gpu_peaks.py, which make profile reads too (one home per number).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grader" / "scripts"))
+from gpu_peaks import FMA_LANES_PER_SM, FP64_TENSOR_FACTOR, bandwidth_gbs, fma_peak_gflops  # noqa: E402
 
 
 def gpu_peaks(environment, report_set):
@@ -438,18 +426,16 @@ def gpu_peaks(environment, report_set):
     peaks = {"name": name, "fp32_gflops": None, "fp64_gflops": None, "fp64_tensor_gflops": None,
              "bandwidth_gbs": None, "source": []}
     if cc in FMA_LANES_PER_SM and sms and clock:
-        f32, f64 = FMA_LANES_PER_SM[cc]
-        peaks["fp32_gflops"] = sms * f32 * 2 * clock / 1000.0
-        peaks["fp64_gflops"] = sms * f64 * 2 * clock / 1000.0
+        peaks["fp32_gflops"] = fma_peak_gflops(cc, sms, clock, "float")
+        peaks["fp64_gflops"] = fma_peak_gflops(cc, sms, clock, "double")
         if cc in FP64_TENSOR_FACTOR and FP64_TENSOR_FACTOR[cc] > 1:
             peaks["fp64_tensor_gflops"] = peaks["fp64_gflops"] * FP64_TENSOR_FACTOR[cc]
         peaks["source"].append(f"FMA peaks: {sms} SMs × FMA lanes of sm_{cc.replace('.', '')} × "
                                f"2 × {clock:g} MHz")
-    for key in sorted(DATASHEET_BANDWIDTH_GBS, key=len, reverse=True):
-        if key in name:
-            peaks["bandwidth_gbs"] = float(DATASHEET_BANDWIDTH_GBS[key])
-            peaks["source"].append(f"bandwidth: datasheet of the {key}")
-            break
+    bandwidth, key = bandwidth_gbs(name)
+    if bandwidth:
+        peaks["bandwidth_gbs"] = bandwidth
+        peaks["source"].append(f"bandwidth: datasheet of the {key}")
     override = next((v for k, v in report_set.gpu_peaks.items() if k and k in name), None)
     if override:
         for key, scale in (("fp32_tflops", 1000.0), ("fp64_tflops", 1000.0),

@@ -67,7 +67,11 @@ def profiles_block(docs, stage_names, source):
     out = ["Nsight Compute on one call of each stage below (`make profile`), kernel by kernel. Memory "
            "throughput is the busiest of the memory units (shared memory and L1 included), so compare it with "
            "DRAM bandwidth to see which level is busy; stall reasons count the cycles warps waited, per "
-           "instruction issued, for each reason (the largest three, as a share of all stalls).\n"]
+           "instruction issued, for each reason (the largest three, as a share of all stalls). Shared-memory "
+           "accesses take one wavefront per instruction for 4-byte words (two for 8, four for 16 bytes): more "
+           "are bank conflicts; a warp's coalesced global access takes 4 sectors per request for 4-byte words. "
+           "The roofline row places the kernel at its measured arithmetic intensity (FLOPs on the CUDA cores "
+           "per DRAM byte).\n"]
     for doc in order(docs, stage_names):
         if doc.get("placeholder"):
             out.append(notice("Placeholder profile (written by hand in ncu's format, not measured): "

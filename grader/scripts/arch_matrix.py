@@ -5,7 +5,7 @@
                (tests/gpu), the probes (tests/probes), the reference (reference/*.cu, and the tuning
                ladder of reference/tuning; with MATRIX_TUNE=1 also every file with its tuning
                candidates, -DGEMMLAB_TUNE, as reference/tuning/run.sh --tune builds them), the stubs (student/) and every submission the tests build
-               (tests/broken/*, tests/gallery/*) — with the Makefile's flags for its kind of file, for
+               (tests/broken/*, tests/gallery/*, tests/profile_padding) — with the Makefile's flags for its kind of file, for
                every architecture of the toolkit's list (ARCHS_CUDA13). One nvcc per file holds every
                architecture (-gencode each: the host side is compiled once, about 2.5x faster than one
                nvcc per architecture); a file that fails is compiled again per architecture to name
@@ -109,7 +109,8 @@ def units():
             add(p, "tune", [*GRADER_INCLUDES, *tune])
     expected = gallery_expected_failures()
     submissions = [ROOT / "student", *sorted((ROOT / "tests/broken").glob("*/")),
-                   *sorted(p.parent for p in (ROOT / "tests/gallery").glob("*/expected.json"))]
+                   *sorted(p.parent for p in (ROOT / "tests/gallery").glob("*/expected.json")),
+                   ROOT / "tests/profile_padding"]  # tests/gpu_profile_padding.sh's tiled kernel
     for d in submissions:
         for p in sorted(d.glob("*.cu")):
             add(p, "", [*stage, "-DGEMMLAB_NS=submission"], expected.get(rel(p), ()))

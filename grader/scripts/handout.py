@@ -57,6 +57,8 @@ NEVER = [
     "grader/scripts/handout",
     "tests/py/test_handout*.py",    # needs reference/*.cu
     "tests/broken",                 # deliberately broken stages: nearly solutions
+    "tests/profile_padding",        # a working tiled kernel (the bank-conflict experiment): a solution
+    "tests/gpu_profile_padding.sh",  #   and the script that profiles it beside the reference
     "tests/gallery",                # adversarial probes of the grader's sandbox
     "tests/py/test_cluster*.py",    # course staff's tests of the cluster tools: they start a real
     "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest,

@@ -63,7 +63,37 @@ METRICS = {
     "dram_throughput": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram_bandwidth": "dram__bytes.sum.per_second",
     "duration": "gpu__time_duration.sum",
+    # Shared memory: instructions, wavefronts (a conflict-free 4-byte access takes one per instruction, an
+    # 8-byte one two, a 16-byte one four; an n-way bank conflict n times as many) and the conflicts ncu counts.
+    "smem_ld_instructions": "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smem_ldsm_instructions": "smsp__inst_executed_op_ldsm.sum",  # ldmatrix: shared loads too (ncu's own rule)
+    "smem_st_instructions": "smsp__sass_inst_executed_op_shared_st.sum",
+    "smem_ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smem_st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smem_ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "smem_st_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    # Global memory: 32-byte sectors per request (per warp instruction): 4 for a warp reading 32
+    # consecutive floats, 8 for doubles or float2, 16 for float4; more means the warp's addresses scatter.
+    "gmem_ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "gmem_ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "gmem_st_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "gmem_st_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    # The roofline: the floating-point work done on the CUDA cores (thread instructions; an FMA is two
+    # flops), the bytes moved to and from DRAM, and the SM clock ncu ran at.
+    "ffma": "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "fadd": "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "fmul": "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "dfma": "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+    "dadd": "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+    "dmul": "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+    "dram_bytes": "dram__bytes.sum",
+    "sm_clock": "sm__cycles_elapsed.avg.per_second",
 }
+# The GPU, as ncu's raw page reports it with every kernel (no need to ask for them).
+DEVICE = {"sms": "device__attribute_multiprocessor_count",
+          "cc_major": "device__attribute_compute_capability_major",
+          "cc_minor": "device__attribute_compute_capability_minor",
+          "name": "device__attribute_display_name"}
 # Blocks per SM each resource allows (the Occupancy section): the smallest is what limits occupancy.
 OCCUPANCY_LIMITS = {
     "registers": "launch__occupancy_limit_registers",
@@ -246,6 +276,15 @@ def in_gb_per_s(value, unit):
     return value * BYTE_PREFIX.get(m.group(1), 1) / SECONDS[m.group(2)] / 1e9
 
 
+HERTZ = {"hz": 1, "hertz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9, "cycle/second": 1, "cycle/nsecond": 1e9,
+         "cycle/usecond": 1e6}
+
+
+def in_mhz(value, unit):
+    u = (unit or "hz").strip().lower()
+    return value * HERTZ[u] / 1e6 if value is not None and u in HERTZ else None
+
+
 def in_us(value, unit):
     u = (unit or "nsecond").strip()
     return value * SECONDS[u] / 1e-6 if value is not None and u in SECONDS else None
@@ -298,7 +337,47 @@ def short_name(full):
         depth += {"<": 1, ">": -1}.get(c, 0)
         if depth == 0 and name.startswith("::", i):
             cut = i + 2
-    return name[cut:].strip() or full
+    return readable(name[cut:].strip()) or full
+
+
+# Inside template arguments: the grader's namespaces (a stage's own types are known by their name) and
+# the tensor stage's input precision, which the compiler writes as a cast of its enum value.
+OWN_NAMESPACES = re.compile(r"\b(?:gemmlab::)?(?:submission|reference)::(?:\(anonymous namespace\)::|<unnamed>::)?"
+                            r"|\bgemmlab::(?=InputPrecision\b)")
+PRECISION_CAST = re.compile(r"\((?:gemmlab::)?InputPrecision\)(\d+)")
+
+
+def precision_labels(header=Path(__file__).resolve().parents[2] / "grader/include/gemmlab/stages.h"):
+    """{enum value: the variant label a student knows} from the registry: InputPrecision 0 -> "3xtf32"
+    (the tensor variant whose float entry point declares it), in a double kernel "fp64"."""
+    try:
+        from scan_symbols import registry_runs  # noqa: PLC0415  (the registry's reading, one definition)
+        runs = registry_runs(header)
+    except (OSError, ImportError):
+        return {}
+    labels = {}
+    for (_fn, args), found in runs.items():
+        m = PRECISION_CAST.search(args)
+        for _stage, variant, prec in found:
+            if m and prec == "float" and variant:
+                labels.setdefault(int(m.group(1)), variant)
+    return labels
+
+
+_LABELS = None
+
+
+def readable(name):
+    """"tensor_float_kernel<(gemmlab::InputPrecision)0>" -> "tensor_float_kernel<3xtf32>"; the grader's
+    namespaces left out inside template arguments."""
+    global _LABELS
+    name = OWN_NAMESPACES.sub("", name)
+    if not PRECISION_CAST.search(name):
+        return name
+    if _LABELS is None:
+        _LABELS = precision_labels()
+    fp64 = re.search(r"[<,]\s*double\b", name)
+    return PRECISION_CAST.sub(lambda m: "fp64" if fp64 else _LABELS.get(int(m.group(1)), m.group(0)), name)
 
 
 def stalls_of(metrics):
@@ -374,8 +453,61 @@ def summarize(launches):
         if family is None:
             missing.add("smsp__average_warps_issue_stalled_*_per_issue_active.ratio")
         k["bound"] = bound_of(k["memory_throughput_pct"], k["compute_throughput_pct"])
+        memory_access(k, get, metrics)
+        roofline(k, get, metrics)
         kernels.append(k)
     return kernels, sorted(missing)
+
+
+def ratio(a, b):
+    return round(a / b, 3) if a is not None and b else None
+
+
+def memory_access(k, get, metrics):
+    """Bank conflicts and wavefronts per shared-memory instruction; sectors per global request."""
+    for op in ("ld", "st"):
+        inst, waves = get(METRICS[f"smem_{op}_instructions"]), get(METRICS[f"smem_{op}_wavefronts"])
+        if op == "ld" and inst is not None:  # ldmatrix, where the GPU has it (no LDSM: no such counter)
+            inst += number(metrics.get(METRICS["smem_ldsm_instructions"], ("", ""))[0]) or 0
+        k[f"shared_{op}_instructions"] = int(inst) if inst is not None else None
+        k[f"shared_{op}_wavefronts_per_instruction"] = ratio(waves, inst)
+        conflicts = get(METRICS[f"smem_{op}_conflicts"])
+        k[f"shared_{op}_bank_conflicts"] = int(conflicts) if conflicts is not None else None
+        sectors, requests = get(METRICS[f"gmem_{op}_sectors"]), get(METRICS[f"gmem_{op}_requests"])
+        k[f"global_{op}_sectors_per_request"] = ratio(sectors, requests)
+
+
+def roofline(k, get, metrics):
+    """The kernel on the roofline: its flops on the CUDA cores, its DRAM bytes, their ratio (the
+    arithmetic intensity), the GFLOPS it reached and the roof at that intensity: the FMA peak at the
+    clock ncu ran (gpu_peaks.py's lanes) and the datasheet's bandwidth, whichever is lower."""
+    import gpu_peaks  # noqa: PLC0415  (beside this script)
+    single = [get(METRICS[m]) for m in ("ffma", "fadd", "fmul")]
+    double = [get(METRICS[m]) for m in ("dfma", "dadd", "dmul")]
+    dram = get(METRICS["dram_bytes"], in_bytes)
+    if any(v is None for v in single + double):
+        k["flops"] = None
+    else:
+        k["flops"] = int(2 * single[0] + single[1] + single[2] + 2 * double[0] + double[1] + double[2])
+    k["flop_precision"] = ("double" if double[0] and (single[0] or 0) < double[0] else "float") if k["flops"] else None
+    k["dram_bytes"] = int(dram) if dram is not None else None
+    k["arithmetic_intensity"] = ratio(k["flops"], k["dram_bytes"])
+    seconds = (k.get("duration_us") or 0) * 1e-6
+    k["achieved_gflops"] = round(k["flops"] / seconds / 1e9, 1) if k["flops"] and seconds else None
+    device = {key: metrics.get(name, ("", ""))[0] for key, name in DEVICE.items()}
+    sms, major, minor = (number(device[x]) for x in ("sms", "cc_major", "cc_minor"))
+    clock = get(METRICS["sm_clock"], in_mhz)
+    cc = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else ""
+    peak = gpu_peaks.fma_peak_gflops(cc, sms, clock, k["flop_precision"] or "float") if k["flops"] else None
+    bandwidth, _key = gpu_peaks.bandwidth_gbs(device["name"])
+    k["roofline"] = None
+    if peak and bandwidth and k["arithmetic_intensity"]:
+        ridge = peak / bandwidth
+        roof = min(peak, k["arithmetic_intensity"] * bandwidth)
+        k["roofline"] = {"peak_gflops": round(peak, 1), "sm_clock_mhz": round(clock, 1), "bandwidth_gbs": bandwidth,
+                         "ridge": round(ridge, 2), "roof_gflops": round(roof, 1),
+                         "side": "memory" if k["arithmetic_intensity"] < ridge else "compute",
+                         "pct_of_roof": round(100 * k["achieved_gflops"] / roof, 1) if k["achieved_gflops"] else None}
 
 
 # ---- the summary a student reads ---------------------------------------------------------------
@@ -422,6 +554,31 @@ def fmt_occupancy(k):
     return text.replace("n/a%", "n/a")
 
 
+def fmt_shared(k, op):
+    per = k.get(f"shared_{op}_wavefronts_per_instruction")
+    if per is None and k.get(f"shared_{op}_bank_conflicts") is None:
+        return "n/a"
+    if k.get(f"shared_{op}_instructions") == 0:
+        return "none"
+    conflicts = k.get(f"shared_{op}_bank_conflicts")
+    return f"{fmt(per, 2)} wavefronts/instruction, {fmt(conflicts, 0)} bank conflicts"
+
+
+def fmt_giga(v, unit):
+    return "n/a" if v is None else f"{v / 1e9:,.1f} G{unit}"
+
+
+def fmt_roofline(k):
+    r = k.get("roofline")
+    if not r:
+        return "n/a"
+    prec = "FP32" if k.get("flop_precision") == "float" else "FP64"
+    text = (f"{fmt(k.get('achieved_gflops'), 0)} GFLOPS = {fmt(r['pct_of_roof'], 0)}% of the roof at this intensity "
+            f"({r['side']}-bound side: the ridge is {fmt(r['ridge'], 1)} flop/byte; {prec} FMA peak "
+            f"{fmt(r['peak_gflops'], 0)} GFLOPS at ncu's {fmt(r['sm_clock_mhz'], 0)} MHz, DRAM {fmt(r['bandwidth_gbs'], 0)} GB/s)")
+    return text
+
+
 ROWS = (
     ("grid (blocks)", lambda k: fmt_dim(k.get("grid"))),
     ("block (threads)", lambda k: fmt_dim(k.get("block"))),
@@ -435,6 +592,13 @@ ROWS = (
     ("duration", lambda k: f"{fmt(k.get('duration_us'), 1)} µs"),
     ("top stall reasons", fmt_stalls),
     ("bound (ncu's rule of thumb)", lambda k: k.get("bound", "n/a")),
+    ("shared loads", lambda k: fmt_shared(k, "ld")),
+    ("shared stores", lambda k: fmt_shared(k, "st")),
+    ("global loads / stores: sectors per request",
+     lambda k: f"{fmt(k.get('global_ld_sectors_per_request'), 1)} / {fmt(k.get('global_st_sectors_per_request'), 1)}"),
+    ("FLOPs (CUDA cores) / DRAM bytes", lambda k: f"{fmt_giga(k.get('flops'), 'FLOP')} / {fmt_giga(k.get('dram_bytes'), 'B')}"),
+    ("arithmetic intensity (DRAM)", lambda k: f"{fmt(k.get('arithmetic_intensity'), 2)} flop/byte".replace("n/a flop/byte", "n/a")),
+    ("roofline", fmt_roofline),
 )
 
 
@@ -458,8 +622,13 @@ def markdown(doc, heading="###"):
         names = [f"{n} (#{k['id']})" for n, k in zip(names, kernels)]
     out.append("| | " + " | ".join(f"`{n}`".replace("\\_", "_") for n in names) + " |")
     out.append("|:--|" + "|".join("--:" for _ in kernels) + "|")
+    by_hand = set(doc.get("placeholder_rows") or [])
     for label, cell in ROWS:
-        out.append(f"| {label} | " + " | ".join(md_cell(cell(k)) for k in kernels) + " |")
+        mark = " ‡" if label in by_hand else ""
+        out.append(f"| {label}{mark} | " + " | ".join(md_cell(cell(k)) for k in kernels) + " |")
+    if by_hand:
+        out.append("\n*‡ Written by hand in ncu's format, not measured (derived from the kernel's code and this "
+                   "profile's measured bandwidth and duration); `make profile` on a GPU measures them.*")
     if doc.get("missing_metrics"):
         out.append(f"\n*n/a: not reported by this ncu or GPU ({md_cell(', '.join(doc['missing_metrics']))}).*")
     return "\n".join(out) + "\n"

@@ -42,6 +42,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,6 +180,7 @@ WHY = {
     "not_allowed": "it is not on the list of what a stage may call",
     "defines_protected": "a stage may define only its own names; a definition of a library's function "
                          "would replace it for the grader too",
+    "tensor_cores": "only the tensor stage may use the tensor cores for anything but FP64 (DMMA)",
 }
 
 
@@ -373,13 +375,110 @@ def read_compile_warnings(obj):
         return None
 
 
-def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of=None):
+# ---- the tensor-core rule: what the compiled kernels run ---------------------------------------------
+# Only a stage whose registry row says tensor_cores (gemmlab/stages.h: the tensor stage) may use the
+# tensor cores for anything but FP64: its speed is held against the tensor cores' peak, every other
+# stage's against the CUDA cores' FP32 or FP64 peak, and its error bound is per declared input precision.
+# A stage file whose kernels run HMMA, HGMMA, IMMA, BMMA, QMMA, ... (in the SASS of any architecture
+# the object holds; in its PTX, mma/wmma/wgmma/tcgen05, as a second signal) — itself or through a file
+# it calls into — is refused like a forbidden symbol. The FP64 tensor cores (DMMA) multiply and add
+# doubles exactly like DFMA and are allowed everywhere. stage_sass.py reads the machine code.
+
+def tensor_core_stages(header):
+    """The stages whose registry row allows the tensor cores in float ({"tensor"} today): the rows of
+    stage_table() that end with `true` after their variants."""
+    text = re.sub(r"//[^\n]*", "", Path(header).read_text())
+    body = text[text.find("stage_table()"):]
+    rows = re.split(r'(?m)^\s*\{"(?=\w+",\s*")', body)[1:]
+    return {row.split('"', 1)[0] for row in rows if re.search(r"\}\}\s*,\s*true\s*\}", row)}
+
+
+def tensor_core_use(objects, cuobjdump=None, cuda_home=None):
+    """({object stem: [finding]} of stage_sass.tensor_core_kernels, the check's record): the record says
+    whether the check ran and with which disassembler; without one it did not (and says so)."""
+    import stage_sass  # noqa: PLC0415  (needs nothing unless the check runs)
+    tool = stage_sass.find_cuobjdump(cuobjdump, cuda_home)
+    record = {"ran": bool(tool), "cuobjdump": tool or "", "skipped": []}
+    if not tool:
+        record["why_not"] = ("no cuobjdump (it comes with the CUDA toolkit; `make setup` installs NVIDIA's own "
+                             "copy where the toolkit lacks it)")
+        return {}, record
+    def read(o):
+        try:
+            return o, stage_sass.tensor_core_kernels(o, tool), None
+        except RuntimeError as e:
+            return o, [], e
+
+    found = {}
+    existing = [Path(o) for o in objects if Path(o).exists()]
+    with ThreadPoolExecutor(max(1, min(len(existing), os.cpu_count() or 1))) as pool:  # nvdisasm per object
+        for o, kernels, error in pool.map(read, existing):
+            if error:
+                record["skipped"].append(f"{o.stem}.cu: {error}")
+            elif kernels:
+                found[o.stem] = kernels
+    names = stage_sass.demangle_all(sorted({k["kernel"] for ks in found.values() for k in ks}))
+    for ks in found.values():
+        for k in ks:
+            k["demangled"] = names.get(k["kernel"], k["kernel"])
+            k["name"] = stage_sass.short_name(k["demangled"])  # as the student wrote it
+    return found, record
+
+
+def tensor_core_problems(info, closure, stages, allowed, found):
+    """Adds a "tensor_cores" problem to the object of every stage file that may not use the tensor cores
+    and runs them, in its own kernels or in those of a file it calls into (the closure)."""
+    import stage_sass  # noqa: PLC0415
+    for name, o in info.items():
+        if name not in stages or name in allowed:
+            continue
+        for other in sorted(closure(name)):
+            for k in found.get(other, []):
+                code = "machine code" if k["signal"] == "sass" else "PTX"
+                o["problems"].append({
+                    "symbol": k["name"], "kind": "tensor_cores", "rule": "tensor_cores", "file": o["file"],
+                    "via": "" if other == name else info[other]["file"],
+                    "what": f"{stage_sass.describe_tensor_use(k['instructions'])} in its {k['arch']} {code}"})
+
+
+def print_tensor_check_note(result, out=sys.stdout):
+    """One line when the tensor-core rule could not read some (or all) of the stage files."""
+    record = result.get("tensor_core_check") or {}
+    if record and not record.get("ran"):
+        print(f"  (the tensor-core rule did not run: {record.get('why_not', '')})", file=out)
+    for why in record.get("skipped", []):
+        print(f"  (the tensor-core rule could not read {why})", file=out)
+
+
+def tensor_core_message(stage, flagged, allowed):
+    """The problem of a stage refused by the tensor-core rule: which kernel, which instructions, the rule
+    and where such code belongs."""
+    mine = [f for f in flagged if f["rule"] == "tensor_cores"]
+    first = mine[0]
+    others = len({f["symbol"] for f in mine}) - 1
+    home = " or ".join(f"{s}.cu" for s in sorted(allowed)) or "the tensor stage's file"
+    whose = (f"{first['file']} calls into {first['via']}, whose kernel" if first.get("via")
+             else f"{first['file']} runs tensor-core instructions: its kernel")
+    return (f"{whose} {first['symbol']} runs {first['what']}"
+            + (f" (and {others} more kernel{'s' if others > 1 else ''} like it)" if others else "") +
+            f". Only the tensor stage ({home}) may use the tensor cores for FP16, BF16, TF32, FP8 or integer "
+            f"products; stage {stage} is graded on the CUDA cores (FFMA in float; DFMA, or the FP64 tensor "
+            f"cores' DMMA, in double). Put such code in {home} (graded per input precision: tensor/fp16, "
+            f"tensor/tf32, tensor/3xtf32) and compute {stage} with FMAs (`make sass STAGE={stage}` shows what "
+            f"its kernels run). Rejected by the symbol check's tensor-core rule; see {RULE}.")
+
+
+def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of=None,
+         tensor=None):
     """The check of a set of stage objects; see the module's docstring. `protected` is {name: lib};
     `runs_of` is registry_runs() of the registry header (which runs a missing entry point costs).
     An object that does not exist is a file that did not compile when compile_stage.py left its
     verdict (<object>.failed) beside it, and is skipped (not built yet) otherwise."""
     objects = [Path(o) for o in objects]
     stages = list(stages or [])
+    # tensor: {"allowed": stages, "cuobjdump", "cuda_home"} of the tensor-core rule (default: the registry's
+    # stages, the disassembler found by stage_sass.find_cuobjdump); False turns the rule off.
+    tensor = {} if tensor is None else tensor
     protected = protected or {}
     math = math if math is not None else frozenset()
     info, failed = {}, {}
@@ -444,7 +543,16 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                     todo.append(nxt)
         return seen
 
+    allowed = set()
+    if tensor is not False:
+        allowed = set(tensor.get("allowed", tensor_core_stages(ROOT / "grader/include/gemmlab/stages.h")))
+        found, tensor_record = tensor_core_use([i["object"] for i in info.values()], tensor.get("cuobjdump"),
+                                               tensor.get("cuda_home"))
+        tensor_core_problems(info, closure, stages, allowed, found)
+
     result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": []}
+    if tensor is not False:
+        result["tensor_core_check"] = dict(tensor_record, allowed=sorted(allowed))
     for name, verdict in sorted(failed.items()):
         result["files"][f"{name}.cu"] = {"stage": name if name in stages else None, "compiled": False,
                                          "first_error": verdict.get("first_error", ""),
@@ -481,7 +589,9 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
         names = sorted({f["symbol"] for f in flagged})
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         verb = "defines" if first["kind"] == "definition" else "references"
-        if first["rule"] == "undefined":
+        if all(f["rule"] == "tensor_cores" for f in flagged):
+            problem = tensor_core_message(stage, flagged, allowed)
+        elif first["rule"] == "undefined":
             problem = (f"{first['file']} references {shown}, which no stage file defines: the library could "
                        f"not be linked with it. Define it (a function declared but never defined, or a template "
                        f"without the explicit instantiation its caller needs), or stop calling it.")
@@ -693,6 +803,8 @@ def main():
     ap.add_argument("--linkable", metavar="SYMBOLS_JSON", help="print the objects this check lets into the link")
     ap.add_argument("--strict", metavar="SYMBOLS_JSON",
                     help="exit 2, saying which, when a stage file of this scan costs points (`make`)")
+    ap.add_argument("--cuobjdump", help="the disassembler of the tensor-core rule (default: found as make sass finds it)")
+    ap.add_argument("--cuda-home", help="the toolkit whose cuobjdump to prefer")
     args = ap.parse_args()
 
     if args.write_protected:
@@ -711,11 +823,14 @@ def main():
     if args.verdicts:
         result = json.loads(Path(args.verdicts).read_text())
         print_verdicts(result, result.get("source_dir"), args.build_log)
+        print_tensor_check_note(result)
         return 0
 
     owner, math = load_protected(args.protected)
     result = scan(args.objects, args.registry, stage_names(args.stages_header), owner, math,
-                  registry_runs(args.stages_header))
+                  registry_runs(args.stages_header),
+                  {"allowed": tensor_core_stages(args.stages_header), "cuobjdump": args.cuobjdump,
+                   "cuda_home": args.cuda_home})
     if args.source_dir:
         result["source_dir"] = args.source_dir
     if args.build_log:
@@ -726,6 +841,7 @@ def main():
         os.replace(tmp, args.out)
     if not args.quiet:
         print_verdicts(result, args.source_dir, args.build_log)
+        print_tensor_check_note(result)
     return 1 if args.fail_on_missing and result["missing"] else 0
 
 

@@ -100,6 +100,24 @@ if ! ls "$cuda_home"/lib64/libcublas.so* >/dev/null 2>&1 && ! ls "$cuda_home"/ta
   exit 1
 fi
 echo "setup: CUDA toolkit: $("$nvcc_path" --version | tail -n 2 | head -n 1) at $cuda_home (cuBLAS found)."
+# cuobjdump and nvdisasm (make sass, and the symbol check's tensor-core rule) come with a full toolkit;
+# one installed without them (nvcc and its libraries only) gets NVIDIA's own wheels of both, pinned by
+# hash (requirements-disassembler.txt), into the Python the Makefile uses; stage_sass.py finds them there.
+if [ -x "$cuda_home/bin/cuobjdump" ] || command -v cuobjdump >/dev/null 2>&1; then
+  echo "setup: cuobjdump: $(command -v cuobjdump 2>/dev/null || echo "$cuda_home/bin/cuobjdump")"
+elif ls /usr/local/lib/python3*/dist-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
+  echo "setup: cuobjdump: NVIDIA's wheel, installed already ($(ls /usr/local/lib/python3*/dist-packages/nvidia/cu*/bin/cuobjdump | head -n 1))."
+elif /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+  echo "setup: the toolkit has no cuobjdump: installing NVIDIA's cuobjdump and nvdisasm wheels (pip, pinned by hash) ..."
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO /usr/bin/python3 -m pip install -q --break-system-packages --root-user-action=ignore --no-deps \
+    --require-hashes -r "$scripts_dir/requirements-disassembler.txt"
+  echo "setup: installed."
+else
+  echo "setup: the toolkit has no cuobjdump (make sass and the build's tensor-core rule need it): install the" >&2
+  echo "       toolkit's cuobjdump and nvdisasm, or python3-pip, then make setup again." >&2
+fi
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   echo "setup: GPU: $(nvidia-smi -L | head -n 1)"
 else

@@ -20,44 +20,26 @@ a kernel with edge and interior paths has one of each) and prints for each:
 """
 import argparse
 import re
-import shutil
-import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
-INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "grader" / "scripts"))
+import stage_sass  # noqa: E402  (the reading of a listing that make sass and the build use)
 
 
 def kernels(listing):
     """{mangled name: [(address, instruction text)]} of a cuobjdump -sass listing."""
-    out, name = {}, None
-    for line in listing.splitlines():
-        m = re.search(r"Function : (\S+)", line)
-        if m:
-            name = m.group(1)
-            out[name] = []
-            continue
-        m = INSTR.search(line)
-        if name and m:
-            out[name].append((int(m.group(1), 16), m.group(2)))
-    return out
+    return {f.name: f.instrs for f in stage_sass.parse_listing(listing)}
 
 
-def opcode(text):
-    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
+opcode = stage_sass.opcode
 
 
 def loops(instrs, min_instructions=256):
     """Each span from a backward branch's target through the branch, of at least that many instructions."""
-    index = {a: i for i, (a, _) in enumerate(instrs)}
-    out = []
-    for i, (a, t) in enumerate(instrs):
-        m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", t)
-        if m and int(m.group(1), 16) < a and int(m.group(1), 16) in index:
-            body = instrs[index[int(m.group(1), 16)]: i + 1]
-            if len(body) >= min_instructions:
-                out.append([t for _, t in body])
-    return out
+    fn = stage_sass.Function("", "", list(instrs))
+    return [[t for _, t in lp.instrs] for lp in stage_sass.loops(fn) if len(lp.instrs) >= min_instructions]
 
 
 def operands(text):
@@ -122,11 +104,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.binary == "-":
         listing = sys.stdin.read()
-    elif shutil.which("cuobjdump") is None:
-        sys.exit("sass_loop.py: cuobjdump not found (it comes with the CUDA toolkit); "
-                 "or pipe a listing in: cuobjdump -sass FILE | sass_loop.py - REGEX")
+    elif stage_sass.find_cuobjdump() is None:
+        sys.exit("sass_loop.py: cuobjdump not found (it comes with the CUDA toolkit; make setup installs it "
+                 "where the toolkit lacks it); or pipe a listing in: cuobjdump -sass FILE | sass_loop.py - REGEX")
     else:
-        listing = subprocess.run(["cuobjdump", "-sass", args.binary], check=True, capture_output=True, text=True).stdout
+        listing = stage_sass.disassemble(args.binary, stage_sass.find_cuobjdump())
     found = [n for n in kernels(listing) if re.search(args.kernel, n)]
     if not found:
         sys.exit(f"sass_loop.py: no kernel matches {args.kernel!r}")

@@ -114,6 +114,23 @@ def test_make_scan_names_the_missing_instantiation_and_the_line_to_add(ci_builds
     assert "template Status gemm_unrolled<double>(const GemmProblem<double>&);" in proc.stdout
 
 
+def test_tensor_cores_outside_the_tensor_stage_are_refused_at_build_time_with_the_rule(ci_builds):
+    """unrolled's own FP16 WMMA kernel and reuse's call into the tensor stage's 3xTF32 kernel are refused by
+    the tensor-core rule (the machine code, not a symbol), naming the kernel, the instructions and where such
+    code belongs; tensor.cu itself stays in the library."""
+    proc, result = ci_builds["tensor_cores_outside_tensor"]
+    assert result["tensor_core_check"]["ran"], result["tensor_core_check"]
+    unrolled, reuse = result["stages"]["unrolled"], result["stages"]["reuse"]
+    assert unrolled["rules"] == ["tensor_cores"] and reuse["rules"] == ["tensor_cores"]
+    assert "its kernel half_wmma_kernel<" in unrolled["problem"] and "HMMA" in unrolled["problem"]
+    assert "reuse.cu calls into tensor.cu, whose kernel split_tf32_kernel runs HMMA" in reuse["problem"]
+    for verdict in (unrolled, reuse):
+        assert "Only the tensor stage (tensor.cu) may use the tensor cores" in verdict["problem"]
+        assert "Put such code in tensor.cu" in verdict["problem"] and "tensor-core rule" in verdict["problem"]
+    assert result["files"]["tensor.cu"]["linked"] and not result["files"]["reuse.cu"]["linked"]
+    assert "tensor" not in result["stages"]
+
+
 @pytest.mark.parametrize("symbol,rule", [
     ("cublasSgemm_v2", "library_gemm"), ("cublasLtMatmul", "library_gemm"), ("cblas_sgemm", "library_gemm"),
     ("sgemm_", "library_gemm"), ("magma_sgemm", "library_gemm"),

@@ -50,6 +50,40 @@ def test_raw_csv_gives_the_stage_kernel_without_the_runners():
     assert k["bound"] == "memory"
 
 
+def test_bank_conflicts_sectors_and_the_roofline_from_the_raw_csv():
+    """The counters the lessons need (bank conflicts, coalescing, arithmetic intensity), from the fixture's
+    hand-written columns (tests/fixtures/profile/README.md): the roofline against gpu_peaks.py's FP32 FMA
+    peak at the clock ncu ran and the datasheet's bandwidth."""
+    [k], _ = ncu_profile.summarize(ncu_profile.parse_raw_csv(CSV.read_text()))
+    assert k["shared_ld_wavefronts_per_instruction"] == 1.0 and k["shared_ld_bank_conflicts"] == 0
+    assert k["shared_st_wavefronts_per_instruction"] == 1.0 and k["shared_st_bank_conflicts"] == 0
+    assert k["global_ld_sectors_per_request"] == 4.0 and k["global_st_sectors_per_request"] == 4.0
+    assert k["flops"] == 2 * (4096 ** 3 + 4096 ** 2) + 4096 ** 2 and k["flop_precision"] == "float"
+    assert k["dram_bytes"] == round(114_036_245_616 * 30_512_640e-9)
+    assert k["arithmetic_intensity"] == pytest.approx(k["flops"] / k["dram_bytes"], abs=1e-3)
+    r = k["roofline"]
+    assert r["peak_gflops"] == pytest.approx(132 * 128 * 2 * 1590 / 1000, abs=0.1)  # H100, 1590 MHz
+    assert r["bandwidth_gbs"] == 3350 and r["ridge"] == pytest.approx(r["peak_gflops"] / 3350, abs=0.01)
+    assert r["side"] == "compute" and r["roof_gflops"] == r["peak_gflops"]
+    assert r["pct_of_roof"] == pytest.approx(100 * k["achieved_gflops"] / r["peak_gflops"], abs=0.1)
+    md = ncu_profile.markdown({"label": "tiled/16", "precision": "float", "shape": "4096x4096x4096",
+                               "gpu": {"name": "G"}, "created": "2026-12-01T00:00:00Z", "kernels": [k]})
+    assert "| shared loads | 1.00 wavefronts/instruction, 0 bank conflicts |" in md
+    assert "| global loads / stores: sectors per request | 4.0 / 4.0 |" in md
+    assert "| arithmetic intensity (DRAM) | 39.51 flop/byte |" in md
+    assert "compute-bound side" in md and "‡" not in md
+
+
+def test_a_bank_conflict_shows_as_wavefronts_per_instruction(tmp_path):
+    """A 32-way conflict on a 4-byte store (a transposed tile without padding): 32 wavefronts per instruction."""
+    header = ["ID", "Kernel Name", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+              "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "smsp__sass_inst_executed_op_shared_st.sum"]
+    text = write_csv(tmp_path / "r.csv", header, ["", "", "", "", "inst"], [["0", "k(int)", "3,100", "3,200", "100"]])
+    [k], missing = ncu_profile.summarize(ncu_profile.parse_raw_csv(text))
+    assert k["shared_st_wavefronts_per_instruction"] == 32 and k["shared_st_bank_conflicts"] == 3100
+    assert k["roofline"] is None and "dram__bytes.sum" in missing
+
+
 def write_csv(path, header, units, rows):
     import csv
     with open(path, "w", newline="") as f:
@@ -286,6 +320,20 @@ def test_make_resources_one_stage_file():
     assert set(smem) == {"8", "16", "32"} and smem["8"] < smem["16"] < smem["32"]
 
 
+@needs_nvcc
+def test_resources_name_the_tensor_variants_as_the_student_knows_them(tmp_path):
+    """tensor_float_kernel<IN> is shown as <fp16>, <tf32>, <3xtf32> (the registry's variant labels), not as
+    the compiler's `(gemmlab::InputPrecision)0`."""
+    kernels, error = stage_resources.compile_file(
+        NVCC, f"-std=c++17 -O3 -arch=sm_80 -I{ROOT / 'grader' / 'include'} -DGEMMLAB_NS=submission",
+        ROOT / "student" / "tensor.cu", tmp_path)
+    assert error is None, error
+    names = stage_resources.demangle_all([k["name"] for k in kernels])
+    shorts = sorted(stage_resources.short_name(names[k["name"]]) for k in kernels)
+    assert shorts == ["tensor_double_kernel", "tensor_float_kernel<3xtf32>", "tensor_float_kernel<fp16>",
+                      "tensor_float_kernel<tf32>"], shorts
+
+
 def test_make_resources_names_a_missing_file():
     proc = make("resources", "STAGE=nosuchstage")
     assert proc.returncode == 2 and "no stage file student/nosuchstage.cu" in proc.stdout
@@ -337,3 +385,17 @@ def test_the_runners_kernels_are_left_out_of_a_real_h100_profile():
     kernels, missing = ncu_profile.summarize(ncu_profile.parse_raw_csv(text))
     assert [k["name"] for k in kernels] == ["tiled_kernel<float, 16>"]
     assert missing == []
+
+
+def test_the_example_reports_profile_is_the_h100_csvs_summary():
+    """tests/fixtures/report/profile/tiled-16-float.json (the example report's) is make profile's summary of
+    the H100 CSV: the measured rows as measured, the hand-written ones marked (README.md there)."""
+    text = (ROOT / "tests" / "fixtures" / "profile" / "h100-tiled-16-float.csv").read_text()
+    kernels, missing = ncu_profile.summarize(ncu_profile.parse_raw_csv(text))
+    doc = json.loads((ROOT / "tests" / "fixtures" / "report" / "profile" / "tiled-16-float.json").read_text())
+    assert doc["kernels"] == kernels and doc["missing_metrics"] == missing
+    assert set(doc["placeholder_rows"]) <= {label for label, _ in ncu_profile.ROWS}
+    readme = (ROOT / "tests" / "fixtures" / "profile" / "README.md").read_text()
+    for metric in ("dram__bytes.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__cycles_elapsed.avg.per_second"):
+        assert metric in readme and metric in text

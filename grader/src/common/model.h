@@ -44,7 +44,7 @@ enum class Disposition {
     out_of_bounds,  // wrote outside C, into a pitched matrix's padding, or into A or B
     crashed,        // a CUDA error, a signal, or the process ended in the middle
     timed_out,      // killed after its time limit
-    rejected,       // benchmark result that cannot be real (faster than peak, unverified output)
+    rejected,       // benchmark result above the GPU's peak, or an unverified output; a stage file the build refused
     no_gpu,         // nothing could run: no CUDA GPU on this machine
     skipped,        // not run (e.g. not asked for)
     unsupported,    // not run: this GPU, or the arch the grader was built for, lacks what the variant

@@ -1,6 +1,9 @@
 // peak.cpp — peak GEMM rates per architecture (see peak.h).
 #include "common/peak.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace gemmlab {
 namespace {
 
@@ -53,6 +56,24 @@ double peak_gflops(Precision p, const GpuShape& gpu) {
     const int cc = gpu.cc_major * 10 + gpu.cc_minor;
     if (p == Precision::f64 && (cc == 80 || cc == 90)) per_clock *= kFp64TensorFactor;
     return per_clock * gpu.max_sm_clock_mhz * kMegaToGiga;
+}
+
+std::string above_peak_problem(Precision p, bool tensor_cores, double gflops, double peak_gflops) {
+    std::ostringstream os;
+    os << "measured " << std::lround(gflops) << " GFLOPS, above this GPU's ";
+    if (p == Precision::f64)
+        os << "FP64 peak (its FP64 units and FP64 tensor cores together)";
+    else if (tensor_cores)
+        os << "FP16 tensor-core peak, the fastest any float product can run on it,";
+    else
+        os << "FP32 peak on the CUDA cores";
+    os << " of " << std::lround(peak_gflops) << " GFLOPS (+" << std::lround((kPeakTolerance - 1) * 100)
+       << "% for the clock reading): more work than the GPU can do in the time measured, so part of the "
+          "call's work was done outside the judge's interval";
+    if (p == Precision::f32 && !tensor_cores)
+        os << ", or it ran on units this stage may not use: the tensor cores, which only the tensor stage may "
+              "use in float (docs/student-guide.md, \"What a stage may call\")";
+    return os.str();
 }
 
 }  // namespace gemmlab

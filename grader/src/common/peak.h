@@ -1,8 +1,10 @@
 // peak.h — the fastest a GPU can possibly run GEMM in a precision, from its SM count, its
-// highest SM clock and the FMA lanes of one SM. A timing faster than this cannot be real (work
-// that escaped the timer, an answer computed before the clock started): its disposition is
-// `rejected`. Host-only, tested in CI.
+// highest SM clock and the FMA lanes of one SM. A timing faster than this is more work than the GPU
+// can do in that time (work that escaped the timer, an answer computed before the clock started, or
+// units the stage may not use): its disposition is `rejected`. Host-only, tested in CI.
 #pragma once
+
+#include <string>
 
 #include "common/model.h"
 
@@ -32,5 +34,12 @@ double tensor_peak_gflops(Precision p, const GpuShape& gpu);
 
 // A measured speed above peak × this is rejected: the clock reading may lag a boost by a few %.
 constexpr double kPeakTolerance = 1.05;
+
+// The problem of a stage's timing above its ceiling (peak × kPeakTolerance), in words that stay true
+// whatever the cause: which ceiling it is (the CUDA cores' FP32 or FP64 peak — FP64 tensor cores
+// included —, or for a stage that may use the tensor cores in float, their FP16 peak) and what can go
+// past it: work done outside the judge's interval, or, for a stage held to the CUDA cores, units it
+// may not use (the tensor cores; the build's tensor-core rule refuses what it can see of them).
+std::string above_peak_problem(Precision p, bool tensor_cores, double gflops, double peak_gflops);
 
 }  // namespace gemmlab

@@ -115,6 +115,7 @@ struct ItemRun {
     const BenchItem* item = nullptr;
     size_t index = 0;
     bool pitched = false, done = false;
+    bool tensor_cores = false;  // the stage may use the tensor cores (its ceiling is theirs)
     int warmups_left = 0;
     int per_interval = 0;  // calls per timed interval; 0 until the first timed call has sized it
     int calls = 0;         // timed calls made (and verified)
@@ -338,6 +339,7 @@ private:
             return r;
         }
         // A tensor-core stage may go past the FP32 pipe's peak; it is held to the tensor cores' instead.
+        r.tensor_cores = st->tensor_cores;
         if (st->tensor_cores) r.result.peak_gflops = tensor_peak_gflops(plan_.precision, shape_of_gpu_);
         r.bound = error_bound(plan_.precision, *v);
         r.result.error_bound = r.bound.threshold;
@@ -740,8 +742,7 @@ private:
                     os << "its intervals were no longer than the calibration's (the grader's own kernel that writes C, "
                        << t.overhead_ms * n << " ms an interval): the timing cannot be real";
                 else
-                    os << "measured " << t.gflops << " GFLOPS, above this GPU's peak of " << t.peak_gflops
-                       << " GFLOPS for " << precision_name(plan_.precision) << ": the timing cannot be real";
+                    os << above_peak_problem(plan_.precision, r.tensor_cores, t.gflops, t.peak_gflops);
                 t.disposition = Disposition::rejected;
                 t.problem = os.str();
             }

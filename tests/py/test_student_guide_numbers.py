@@ -1,0 +1,105 @@
+"""The numbers docs/student-guide.md quotes from the example data are the example data's: its profile table
+is generated from the example report's profile (tests/fixtures/report/profile/tiled-16-float.json), the
+walkthrough's numbers are computed from it here, and its `make resources` line is the compiler's.
+
+  /usr/bin/python3 tests/py/test_student_guide_numbers.py --write    regenerates the guide's table
+"""
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import ncu_profile  # noqa: E402
+import stage_resources  # noqa: E402
+
+GUIDE = ROOT / "docs" / "student-guide.md"
+EXAMPLE = ROOT / "tests" / "fixtures" / "report" / "profile" / "tiled-16-float.json"
+BLOCK = re.compile(r"(<!-- example-profile:[^\n]*-->\n)(.*?)(<!-- /example-profile -->)", re.S)
+
+
+def example_doc():
+    return json.loads(EXAMPLE.read_text())
+
+
+def generated_block(doc):
+    """The table make profile prints for the example profile, from its header row on."""
+    text = ncu_profile.markdown(doc, heading=None)
+    return text[text.index("| |"):].rstrip() + "\n"
+
+
+def section(title, text=None):
+    text = text if text is not None else GUIDE.read_text()
+    start = text.index(title)
+    end = text.find("\n#", start + len(title))
+    return text[start:end if end > 0 else None]
+
+
+def test_the_guides_profile_table_is_generated_from_the_example_report():
+    m = BLOCK.search(GUIDE.read_text())
+    assert m, "docs/student-guide.md has lost its <!-- example-profile --> block"
+    assert m.group(2) == generated_block(example_doc()), \
+        "the guide's example profile differs from the example report's: run this file with --write"
+
+
+def test_the_walkthrough_quotes_the_example_profile():
+    doc = example_doc()
+    [k] = doc["kernels"]
+    text = " ".join((section("### Reading a profile: the tiled kernel") +
+                     section("### Arithmetic intensity and the roofline")).split())  # lines wrap anywhere
+    stalls = {s["reason"].replace("_", " "): s["share_pct"] for s in k["stalls"]}
+    expected = [
+        f"{k['memory_throughput_pct']:.0f}%", f"{k['dram_gbs']:.0f} GB/s", f"({k['dram_throughput_pct']:.0f}% of its peak)",
+        f"compute throughput ({k['compute_throughput_pct']:.0f}%)", f"*achieved* ({k['occupancy_achieved_pct']:.1f}%)",
+        f"would allow {k['blocks_per_sm_limits']['shared memory']}", f"{k['blocks_per_sm_limits']['registers']} blocks fit",
+        f"{k['registers_per_thread']} registers", f"{k['shared_mem_per_block_bytes'] // 1024} KiB",
+    ] + [f"*{reason}* ({share:.0f}%)" for reason, share in stalls.items()]
+    # The roofline by hand, from the measured rows: bandwidth × duration, 2·4096³ flops.
+    seconds = k["duration_us"] * 1e-6
+    dram = k["dram_gbs"] * 1e9 * seconds
+    flops = 2 * 4096 ** 3
+    intensity = flops / dram
+    roof = intensity * 3350  # the H100's datasheet bandwidth (gpu_peaks.py)
+    expected += [f"{seconds * 1e3:.1f} ms", f"{dram / 1e9:.1f} GB", f"{flops / 1e9:.1f} GFLOP",
+                 f"{intensity:.1f} flop/byte", f"{roof / 1e3:.1f} TFLOPS", f"reached {flops / seconds / 1e12:.1f}",
+                 f"{100 * flops / seconds / 1e9 / roof:.0f}% of it"]
+    missing = [e for e in expected if e not in text]
+    assert not missing, missing
+    for stale in ("114 GB/s", "92.3%", "mio throttle (42%)", "3.4% of"):  # an earlier, hand-written example
+        assert stale not in GUIDE.read_text(), stale
+    assert doc["submission"] == "reference" and "reference solution's** `tiled/16`" in text
+
+
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+
+@pytest.mark.skipif(not Path(NVCC).is_file() or not (ROOT / "reference" / "tiled.cu").is_file(),
+                    reason="needs nvcc and the instructor repository's reference/")
+def test_the_guides_make_resources_line_is_the_compilers(tmp_path):
+    """The row the guide shows for the reference's tiled_kernel<float, 16>, compiled as make resources does
+    for the architecture it names (sm_90a); and the stub's 2,048 B is two tiles of 16×16 floats."""
+    text = section("## Profiling your kernels")
+    m = re.search(r"reference/tiled\.cu \((sm_\w+)\)\n.*\n(\s+tiled_kernel<float, 16>.*)\n", text)
+    assert m, "the guide's make resources example is gone"
+    kernels, error = stage_resources.compile_file(
+        NVCC, f"-std=c++17 -O3 -lineinfo -gencode arch=compute_90a,code={m.group(1)} -I{ROOT / 'grader/include'} "
+              "-DGEMMLAB_NS=submission", ROOT / "reference" / "tiled.cu", tmp_path)
+    assert error is None, error
+    names = stage_resources.demangle_all([k["name"] for k in kernels])
+    [k] = [k for k in kernels if stage_resources.short_name(names[k["name"]]) == "tiled_kernel<float, 16>"]
+    quoted = m.group(2).split()
+    assert quoted[2] == str(k["registers"]) and quoted[3] == f"{k['smem_bytes']:,}", (quoted, k)
+    assert f"2 × 16 × 16 × 4 = {2 * 16 * 16 * 4:,} B" in text
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit(__doc__)
+    guide = GUIDE.read_text()
+    new = BLOCK.sub(lambda m: m.group(1) + generated_block(example_doc()) + m.group(3), guide)
+    GUIDE.write_text(new)
+    print(f"{GUIDE}: the example profile {'rewritten' if new != guide else 'was up to date'}")
