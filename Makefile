@@ -435,7 +435,7 @@ CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
 # WHY= (a staff decision's reason) reaches the tool through the environment, so any text is safe in it.
 export WHY
 .PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
-        publish-course decisions accept override settle enter publish-grades
+        publish-course decisions accept override settle enter publish-grades rehearsal
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	@$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
@@ -460,6 +460,8 @@ enter:  ## (instructors) enter STUDENT's hand-in from FROM=<dir like student/>, 
 	$(CLUSTER) enter --user "$(STUDENT)" --student-dir "$(FROM)" --submitted-at "$(AT)" --why "$$WHY"
 publish-grades:  ## (instructors) each student sees their official grade of a sweep with make results (SWEEP=name)
 	$(CLUSTER) publish-grades $(if $(SWEEP),--name $(SWEEP)) --why "$$WHY"
+rehearsal:  ## (instructors) the dry run before a term: a class of seven through a term, compared with the gradebook it must produce
+	$(PYTHON) tests/semester_rehearsal.py
 sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline, LOCAL=1 on this machine)
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline) $(if $(LOCAL),--local)
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them

@@ -284,7 +284,7 @@ def main(argv=None):
     CACHE.mkdir(parents=True, exist_ok=True)
     cluster_env = None
     if args.scheduler == "slurm":
-        cluster_env = dict(os.environ, SLURM_CI_DIR="/tmp/gemmlab-slurm-rehearsal", SLURM_CI_PORT="16917", SLURM_CI_GPUS="2")
+        cluster_env = dict(os.environ, SLURM_CI_DIR="/tmp/gemmlab-slurm-rehearsal", SLURM_CI_PORT="17017", SLURM_CI_GPUS="2")
         r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=cluster_env, capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"rehearsal: the private test cluster did not start:\n{r.stdout}\n{r.stderr}")
