@@ -342,6 +342,8 @@ def test_gpu_type_pins_and_a_regrade_on_another_model_is_flagged(course):
         pinned = cfg_path.with_name(f"course-{want}.toml")
         pinned.write_text(text.replace("[cluster]\n", f"[cluster]\n{pin}\n"))
         os.chmod(pinned, 0o644)
+        r = tool(pinned, "publish", "--why", f"regrade {student} on {want}")  # the pin, published for the regrade
+        assert r.returncode == 0, r.stdout + r.stderr
         runs_before = len(list((cfg.sweeps_dir / "final" / "runs").glob("run-*")))
         r = tool(pinned, "sweep", "--student", student, "--force")
         assert r.returncode == 0, r.stdout + r.stderr
@@ -360,6 +362,8 @@ def test_gpu_type_pins_and_a_regrade_on_another_model_is_flagged(course):
         assert row["gpu_changed"] == f"first graded on {rows[student]['gpu']}", (
             row, {p.name: json.loads((p / "outcome.json").read_text()) for p in gdir.iterdir()})
         assert (row["node"] in a100_nodes) == (want == "a100")
+        r = tool(cfg_path, "publish", "--why", "the pin taken back")
+        assert r.returncode == 0, r.stdout + r.stderr
     # Flagged: the two regrades only — not the requeued tasks of the node failure, nor the stub handed
     # in during the first sweep, whose grades all found no GPU wherever Slurm placed them.
     changed = {s for s, r in gradebook_rows(cfg, "final").items() if r["gpu_changed"]}

@@ -24,9 +24,11 @@ from pathlib import Path
 import pytest
 
 import private_accounts
-from cluster_helpers import (stored_attempt, CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
+from cluster_helpers import (publish_if_set_up, stored_attempt, CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, tool, wait_for, write_config)
 import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
+
+import course_state  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 SLURM = ROOT / "tests" / "slurm"
 ALICE, BOB, TA, STAFF = "glab_alice", "glab_bob", "glab_ta", "glab_staff"
@@ -117,6 +119,7 @@ def course(cluster):
     assert r.returncode == 0, r.stdout + r.stderr
     (base / "roster.txt").write_text(f"{ALICE}\n")  # bob is not on it
     os.chmod(base / "roster.txt", 0o644)  # every student's make submit reads it
+    publish_if_set_up(cfg_path)  # the roster, published as the staff would
     yield base, cfg_path, due
     shutil.rmtree(base, ignore_errors=True)
 
@@ -375,6 +378,8 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     names = roster.read_text().split() if roster.exists() else []
     roster.write_text("\n".join(names + ([] if ALICE in names else [ALICE])) + "\n")
     os.chmod(roster, 0o644)  # every student's make submit reads it
+    publish_if_set_up(cfg_path)  # the roster and queued_per_student, as the staff publish them
+    state = course_state.current(config.load(cfg_path))
     d = _student_copy(ALICE)
     (d / "naive.cu").write_text((d / "naive.cu").read_text() + "\n// late, first\n")
     # her checkout's course.toml, edited (another rubric, a later due date): not what grades her
@@ -384,9 +389,9 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     subprocess.run(["chown", "-R", f"{ALICE}:", str(d.parent)], check=True)
     r = tool(mine, "submit", "--student-dir", d, "--no-compile-check", user=ALICE)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"the course's configuration is {cfg_path}; {mine} is not used" in r.stderr, r.stderr
+    assert f"(the course's published configuration is used; {mine} is not)" in r.stderr, r.stderr
     attempt = stored_attempt(r.stdout)
-    assert f"--config {cfg_path} grade-attempt" in (attempt / "grade.sbatch").read_text()
+    assert f"--config {state.course_toml} grade-attempt" in (attempt / "grade.sbatch").read_text()
     assert "submit: LATE: handed in 1 h 5 min after your due date" in r.stdout, r.stdout
     assert "late penalty: 10 % of its score (10 % per started day late, at most 100 %)" in r.stdout, r.stdout
     job = re.search(r"grading job (\d+) queued", r.stdout).group(1)
