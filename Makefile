@@ -34,7 +34,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## CUDA12_HOME=<dir> where make setup-cuda12 installs CUDA 12 (default ~/.cache/gemmlab/cuda-12.5)
 ## CUDA12_STATIC=1 make setup-cuda12 also keeps cuBLAS's, cuBLASLt's and cuRAND's static archives (for CUDA_LIBS=pruned)
 ## CUDA_LIBS=pruned the build carries its own cuBLAS/cuRAND (cut from the static archives to CUDA_LIBS_ARCHS) and CUDA runtime, in build/.../cuda-libs (default shared: the toolkit's)
-## CUDA_LIBS_ARCHS=sm_XX ... CUDA_LIBS=pruned: the GPUs its libraries must run on (default ARCH)
+## CUDA_LIBS_ARCHS=<archs> CUDA_LIBS=pruned: the GPUs its libraries must run on, e.g. "sm_70 sm_90" (default ARCH)
 ## V=1 show every command (by default one line per file; stage files' commands and output go to build.log)
 ## WERROR=1 compiler warnings are errors
 ## CCACHE= compile without ccache; OBJECT_CACHE= compile every stage file afresh

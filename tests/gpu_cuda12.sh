@@ -157,20 +157,24 @@ grade_arch() {
 }
 
 grade() {
-    local part=${1:--} cuda gpu archs runs=() arch
+    local part=${1:--}
     shift || true
     [ "$part" = - ] || receive "$part"
     unpack
+    OUT=${OUT:-build/gpu-cuda12/out}; mkdir -p "$OUT"
+    set -o pipefail
+    grade_all "$@" 2>&1 | tee -a "$OUT/cu12.log"
+}
+
+grade_all() {
+    local cuda gpu archs runs=() arch dirs=() d
     . "$PARTS/x/manifest"   # cuda, gpu, archs of the pack
     archs=${*:-$archs}
-    OUT=${OUT:-build/gpu-cuda12/out}; mkdir -p "$OUT"
-    exec > >(tee -a "$OUT/cu12.log") 2>&1
     nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader || echo "gpu_cuda12: nvidia-smi: no GPU here"
     echo "gpu_cuda12: CUDA $cuda builds for $archs, their libraries for $gpu"
-    local dirs=() d
     for arch in $archs; do dirs+=("$PARTS/x/$arch-cuda$cuda-pruned-$gpu"); done
     if ! "$PY" tests/cuda_bundle_check.py --cuda-major "${cuda%%.*}" --gpu "$gpu" "${dirs[@]}" >"$OUT/verify.txt"; then
-        grep -v '^ok' "$OUT/verify.txt"; exit 1
+        grep -v '^ok' "$OUT/verify.txt"; return 1
     fi
     tail -n 1 "$OUT/verify.txt"
     for arch in $archs; do
