@@ -72,7 +72,7 @@ pack() {
         cp "$from/cuda-libs/libcublas-pruned.so" "$from"/cuda-libs/libcudart.so.* "$to/cuda-libs/"
         for sub in $SUBMISSIONS; do
             local dir
-            dir=$(ls -d "$from/sub-$sub-"* | head -n1)
+            dir="$from/sub-$sub-$(printf '%s' "$ROOT/$sub" | cksum | cut -d' ' -f1)"   # the Makefile's SUB_BUILD
             mkdir -p "$to/sub-$sub"
             cp "$dir"/gemmlab "$dir"/gemmlab-stages "$dir"/gemmlab-baselines "$dir"/libgemmlab-submission.so \
                "$dir"/symbols.json "$to/sub-$sub/"
