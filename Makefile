@@ -7,6 +7,8 @@
 
 SHELL := /bin/bash
 comma := ,
+empty :=
+space := $(empty) $(empty)
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 # Build on every core unless told otherwise (a -j on the command line wins).
@@ -30,6 +32,9 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 ## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else sm_90)
 ## CUDA_HOME=<toolkit> build with another CUDA toolkit, e.g. CUDA 12 for sm_70 (make setup-cuda12)
 ## CUDA12_HOME=<dir> where make setup-cuda12 installs CUDA 12 (default ~/.cache/gemmlab/cuda-12.5)
+## CUDA12_STATIC=1 make setup-cuda12 also keeps cuBLAS's, cuBLASLt's and cuRAND's static archives (for CUDA_LIBS=pruned)
+## CUDA_LIBS=pruned the build carries its own cuBLAS/cuRAND (cut from the static archives to CUDA_LIBS_ARCHS) and CUDA runtime, in build/.../cuda-libs (default shared: the toolkit's)
+## CUDA_LIBS_ARCHS=<archs> CUDA_LIBS=pruned: the GPUs its libraries must run on, e.g. "sm_70 sm_90" (default ARCH)
 ## V=1 show every command (by default one line per file; stage files' commands and output go to build.log)
 ## WERROR=1 the stage files' compiler warnings are errors
 ## CCACHE= compile without ccache; OBJECT_CACHE= compile every stage file afresh
@@ -92,6 +97,7 @@ arch_flags = $(if $(filter sm_90 sm_90a,$(1)),-gencode arch=compute_90a$(comma)c
 ARCH_FLAGS := $(call arch_flags,$(ARCH))
 # Where `make setup-cuda12` installs CUDA 12 (grader/scripts/setup-cuda12.sh says why there).
 CUDA12_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gemmlab/cuda-12.5
+CUDA12_STATIC ?=
 CUDA_MAJOR := $(firstword $(subst ., ,$(CUDA_VERSION)))
 ifneq ($(filter sm_70 sm_72,$(ARCH)),)
 ifneq ($(filter-out 1 2 3 4 5 6 7 8 9 10 11 12,$(CUDA_MAJOR)),)
@@ -99,8 +105,22 @@ $(error ARCH=$(ARCH) needs CUDA 12: CUDA $(CUDA_VERSION) ($(NVCC)) has dropped V
   Install CUDA 12 once with `make setup-cuda12`, then build with `make CUDA_HOME=$(CUDA12_HOME) ARCH=$(ARCH)`)
 endif
 endif
+# The CUDA libraries a build links. shared (the default): the toolkit's libcublas, libcurand and
+# libcudart, found at run time in CUDA_LIB. pruned: a build that carries its own, for a machine that
+# has another CUDA (or none) beside its driver: cuBLAS, cuBLASLt and cuRAND linked from the toolkit's
+# static archives into one library of the build's own, their device code cut to the GPUs of
+# CUDA_LIBS_ARCHS (grader/scripts/prune_cuda_libs.py), and a copy of the CUDA runtime, both in
+# $(BUILD)/cuda-libs, where every binary finds them ($ORIGIN/../cuda-libs): the build directory runs
+# wherever it is copied. It needs the static archives (CUDA 12: make setup-cuda12 CUDA12_STATIC=1).
+CUDA_LIBS ?= shared
+CUDA_LIBS_ARCHS ?= $(ARCH)
+ifeq ($(filter shared pruned,$(CUDA_LIBS)),)
+$(error CUDA_LIBS=$(CUDA_LIBS): say shared (the toolkit's libraries, the default) or pruned (the build's own))
+endif
+LIBS_TAG := $(if $(filter pruned,$(CUDA_LIBS)),-pruned-$(subst $(space),+,$(strip $(CUDA_LIBS_ARCHS))))
 # Objects of two toolkits never meet: builds with the toolkit the Makefile finds by itself go to
-# build/<arch>, builds with a CUDA_HOME of another release to build/<arch>-cuda<release>.
+# build/<arch>, builds with a CUDA_HOME of another release to build/<arch>-cuda<release>; a pruned build
+# adds the GPUs its libraries serve (build/sm_70-cuda12.5-pruned-sm_90).
 ifeq ($(CUDA_VERSION),)
 ifneq ($(origin CUDA_HOME),file)
 $(error CUDA_HOME=$(CUDA_HOME) holds no working nvcc ($(NVCC)); point it at a CUDA toolkit (the directory above bin/nvcc))
@@ -119,7 +139,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 # ---- where builds go: one directory per architecture and per submission, so builds never clash ---
-BUILD ?= build/$(ARCH)$(TOOLKIT_TAG)
+BUILD ?= build/$(ARCH)$(TOOLKIT_TAG)$(LIBS_TAG)
 SUB_DIR := $(abspath $(SUBMISSION))
 SUB_NAME := $(notdir $(SUB_DIR))
 SUB_BUILD := $(BUILD)/sub-$(SUB_NAME)-$(firstword $(shell printf '%s' '$(SUB_DIR)' | cksum))
@@ -154,9 +174,18 @@ NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES)
 # Stage files become a shared library (position-independent code) of the submission.
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
 SUB_NVCCFLAGS := $(STAGE_NVCCFLAGS) $(NVCC_WERROR)
-# One CUDA runtime for the grader and the submission's library: the shared one.
+# One CUDA runtime for the grader and the submission's library: the shared one (the toolkit's, or in a
+# pruned build its copy beside the build's own cuBLAS/cuRAND; CUDA_LIB_FILES is what the links wait for).
+ifeq ($(CUDA_LIBS),pruned)
+CUDA_LIBS_DIR := $(BUILD)/cuda-libs
+CUDA_LIB_FILES := $(CUDA_LIBS_DIR)/libcublas-pruned.so
+CUDART := -cudart shared -Xlinker -rpath,'$$ORIGIN/../cuda-libs'
+LDLIBS := -L$(CUDA_LIBS_DIR) -lcublas-pruned -ldl -lpthread
+else
+CUDA_LIB_FILES :=
 CUDART := -cudart shared -Xlinker -rpath,$(CUDA_LIB)
 LDLIBS := -L$(CUDA_LIB) -lcublas -lcurand -ldl -lpthread
+endif
 
 # ---- a change of flags rebuilds what they compile (WERROR=1, NVCCFLAGS=..., another compiler) -----
 # Each kind of object depends on a stamp file that holds the command it is compiled with. The stamp's
@@ -291,10 +320,20 @@ $(PROTECTED): grader/scripts/scan_symbols.py
 $(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py
 	$(Q)$(PYTHON) grader/scripts/scan_symbols.py $(SCAN_ARGS) --out $@ $(if $(filter scan,$(MAKECMDGOALS)),--quiet) \
 	    $(SUB_STAGE_OBJ)
-$(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map
+$(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined \
 	    -Xlinker --version-script=grader/src/runner/submission_library.map -o $@ $(SUB_EXPORTS) \
 	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
+
+# CUDA_LIBS=pruned: the build's own cuBLAS/cuRAND, serving exactly what the grader and the reference
+# call, and its copy of the CUDA runtime (grader/scripts/prune_cuda_libs.py). Every binary is one folder
+# below $(BUILD), as $(CUDA_LIBS_DIR) is: their run path $ORIGIN/../cuda-libs finds both.
+ifeq ($(CUDA_LIBS),pruned)
+$(CUDA_LIBS_DIR)/libcublas-pruned.so: $(GRADER_LIBS) $(REF_LIB) $(GRADER_BUILD)/judge/main.o $(GRADER_BUILD)/runner/baselines_main.cu.o \
+                                      grader/scripts/prune_cuda_libs.py
+	$(call quiet,PRUNE,$@ ($(CUDA_LIBS_ARCHS)))$(PYTHON) grader/scripts/prune_cuda_libs.py --cuda-home $(CUDA_HOME) \
+	    --cuda-lib $(CUDA_LIB) --archs "$(CUDA_LIBS_ARCHS)" --out $(@D) --cxx "$(CXX)" $(filter-out %.py,$^)
+endif
 
 # Three binaries: gemmlab (judge/), the judge, which holds no submission code; gemmlab-stages, the
 # runner of the submission's library, which links no GEMM library and no reference code; and
@@ -306,16 +345,17 @@ JUDGE_MAIN_OBJ := $(GRADER_BUILD)/judge/main.o $(GRADER_BUILD)/judge/registry_na
 # gemmlab-config: the grader's reading of course.toml ([bench], [scoring]) on its own, with no GPU and
 # no submission; the cluster tools run it on the login node before a sweep queues anything.
 CONFIG_CHECKER := $(GRADER_BUILD)/gemmlab-config
-$(CONFIG_CHECKER): $(GRADER_BUILD)/judge/config_main.o $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB)
+$(CONFIG_CHECKER): $(GRADER_BUILD)/judge/config_main.o $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) \
+                   | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 # Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
 GRADER_TRUSTED := $(GRADER_LIBS) $(RUNNER_MAIN_OBJ) $(BASELINE_MAIN_OBJ) $(JUDGE_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED) \
                   $(CONFIG_CHECKER)
-$(STAGE_RUNNER): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) | $(SUB_LIBRARY)
+$(STAGE_RUNNER): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) | $(SUB_LIBRARY) $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ -ldl -lpthread
-$(BASELINE_RUNNER): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB)
+$(BASELINE_RUNNER): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB) | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
-$(GRADER): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER) $(BASELINE_RUNNER)
+$(GRADER): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER) $(BASELINE_RUNNER) | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER) $(BASELINE_RUNNER),$^) $(LDLIBS)
 	@echo "built $@, $(notdir $(STAGE_RUNNER)) and $(notdir $(BASELINE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
@@ -502,12 +542,13 @@ $(BUILD)/tests/host/%.o: tests/host/%.cpp $(GRADER_FLAGS_STAMP)
 	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 # The host tests see the judge's registry (names only, as `gemmlab` does); the GPU tests drive the
 # judge's engines, which start the runners built beside the grader.
-$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB)
+$(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) \
+               | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 $(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER)
+$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER) $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 
 ##@ Everyone
@@ -556,8 +597,8 @@ setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it 
 	bash grader/scripts/setup.sh
 
 .PHONY: setup-cuda12
-setup-cuda12:  ## install CUDA 12 (for sm_70) in ~/.cache/gemmlab/cuda-12.5 (CUDA12_HOME= elsewhere; 1.3 GB download; idempotent)
-	CUDA12_HOME="$(CUDA12_HOME)" bash grader/scripts/setup-cuda12.sh
+setup-cuda12:  ## install CUDA 12 (for sm_70) in ~/.cache/gemmlab/cuda-12.5 (CUDA12_HOME= elsewhere; CUDA12_STATIC=1 adds the static archives; 1.3 GB download; idempotent)
+	CUDA12_HOME="$(CUDA12_HOME)" CUDA12_STATIC="$(CUDA12_STATIC)" bash grader/scripts/setup-cuda12.sh
 
 .PHONY: clean
 clean:  ## remove build/ (results/ are kept)

@@ -18,9 +18,16 @@
 # at any time (this script lays it again). CUDA12_HOME=<dir> puts it elsewhere.
 # Idempotent: a prefix whose nvcc works and whose stamp names the same packages is left as it is.
 # About 1.3 GB to download, 1.5 GB on disk (the static libraries nobody links are left out).
+#
+# CUDA12_STATIC=1 (`make setup-cuda12 CUDA12_STATIC=1`) also keeps the static archives of cuBLAS,
+# cuBLASLt and cuRAND (1 GB more on disk), which a build that carries its own CUDA libraries links
+# (`make CUDA_LIBS=pruned`, grader/scripts/prune_cuda_libs.py). On a prefix installed without them it
+# adds them, downloading the one package that has them (nvidia-cuda-dev, 0.9 GB) again.
 set -euo pipefail
 
 CUDA12_HOME=${CUDA12_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/gemmlab/cuda-12.5}
+CUDA12_STATIC=${CUDA12_STATIC:-}
+STATIC_ARCHIVES=(libcublas_static.a libcublasLt_static.a libcurand_static.a)
 SUITE=experimental           # nvidia-cuda-toolkit 12.5; the CCCL headers it needs come from unstable
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What each package brings (nvidia-cuda-dev: the headers and the unversioned .so links).
@@ -45,23 +52,50 @@ works() {
   rm -rf "$dir"
   return $rc
 }
-if works && [ "$(head -n1 "$stamp" 2>/dev/null)" = "$want" ]; then
-  echo "setup-cuda12: CUDA $("$CUDA12_HOME/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p') is installed already in $CUDA12_HOME"
-  exit 0
-fi
-for tool in apt-get dpkg-deb; do
-  command -v "$tool" >/dev/null || { echo "setup-cuda12: needs $tool (Debian or Ubuntu); install CUDA 12 from NVIDIA instead and pass CUDA_HOME=<it>" >&2; exit 1; }
-done
-
-echo "setup-cuda12: installing CUDA 12 (Debian non-free: ${PACKAGES[*]}) into $CUDA12_HOME"
+have_static() {
+  local a
+  for a in "${STATIC_ARCHIVES[@]}"; do [ -f "$CUDA12_HOME/root/usr/lib/x86_64-linux-gnu/$a" ] || return 1; done
+}
 apt_dir="$CUDA12_HOME/.apt"   # apt's own sources list, lists and downloads: the system's are not touched
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/debs"
-printf 'deb %s %s main contrib non-free\n' "$MIRROR" unstable "$MIRROR" "$SUITE" >"$apt_dir/sources.list"
 apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
           -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir" -o "Dir::Cache::archives=$apt_dir/archives"
           -o Debug::NoLocking=1 -o APT::Sandbox::User="$(id -un)")
-echo "setup-cuda12: reading the package lists of Debian unstable and $SUITE ..."
-apt-get "${apt_opts[@]}" -qq update
+apt_lists() {
+  for tool in apt-get dpkg-deb; do
+    command -v "$tool" >/dev/null || { echo "setup-cuda12: needs $tool (Debian or Ubuntu); install CUDA 12 from NVIDIA instead and pass CUDA_HOME=<it>" >&2; exit 1; }
+  done
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/debs"
+  printf 'deb %s %s main contrib non-free\n' "$MIRROR" unstable "$MIRROR" "$SUITE" >"$apt_dir/sources.list"
+  echo "setup-cuda12: reading the package lists of Debian unstable and $SUITE ..."
+  apt-get "${apt_opts[@]}" -qq update
+}
+# The static archives of cuBLAS, cuBLASLt and cuRAND from nvidia-cuda-dev's package file, into the prefix.
+unpack_static() {
+  local members=() a
+  for a in "${STATIC_ARCHIVES[@]}"; do members+=("./usr/lib/x86_64-linux-gnu/$a"); done
+  dpkg-deb --fsys-tarfile "$1" | tar -x -C "$CUDA12_HOME/root" "${members[@]}"
+  have_static || { echo "setup-cuda12: $(basename "$1") did not hold ${STATIC_ARCHIVES[*]}" >&2; exit 1; }
+}
+
+if works && [ "$(head -n1 "$stamp" 2>/dev/null)" = "$want" ]; then
+  version=$("$CUDA12_HOME/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+  if [ -z "$CUDA12_STATIC" ] || have_static; then
+    echo "setup-cuda12: CUDA $version is installed already in $CUDA12_HOME${CUDA12_STATIC:+ (with the static archives)}"
+    exit 0
+  fi
+  echo "setup-cuda12: adding the static archives of cuBLAS, cuBLASLt and cuRAND to CUDA $version in $CUDA12_HOME"
+  apt_lists
+  echo "setup-cuda12: downloading nvidia-cuda-dev/$SUITE (about 0.9 GB) ..."
+  rm -f "$apt_dir/debs"/*.deb
+  (cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" -qq download "nvidia-cuda-dev/$SUITE")
+  unpack_static "$apt_dir/debs"/nvidia-cuda-dev_*.deb
+  rm -f "$apt_dir/debs"/*.deb
+  echo "setup-cuda12: static archives added ($(du -ch "${STATIC_ARCHIVES[@]/#/$CUDA12_HOME/lib64/}" | tail -n1 | cut -f1))."
+  exit 0
+fi
+
+echo "setup-cuda12: installing CUDA 12 (Debian non-free: ${PACKAGES[*]}) into $CUDA12_HOME"
+apt_lists
 echo "setup-cuda12: downloading (about 1.3 GB) ..."
 rm -f "$apt_dir/debs"/*.deb
 (cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" -qq download "${PACKAGES[@]}")
@@ -75,6 +109,7 @@ for deb in "$apt_dir/debs"/*.deb; do
   dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root" --exclude='./usr/share/doc' --exclude='./usr/share/man' \
     --exclude='*_static.a' --exclude='*_static_nocallback.a' --exclude='./usr/lib/nvidia-cuda-toolkit/compute-sanitizer'
 done
+if [ -n "$CUDA12_STATIC" ]; then unpack_static "$apt_dir/debs"/nvidia-cuda-dev_*.deb; fi
 rm -f "$apt_dir/debs"/*.deb
 
 # The CUDA_HOME layout. nvcc reads the nvcc.profile beside the name it was started by (bin/nvcc

@@ -2,6 +2,7 @@
 // that decides correctness, the GPU's clock and the samples of C after a timed call (poison left, and
 // values that are not yet the answer).
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -62,7 +63,7 @@ GPU_TEST_CASE("the GPU's clock moves forward across work, in nanoseconds") {
     CHECK(us < 100000);
 }
 
-GPU_TEST_CASE("the sample check counts poison left in C, and only poison") {
+GPU_TEST_CASE("the sample check counts the judge's poison left in C, and only its poison") {
     GpuContext ctx(4);
     const int M = 300, N = 200, ldc = 211;
     DeviceBuffer<double> C(size_t(M) * ldc);
@@ -89,6 +90,10 @@ GPU_TEST_CASE("the sample check counts poison left in C, and only poison") {
     fill_bits(C.get(), C.size(), kOneBits64, ctx.stream);
     for (int r = 0; r < M; ++r) fill_bits(C.get() + size_t(r) * ldc + N, ldc - N, quiet_nan_bits64(), ctx.stream);
     CHECK(sample(14) == 0);
+    // A NaN the stage wrote (other bits than the poison's: what 0/0 gives on the GPU) is a written, wrong
+    // value, for the full check to report, not an unwritten one.
+    fill_bits(C.get(), C.size(), 0x7FFFFFFFFFFFFFFFull, ctx.stream);
+    CHECK(sample(15) == 0);
 }
 
 GPU_TEST_CASE("the sample check of an interval of several calls looks into every call's C") {
@@ -108,6 +113,8 @@ GPU_TEST_CASE("the sample check of an interval of several calls looks into every
     };
     fill_bits(C.get(), C.size(), 0x3f800000u, ctx.stream);  // 1.0f everywhere: all written
     CHECK(sample(21) == 0);
+    fill_bits(C.get(), C.size(), 0x7FFFFFFFu, ctx.stream);  // the GPU's own NaN everywhere: written, wrong
+    CHECK(sample(24) == 0);
     // The last call of the interval left its C unwritten: about a quarter of the samples see it.
     fill_bits(C.get() + stride * (slots - 1), size_t(M) * ldc, quiet_nan_bits32(), ctx.stream);
     const unsigned last = sample(22);
@@ -152,18 +159,26 @@ struct TwoCalls {
 };
 }  // namespace
 
+// The answer sample's two counts.
+struct Counts {
+    unsigned poisoned = 0, unanswered = 0;
+};
+
 GPU_TEST_CASE("the answer sample passes the answer and catches zeros or a placeholder written first") {
     GpuContext ctx(5);
     TwoCalls t;
-    DeviceBuffer<unsigned> count(1);
+    DeviceBuffer<unsigned> count(2);  // poisoned, unanswered
     const ErrorBound b = error_bound(false, InputPrecision::full);
+    Counts last;
     auto sample = [&](uint64_t secret, double threshold) {
-        CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned), ctx.stream));
-        count_unanswered_sample(t.sample(), secret, 1024, 64, b.u, threshold, b.underflow_weight, count.get(), ctx.stream);
+        CUDA_CHECK(cudaMemsetAsync(count.get(), 0, count.bytes(), ctx.stream));
+        count_unanswered_sample(t.sample(), secret, 1024, 64, b.u, threshold, b.underflow_weight, count.get(),
+                                count.get() + 1, ctx.stream);
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-        unsigned h = 0;
-        CUDA_CHECK(cudaMemcpy(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
-        return h;
+        unsigned h[2] = {0, 0};
+        CUDA_CHECK(cudaMemcpy(h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
+        last.poisoned = h[0], last.unanswered = h[1];
+        return h[1];
     };
     const double threshold = b.threshold * kSampleSlack;
     CUDA_CHECK(cudaMemcpyAsync(t.C.get(), t.answer.data(), t.C.bytes(), cudaMemcpyHostToDevice, ctx.stream));
@@ -172,16 +187,25 @@ GPU_TEST_CASE("the answer sample passes the answer and catches zeros or a placeh
     // A placeholder first (zeros), the real work not yet done: caught at (nearly) every position.
     fill_bits(t.C.get(), t.C.size(), 0u, ctx.stream);
     CHECK(sample(33, threshold) >= 62);
+    CHECK(last.poisoned == 0);  // zeros are not the poison: the full check decides what they are
     // The first call's answer in place, the second's still zero: about half the positions.
     CUDA_CHECK(cudaMemcpyAsync(t.C.get(), t.answer.data(), t.stride_c * sizeof(float), cudaMemcpyHostToDevice, ctx.stream));
     const unsigned half = sample(34, threshold);
     CHECK(half > 16);
     CHECK(half < 48);
+    CHECK(last.poisoned == 0);
     // The grader's own items: an infinite threshold, only the poison counts.
     CHECK(sample(35, INFINITY) == 0);
     fill_bits(t.C.get(), t.C.size(), quiet_nan_bits32(), ctx.stream);
     CHECK(sample(36, INFINITY) == 64);
+    CHECK(last.poisoned == 64);
     CHECK(sample(37, threshold) == 64);
+    CHECK(last.poisoned == 64);  // still the judge's poison: unwritten, whatever else the values say
+    // The GPU's own NaN (0x7FFFFFFF) was written: not the answer, and not poison either.
+    fill_bits(t.C.get(), t.C.size(), 0x7FFFFFFFu, ctx.stream);
+    CHECK(sample(38, threshold) == 64);
+    CHECK(last.poisoned == 0);
+    CHECK(sample(39, INFINITY) == 0);  // the grader's own items are held to the poison only
 }
 
 GPU_TEST_CASE("the answer sample in double: the answer passes, a value off by 1e-9 does not") {
@@ -201,7 +225,8 @@ GPU_TEST_CASE("the answer sample in double: the answer passes, a value off by 1e
             c[size_t(r) * N + j] = double(exact);
         }
     DeviceBuffer<double> A(a.size()), B(b.size()), C(c.size());
-    DeviceBuffer<unsigned> count(1);
+    DeviceBuffer<unsigned> count(2);  // poisoned, unanswered
+    Counts last;
     CUDA_CHECK(cudaMemcpyAsync(A.get(), a.data(), A.bytes(), cudaMemcpyHostToDevice, ctx.stream));
     CUDA_CHECK(cudaMemcpyAsync(B.get(), b.data(), B.bytes(), cudaMemcpyHostToDevice, ctx.stream));
     AnswerSample<double> s;
@@ -210,18 +235,24 @@ GPU_TEST_CASE("the answer sample in double: the answer passes, a value off by 1e
     const ErrorBound bd = error_bound(true, InputPrecision::full);
     auto sample = [&](const std::vector<double>& values) {
         CUDA_CHECK(cudaMemcpyAsync(C.get(), values.data(), C.bytes(), cudaMemcpyHostToDevice, ctx.stream));
-        CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned), ctx.stream));
+        CUDA_CHECK(cudaMemsetAsync(count.get(), 0, count.bytes(), ctx.stream));
         count_unanswered_sample(s, 41, 0, 64, bd.u, bd.threshold * kSampleSlack, bd.underflow_weight, count.get(),
-                                ctx.stream);
+                                count.get() + 1, ctx.stream);
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-        unsigned h = 0;
-        CUDA_CHECK(cudaMemcpy(&h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
-        return h;
+        unsigned h[2] = {0, 0};
+        CUDA_CHECK(cudaMemcpy(h, count.get(), sizeof h, cudaMemcpyDeviceToHost));
+        last.poisoned = h[0], last.unanswered = h[1];
+        return h[1];
     };
     CHECK(sample(c) == 0);
     std::vector<double> off = c;
     for (double& x : off) x += 1e-9;
     CHECK(sample(off) == 64);
-    std::vector<double> poison(c.size(), std::nan(""));
+    CHECK(last.poisoned == 0);
+    double poison_value = 0;  // the judge's poison, bit for bit
+    const uint64_t poison_bits = quiet_nan_bits64();
+    std::memcpy(&poison_value, &poison_bits, sizeof poison_value);
+    std::vector<double> poison(c.size(), poison_value);
     CHECK(sample(poison) == 64);
+    CHECK(last.poisoned == 64);
 }

@@ -34,6 +34,10 @@ def test_list_json_is_the_registry(grader):
     assert info["fp16"]["error_bound"] == {"float": 32 + 4 * 2 ** 13, "double": 32}
     assert info["3xtf32"]["error_bound"] == {"float": 32, "double": 32}
     assert all(v["error_bound"] == {"float": 32, "double": 32} for s in stages[:5] for v in s["variant_info"])
+    # ... and the oldest architecture each runs on: FP16 mma.sync from sm_75, TF32 and DMMA from sm_80
+    assert info["fp16"]["min_arch"] == {"float": 75, "double": 80}
+    assert info["tf32"]["min_arch"] == info["3xtf32"]["min_arch"] == {"float": 80, "double": 80}
+    assert all(v["min_arch"] == {"float": 0, "double": 0} for s in stages[:5] for v in s["variant_info"])
 
 
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")

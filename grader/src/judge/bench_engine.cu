@@ -7,13 +7,14 @@
 //           sample the n C's ─ stamp
 //   host:   time of a call = (interval − calibration(n)) / n, the calibration being the same interval
 //           around n calls of the grader's own kernel that writes C, less that kernel's own events;
-//           every output verified in full against the FP64 reference of its A0, B0
+//           every output verified in full against the FP64 reference of its A0, B0 — unless the sample
+//           found the poison, which is "unwritten" as it stands (judge/interval_verdict.h)
 //
 // n is 1 unless one call is shorter than [bench] min_interval_ms: then as many calls (a power of two)
 // share an interval as make it that long, so the judge's fixed costs (two switches between the
 // contexts, about 0.35 ms) weigh on every call alike and little. The inputs exist where the runner
 // can see them only after the first stamp, and the sample check (secret positions: the poison still
-// there, or a value that is not yet the answer, = not done) runs before the second: no interval is
+// there, or a value that is not yet the answer, = not done: two counts) runs before the second: no interval is
 // measured shorter than the GPU work its calls did with their inputs, whatever the runner's process
 // does (docs/timing.md).
 #include "judge/bench_engine.h"
@@ -39,6 +40,7 @@
 #include "common/sample_check.h"
 #include "judge/device_buffer.h"
 #include "judge/device_ops.h"
+#include "judge/interval_verdict.h"
 #include "judge/isolation.h"
 #include "judge/nvml.h"
 #include "judge/reference_gemm.h"
@@ -135,7 +137,9 @@ struct CallReport {
     protocol::CallResult result;
     std::string error;  // the runner's CUDA error after the call
     double interval_ms = 0, event_ms = 0;  // the whole interval; the events of its calls added up
-    unsigned unwritten = 0;
+    // The sample after the done word (judge/interval_verdict.h): elements that still held the judge's
+    // poison, and elements compared with their answer that were not it.
+    unsigned poisoned = 0, unanswered = 0;
 };
 
 template <typename T>
@@ -470,23 +474,19 @@ private:
             r.spent += seconds_since(t_step);
             return;
         }
-        if (c.unwritten > 0) {
-            // Not the answer when the call said it was done: wrong, or not finished. The full check, made
-            // after the runner synchronized the device, tells which (a wrong answer is reported as such).
+        {
+            // Poison in the sample is "unwritten" as it stands; otherwise the full check (made after the
+            // runner synchronized the device) says whether values that were not yet the answer are wrong or
+            // were late. The grader's own items are held to the poison only.
             const bool stage = r.item->kind == BenchItem::Kind::stage;
-            if (stage && !verify(r, n)) return;
-            std::ostringstream os;
-            if (n > 1) os << "timed calls " << r.calls + 1 << "–" << r.calls + n << " (one interval) said they were";
-            else os << "timed call " << r.calls + 1 << " said it was";
-            os << " done while " << c.unwritten << " of " << (stage ? kSamples + kAnswerSamples : kSamples)
-               << (stage ? " elements of C the judge sampled were still unwritten or not yet their answer (right only "
-                           "later, after the device was synchronized)"
-                         : " elements of C the judge sampled were still unwritten")
-               << ": a call must finish its work on its stream before it returns (work left running, or on another "
-                  "stream, is not allowed)";
-            return stop(r, Disposition::failed, os.str());
+            IntervalSample sample;
+            sample.first_call = r.calls + 1, sample.calls = n;
+            sample.sampled = kSamples + kAnswerSamples, sample.poisoned = c.poisoned;
+            sample.checked = stage ? kAnswerSamples : 0, sample.unanswered = c.unanswered;
+            const std::optional<WrongCall> wrong = stage && full_check_decides(sample) ? verify(r, n) : std::nullopt;
+            const std::string problem = interval_problem(sample, wrong);
+            if (!problem.empty()) return stop(r, Disposition::failed, problem);
         }
-        if (r.item->kind == BenchItem::Kind::stage && !verify(r, n)) return;
         r.calls += n;
         const double per_call_ms = call_time_ms(c.interval_ms, calibration_.at(n)) / n;
         r.spent += seconds_since(t_step);
@@ -582,7 +582,7 @@ private:
         }
         uint32_t* flags = reinterpret_cast<uint32_t*>(session.flags.get());
         uint64_t* stamps = stamps_.get();
-        CUDA_CHECK(cudaMemsetAsync(unwritten_.get(), 0, sizeof(unsigned), st));
+        CUDA_CHECK(cudaMemsetAsync(sample_counts_.get(), 0, sample_counts_.bytes(), st));
         stamp_clock(stamps, st);
         copy_inputs_in();
         if (flush_now_) {
@@ -592,7 +592,9 @@ private:
         CUDA_CHECK(ctx_.memops.write(st, flags + protocol::kGoWord, k));
         CUDA_CHECK(ctx_.memops.wait_geq(st, flags + protocol::kDoneWord, k));
         const uint64_t secret = secret_();
-        count_unwritten_sample(C, L.ldc, s.M, s.N, n, stride_c_, secret, kSamples, unwritten_.get(), st);
+        unsigned* poisoned = sample_counts_.get() + kPoisonedCount;
+        unsigned* unanswered = sample_counts_.get() + kUnansweredCount;
+        count_unwritten_sample(C, L.ldc, s.M, s.N, n, stride_c_, secret, kSamples, poisoned, st);
         {
             // The grader's own items (baselines, the calibration's kernel) are not held to an answer here:
             // only the poison counts for them, at the same cost.
@@ -604,7 +606,7 @@ private:
             a.M = s.M, a.N = s.N, a.K = s.K, a.slots = n;
             count_unanswered_sample(a, secret, kSamples, kAnswerSamples, r.bound.u,
                                     stage ? r.bound.threshold * kSampleSlack : INFINITY, r.bound.underflow_weight,
-                                    unwritten_.get(), st);
+                                    poisoned, unanswered, st);
         }
         stamp_clock(stamps + 1, st);
         // Wait for the judge's stream, watching the runner: if it dies or hangs, release the stream.
@@ -639,7 +641,9 @@ private:
         }
         uint64_t h[2] = {0, 0};
         CUDA_CHECK(cudaMemcpy(h, stamps, sizeof h, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(&rep.unwritten, unwritten_.get(), sizeof(unsigned), cudaMemcpyDeviceToHost));
+        unsigned counts[kSampleCounts] = {0, 0};
+        CUDA_CHECK(cudaMemcpy(counts, sample_counts_.get(), sizeof counts, cudaMemcpyDeviceToHost));
+        rep.poisoned = counts[kPoisonedCount], rep.unanswered = counts[kUnansweredCount];
         rep.interval_ms = h[1] > h[0] ? double(h[1] - h[0]) * 1e-6 : 0.0;
         return await_result(session, rep, "finished", timeout);
     }
@@ -694,8 +698,8 @@ private:
         return rep;
     }
 
-    // Checks the outputs of a timed interval's n calls in full; false (and the item failed) when one is wrong.
-    bool verify(ItemRun& r, int n) {
+    // Checks the outputs of a timed interval's n calls in full, up to the first wrong one (which it returns).
+    std::optional<WrongCall> verify(ItemRun& r, int n) {
         const Layout L = layout_of(r);
         for (int i = 0; i < n; ++i) {
             const Reference ref = compute_reference<T>(ctx_, shape_, A0_.get() + i * stride_a_, L.lda, B0_.get() + i * stride_b_,
@@ -706,15 +710,14 @@ private:
             ++r.result.verified;
             if (cmp.max_ratio > r.result.max_error_ratio || std::isnan(cmp.max_ratio)) r.result.max_error_ratio = cmp.max_ratio;
             if (cmp.wrong == 0) continue;
-            std::ostringstream os;
-            os << "timed call " << r.calls + i + 1 << " gave wrong values: " << cmp.wrong << " of "
-               << int64_t(shape_.M) * shape_.N << " elements outside the bound (worst C[" << cmp.worst_index / shape_.N << "]["
-               << cmp.worst_index % shape_.N << "] expected " << cmp.expected << ", got " << cmp.got
-               << "); the stage must compute every call from its inputs";
-            stop(r, Disposition::failed, os.str());
-            return false;
+            WrongCall w;
+            w.call = r.calls + i + 1;
+            w.wrong = cmp.wrong, w.elements = int64_t(shape_.M) * shape_.N;
+            w.row = cmp.worst_index / shape_.N, w.col = cmp.worst_index % shape_.N;
+            w.expected = cmp.expected, w.got = cmp.got;
+            return w;
         }
-        return true;
+        return std::nullopt;
     }
 
     void finish(ItemRun& r) {
@@ -764,7 +767,9 @@ private:
     std::string start_problem_;
     std::map<size_t, std::string> skipped_;  // items lost at an earlier shape
     DeviceBuffer<uint64_t> stamps_{2};
-    DeviceBuffer<unsigned> unwritten_{1};
+    // The sample's two counts (CallReport): poisoned, unanswered.
+    static constexpr int kPoisonedCount = 0, kUnansweredCount = 1, kSampleCounts = 2;
+    DeviceBuffer<unsigned> sample_counts_{kSampleCounts};
     DeviceBuffer<unsigned char> flush_;
     bool flush_now_ = false;  // at this shape (run_shape)
     int flush_value_ = 0;

@@ -316,16 +316,22 @@ __global__ void stamp_kernel(uint64_t* out) {
     *out = t;
 }
 
-__device__ inline bool is_nan_bits(float x) { return x != x; }
-__device__ inline bool is_nan_bits(double x) { return x != x; }
+// The judge's poison: the exact bit pattern it writes into C before a timed call (fill_bits with
+// quiet_nan_bits32/64). A NaN that arithmetic made has other bits, or was written by the stage.
+uint64_t poison_bits(float) { return quiet_nan_bits32(); }
+uint64_t poison_bits(double) { return quiet_nan_bits64(); }
+__device__ inline bool is_poison(float x, uint64_t poison) { return __float_as_uint(x) == static_cast<uint32_t>(poison); }
+__device__ inline bool is_poison(double x, uint64_t poison) {
+    return static_cast<uint64_t>(__double_as_longlong(x)) == poison;
+}
 
 template <typename T>
 __global__ void unwritten_sample_kernel(const T* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
-                                        int samples, unsigned* count) {
+                                        int samples, uint64_t poison, unsigned* poisoned) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= samples) return;
     const SamplePosition p = sample_position(secret, static_cast<uint64_t>(i), M, N, slots);
-    if (is_nan_bits(C[p.slot * slot_stride + static_cast<size_t>(p.row) * ldc + p.col])) atomicAdd(count, 1u);
+    if (is_poison(C[p.slot * slot_stride + static_cast<size_t>(p.row) * ldc + p.col], poison)) atomicAdd(poisoned, 1u);
 }
 
 // One block per sampled position: its threads share the dot product of the row of A and the column
@@ -350,7 +356,8 @@ template <typename T>
 __global__ void __launch_bounds__(kAnswerThreads)
 answer_sample_kernel(const T* C, int ldc, size_t stride_c, const T* A, int lda, size_t stride_a, const T* B, int ldb,
                      size_t stride_b, int M, int N, int K, int slots, uint64_t secret, uint64_t first, double u,
-                     double threshold, double underflow_weight, unsigned* count) {
+                     double threshold, double underflow_weight, uint64_t poison, unsigned* poisoned,
+                     unsigned* unanswered) {
     // The warps' sums, field by field (a __shared__ variable takes no constructor).
     __shared__ double hi[kAnswerWarps], lo[kAnswerWarps], gauge[kAnswerWarps], abs_a[kAnswerWarps], abs_b[kAnswerWarps];
     const SamplePosition p = sample_position(secret, first + blockIdx.x, M, N, slots);
@@ -364,26 +371,29 @@ answer_sample_kernel(const T* C, int ldc, size_t stride_c, const T* A, int lda, 
     if (lane < kAnswerWarps) w.hi = hi[lane], w.lo = lo[lane], w.gauge = gauge[lane], w.abs_a = abs_a[lane], w.abs_b = abs_b[lane];
     d = warp_merge(w);
     if (lane != 0) return;
-    const double got = static_cast<double>(C[p.slot * stride_c + static_cast<size_t>(p.row) * ldc + p.col]);
-    if (!sample_holds_answer(got, d, u, threshold, underflow_weight)) atomicAdd(count, 1u);
+    const T got = C[p.slot * stride_c + static_cast<size_t>(p.row) * ldc + p.col];
+    const bool still_poison = is_poison(got, poison);
+    if (still_poison) atomicAdd(poisoned, 1u);
+    if (still_poison || !sample_holds_answer(static_cast<double>(got), d, u, threshold, underflow_weight)) atomicAdd(unanswered, 1u);
 }
 
 template <typename T>
 void count_unwritten_impl(const T* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret, int samples,
-                          unsigned* count, cudaStream_t s) {
+                          unsigned* poisoned, cudaStream_t s) {
     if (samples <= 0 || M <= 0 || N <= 0 || slots <= 0) return;
-    unwritten_sample_kernel<T><<<(samples + kThreads - 1) / kThreads, kThreads, 0, s>>>(C, ldc, M, N, slots, slot_stride,
-                                                                                       secret, samples, count);
+    unwritten_sample_kernel<T><<<(samples + kThreads - 1) / kThreads, kThreads, 0, s>>>(
+        C, ldc, M, N, slots, slot_stride, secret, samples, poison_bits(T()), poisoned);
     CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void count_unanswered_impl(const AnswerSample<T>& a, uint64_t secret, uint64_t first, int samples, double u, double threshold,
-                           double underflow_weight, unsigned* count, cudaStream_t s) {
+                           double underflow_weight, unsigned* poisoned, unsigned* unanswered, cudaStream_t s) {
     if (samples <= 0 || a.M <= 0 || a.N <= 0 || a.slots <= 0) return;
     answer_sample_kernel<T><<<samples, kAnswerThreads, 0, s>>>(a.C, a.ldc, a.stride_c, a.A, a.lda, a.stride_a, a.B, a.ldb,
                                                                a.stride_b, a.M, a.N, a.K, a.slots, secret, first, u,
-                                                               threshold, underflow_weight, count);
+                                                               threshold, underflow_weight, poison_bits(T()), poisoned,
+                                                               unanswered);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -401,21 +411,23 @@ void stamp_clock(uint64_t* out, cudaStream_t s) {
 }
 
 void count_unwritten_sample(const float* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
-                            int samples, unsigned* count, cudaStream_t s) {
-    count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, count, s);
+                            int samples, unsigned* poisoned, cudaStream_t s) {
+    count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, poisoned, s);
 }
 void count_unwritten_sample(const double* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
-                            int samples, unsigned* count, cudaStream_t s) {
-    count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, count, s);
+                            int samples, unsigned* poisoned, cudaStream_t s) {
+    count_unwritten_impl(C, ldc, M, N, slots, slot_stride, secret, samples, poisoned, s);
 }
 
 void count_unanswered_sample(const AnswerSample<float>& a, uint64_t secret, uint64_t first, int samples, double u,
-                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s) {
-    count_unanswered_impl(a, secret, first, samples, u, threshold, underflow_weight, count, s);
+                             double threshold, double underflow_weight, unsigned* poisoned, unsigned* unanswered,
+                             cudaStream_t s) {
+    count_unanswered_impl(a, secret, first, samples, u, threshold, underflow_weight, poisoned, unanswered, s);
 }
 void count_unanswered_sample(const AnswerSample<double>& a, uint64_t secret, uint64_t first, int samples, double u,
-                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s) {
-    count_unanswered_impl(a, secret, first, samples, u, threshold, underflow_weight, count, s);
+                             double threshold, double underflow_weight, unsigned* poisoned, unsigned* unanswered,
+                             cudaStream_t s) {
+    count_unanswered_impl(a, secret, first, samples, u, threshold, underflow_weight, poisoned, unanswered, s);
 }
 
 }  // namespace gemmlab

@@ -79,13 +79,15 @@ void stamp_clock(uint64_t* out, cudaStream_t s);
 // when the driver JIT-compiles that PTX for a newer GPU): the build runs no instruction newer.
 int compiled_arch();
 
-// Adds to *count how many of `samples` positions of C, drawn from `secret`, still hold the NaN poison:
-// elements a call was meant to write and had not when it said it was done. C holds `slots` M×N
+// Adds to *poisoned how many of `samples` positions of C, drawn from `secret`, still hold the judge's
+// poison (the bit pattern of quiet_nan_bits32/64, which the judge writes into C before a timed call):
+// elements a call was meant to write and had not when it said it was done. A NaN of any other bit
+// pattern (what arithmetic makes) was written: it is a wrong value, not poison. C holds `slots` M×N
 // matrices (ld = ldc), slot i at C + i·slot_stride elements; the positions are spread over all of them.
 void count_unwritten_sample(const float* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
-                            int samples, unsigned* count, cudaStream_t s);
+                            int samples, unsigned* poisoned, cudaStream_t s);
 void count_unwritten_sample(const double* C, int ldc, int M, int N, int slots, size_t slot_stride, uint64_t secret,
-                            int samples, unsigned* count, cudaStream_t s);
+                            int samples, unsigned* poisoned, cudaStream_t s);
 
 // The C's of an interval's `slots` calls and the judge's own copies of their inputs (A0, B0: the
 // same layout as the runner's A and B), call i's at i·stride elements.
@@ -102,14 +104,17 @@ struct AnswerSample {
     size_t stride_b = 0;
     int M = 0, N = 0, K = 0, slots = 1;
 };
-// Adds to *count how many of `samples` positions of C (sample positions first … first+samples−1 of
+// Adds to *unanswered how many of `samples` positions of C (sample positions first … first+samples−1 of
 // `secret`, common/sample_check.h) do not hold their answer: row r of A times column c of B (alpha 1,
 // beta 0), computed in the judge in about twice double precision, within `threshold` units of u·G'
-// (bound.h; the item's threshold × kSampleSlack). NaN poison never passes; with an infinite
-// threshold only the poison counts. One block per position: a few microseconds for 64 at K = 4096.
+// (bound.h; the item's threshold × kSampleSlack). The poison never passes; with an infinite threshold
+// only the poison counts. Those that still hold the judge's poison are also added to *poisoned (as
+// count_unwritten_sample counts them). One block per position: a few microseconds for 64 at K = 4096.
 void count_unanswered_sample(const AnswerSample<float>& a, uint64_t secret, uint64_t first, int samples, double u,
-                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s);
+                             double threshold, double underflow_weight, unsigned* poisoned, unsigned* unanswered,
+                             cudaStream_t s);
 void count_unanswered_sample(const AnswerSample<double>& a, uint64_t secret, uint64_t first, int samples, double u,
-                             double threshold, double underflow_weight, unsigned* count, cudaStream_t s);
+                             double threshold, double underflow_weight, unsigned* poisoned, unsigned* unanswered,
+                             cudaStream_t s);
 
 }  // namespace gemmlab

@@ -9,6 +9,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <curand.h>
 
 #include "common/gpu_probe.h"
 #include "judge/nvml.h"
@@ -43,8 +44,16 @@ nlohmann::json describe_environment() {
     cudaDriverGetVersion(&driver);
     env["cuda_runtime"] = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
     env["cuda_driver_api"] = driver ? std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) : "none";
-    env["cublas"] = std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
-                    std::to_string(CUBLAS_VER_PATCH);
+    // The versions of the libraries loaded now, not of the headers built against (a build may carry its own:
+    // CUDA_LIBS=pruned).
+    int major = 0, minor = 0, patch = 0, curand = 0;
+    cublasGetProperty(MAJOR_VERSION, &major);
+    cublasGetProperty(MINOR_VERSION, &minor);
+    cublasGetProperty(PATCH_LEVEL, &patch);
+    env["cublas"] = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    curandGetVersion(&curand);
+    env["curand"] = std::to_string(curand / 1000) + "." + std::to_string(curand % 1000 / 100) + "." +
+                    std::to_string(curand % 100);
     if (!sandbox_choice().empty()) env["sandbox"] = sandbox_choice();
     std::string why;
     if (!gpu_available(&why)) {

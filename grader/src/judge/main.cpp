@@ -72,11 +72,14 @@ json stage_list_json(Side side) {
         json variants = json::array(), info = json::array();
         for (const StageVariant& v : s.variants) {
             variants.push_back(v.label);
-            // What each precision of the variant multiplies in, and the bound it is held to (bound.h).
+            // What each precision of the variant multiplies in, the bound it is held to (bound.h), and the
+            // oldest architecture it runs on (compute capability × 10; 0: any): older GPUs and builds for an
+            // older ARCH leave it `unsupported`.
             const ErrorBound f = error_bound(Precision::f32, v), d = error_bound(Precision::f64, v);
             info.push_back({{"label", v.label},
                             {"inputs", {{"float", f.inputs}, {"double", d.inputs}}},
-                            {"error_bound", {{"float", f.threshold}, {"double", d.threshold}}}});
+                            {"error_bound", {{"float", f.threshold}, {"double", d.threshold}}},
+                            {"min_arch", {{"float", v.min_arch_f32}, {"double", v.min_arch_f64}}}});
         }
         stages.push_back({{"name", s.name},
                           {"title", s.title},
