@@ -215,6 +215,7 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     kinds[ALICE] = "stub"  # she handed in (stubs) above
     graded_count = sum(1 for k in kinds.values() if k != "missing")
     (base / "roster.txt").write_text("\n".join(kinds) + "\n")
+    publish_if_set_up(cfg_path)  # the roster with alice, published
     sweep = cfg.sweeps_dir / "final"
 
     # run 1: every task holds its finished results 3 s before publishing; cancel the array midway
@@ -260,8 +261,8 @@ def test_sweep_cancelled_halfway_resumes_to_a_complete_gradebook(course):
     assert f"to grade: {graded_count - len(marked)} (" in r.stdout and "graded again, their earlier result: no_gpu: 1" in r.stdout, r.stdout
     assert f"current (graded under this rubric and grader): {len(marked)}" in r.stdout, r.stdout
     jobs2 = _sweep_jobs(cfg, "final", "run-002")
-    wait_for(lambda: _job_gone(jobs2["gradebook"]) and (sweep / "gradebook.csv").stat().st_mtime
-             > (sweep / "runs" / "run-002").stat().st_mtime, 900, "the second sweep's gradebook")
+    wait_for(lambda: _job_gone(jobs2["gradebook"]) and _gradebook_of(sweep / "runs" / "run-002"), 900,
+             "the second sweep's gradebook")
     rows = read_gradebook(sweep)
     check_gradebook(rows, kinds, graded=marked)
     assert len(rows) == CLASS_SIZE + 1
@@ -296,9 +297,16 @@ def _sweep_and_wait(cfg_path, *args):
     assert follow.returncode == 0 and follow.stdout.startswith("sweep final (run-"), follow.stdout + follow.stderr
     assert _job_gone(jobs["gradebook"]), follow.stdout
     wait_for(lambda: _job_gone(jobs["gradebook"]) and (cfg.sweeps_dir / "final" / "gradebook.csv").exists()
-             and (cfg.sweeps_dir / "final" / "gradebook.csv").stat().st_mtime > run.stat().st_mtime,
+             and _gradebook_of(run),
              600, f"the gradebook of {run.name}")
     return r
+
+
+def _gradebook_of(run: Path) -> str:
+    """The gradebook version built after a sweep run ('' until its gradebook job has built one): the
+    run's manifest records it."""
+    manifest = json.loads((run / "manifest.json").read_text()) if (run / "manifest.json").exists() else {}
+    return (manifest.get("gradebook") or {}).get("version", "")
 
 
 def _queued_names():
