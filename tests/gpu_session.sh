@@ -24,6 +24,8 @@
 #                                       the reference and check the stubs on this GPU (older archs run
 #                                       as PTX the driver compiles); CUDA_HOMES adds toolkits
 #                                       (tests/gpu_archs.py: the table)
+#   bash tests/gpu_session.sh rehearsal the dry run of a term (tests/semester_rehearsal.py) graded on this
+#                                       GPU: real grades for the class, the gradebook and the decision log
 #   bash tests/gpu_session.sh judge     build; GPU unit tests; grade the reference JUDGE_GRADES times
 #                                       (default 1) and the stubs; the judge's clock against the
 #                                       runners' events (tests/judge_agreement.py)
@@ -102,6 +104,13 @@ judge)
     cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
     [ ${#grades[@]} -gt 0 ] && "$PY" tests/judge_agreement.py "${grades[@]}" | tee "$OUT/agreement.txt"
     grep -E "test cases|Status" "$OUT/gpu-unit.log"; grep -E "total:|seconds|error" "$OUT"/grade-*.log | tail -n 8
+    ;;
+rehearsal)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+    step rehearsal "$PY" tests/semester_rehearsal.py --scheduler local --work /tmp/gemmlab-rehearsal-gpu --keep
+    tail -n 40 "$OUT/rehearsal.log"
+    cp /tmp/gemmlab-rehearsal-gpu/sweeps/final/gradebook.csv "$OUT/rehearsal-gradebook.csv" 2>/dev/null
+    cp /tmp/gemmlab-rehearsal-gpu/sweeps/.course/decisions.jsonl "$OUT/rehearsal-decisions.jsonl" 2>/dev/null
     ;;
 suite)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
