@@ -19,5 +19,11 @@ cp -r /usr/lib/python3/dist-packages/xdist /usr/lib/python3/dist-packages/execne
 cp "$(command -v ccache)" .deps/bin/
 # ccache's libraries that a CUDA image may lack (the rest are the C/C++ runtime and zstd)
 for lib in $(ldd "$(command -v ccache)" | awk '/hiredis/ {print $3}'); do cp "$lib" .deps/lib/; done
+# NVIDIA's disassembler (make sass, the tensor-core rule), for a toolkit installed without it: the copy
+# make setup installed from NVIDIA's wheels (grader/scripts/requirements-disassembler.txt), if any
+for tool in cuobjdump nvdisasm; do
+    found=$(/usr/bin/python3 -c "import glob,os,sys; print(next(iter(sorted(p for e in sys.path for p in glob.glob(os.path.join(e or '.', 'nvidia', 'cu*', 'bin', '$tool')))), ''))" 2>/dev/null)
+    [ -n "$found" ] && cp "$found" .deps/bin/
+done
 grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >> .git/info/exclude
-echo "packed pytest-xdist, execnet, ccache ($(du -sh .deps | cut -f1) in .deps)"
+echo "packed pytest-xdist, execnet, ccache$(ls .deps/bin | grep -q cuobjdump && echo ', cuobjdump, nvdisasm') ($(du -sh .deps | cut -f1) in .deps)"
