@@ -192,3 +192,13 @@ TEST_CASE("what is not yet the answer does not pass: the poison, zeros, a value 
     CHECK(sample_holds_answer(0.0, a, bf.u, INFINITY, 0.0));
     CHECK_FALSE(sample_holds_answer(std::numeric_limits<double>::quiet_NaN(), a, bf.u, INFINITY, 0.0));
 }
+
+TEST_CASE("an infinite threshold holds every value: the grader's own items answer to the poison only") {
+    Dot2 d;
+    d.hi = 3.0;
+    d.gauge = 3.0;
+    CHECK(sample_holds_answer(3.0, d, 0x1p-24, INFINITY, 0));
+    CHECK(sample_holds_answer(1e30, d, 0x1p-24, INFINITY, 0));
+    CHECK(sample_holds_answer(NAN, d, 0x1p-24, INFINITY, 0));
+    CHECK_FALSE(sample_holds_answer(NAN, d, 0x1p-24, 2.0, 0));  // a stage's NaN is no answer
+}

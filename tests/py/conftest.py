@@ -22,6 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # `make test` passes the command typed (make test) to what it runs, for the no-GPU hints: the tests run
 # the grader and make themselves, and each of those must name its own command.
 os.environ.pop("GEMMLAB_COMMAND", None)
+# Likewise the variables of the outer make (make PYTHON=... test passes them on in MAKEFLAGS): a test's
+# own `make ...` runs as a student types it, with only the variables the test gives.
+for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+    os.environ.pop(var, None)
 
 
 def _has_gpu():

@@ -11,6 +11,7 @@ everything up to date. Without a GPU nothing starts and each test builds for its
 import importlib.util
 import os
 import re
+import tempfile
 import shutil
 import subprocess
 import sys
@@ -76,7 +77,13 @@ def handout_config(where: Path) -> Path:
     handout refuses the repository's own (results/dropbox, relative: in a handout it would name a
     folder inside each student's checkout). The drop box is not set up, so make handout warns."""
     text = (ROOT / "course.toml").read_text()
-    config = re.sub(r'(?m)^dropbox = "[^"]*"', f'dropbox = "{Path(where).resolve()}/dropbox"', text, count=1)
+    box = Path(where).resolve() / "dropbox"
+    try:  # a drop box inside the checkout is refused too (make handout): such a one goes to the temp dir
+        box.relative_to(ROOT.resolve())
+        box = Path(tempfile.gettempdir()) / f"gemmlab-handout-dropbox-{os.getuid()}"
+    except ValueError:
+        pass
+    config = re.sub(r'(?m)^dropbox = "[^"]*"', f'dropbox = "{box}"', text, count=1)
     assert config != text, "course.toml has no [cluster] dropbox line to set"
     path = Path(where) / "course.toml"
     path.write_text(config)
