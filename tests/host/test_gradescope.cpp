@@ -81,7 +81,10 @@ TEST_CASE("a grade that never ran on a GPU carries no score to Gradescope, not a
     score.max = 10;
     const json g = gradescope_json(score, "Not graded: no usable NVIDIA GPU", 0, "visible", /*scored=*/false);
     CHECK_FALSE(g.contains("score"));
-    CHECK(g["tests"].empty());
+    REQUIRE(g["tests"].size() == 1);
+    CHECK_FALSE(g["tests"][0].contains("score"));
+    CHECK_FALSE(g["tests"][0].contains("max_score"));
+    CHECK(g["tests"][0]["output"] == "no_gpu: not run: this machine has no GPU");
     CHECK(g["output"] == "Not graded: no usable NVIDIA GPU");
     CHECK(gradescope_json(score, "graded", 0, "visible").contains("score"));
 }

@@ -46,17 +46,16 @@ def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path)
     assert all(row["correctness"] == 0 and row["performance"] == 0 for row in res["score"]["stages"])
 
     gs = json.loads((tmp_path / "gradescope.json").read_text())
-    assert gs["score"] == 0
+    assert "score" not in gs  # no score, not a 0 the submission did not earn
     assert "Not graded: no usable NVIDIA GPU on the grading machine: " in gs["output"]
     # the reason leads with words (gpu_probe.h), CUDA's own text only in parentheses
     assert not res["environment"]["no_gpu_reason"].startswith("cudaGetDeviceCount")
     assert res["environment"]["no_gpu_reason"] in gs["output"]
     assert isinstance(gs["execution_time"], int)
-    assert gs["tests"], "one test per stage, precision and kind of points"
+    assert gs["tests"], "one test per stage and precision with points: what is known without a GPU"
     for t in gs["tests"]:
-        assert set(t) >= {"name", "score", "max_score", "output", "visibility"}
-        assert t["score"] == 0
-    assert sum(t["max_score"] for t in gs["tests"]) == 100
+        assert set(t) == {"name", "output", "visibility"}, t  # no score, no maximum
+        assert t["output"].startswith("no_gpu")
 
 
 @needs_no_gpu

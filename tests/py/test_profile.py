@@ -389,13 +389,12 @@ def test_the_runners_kernels_are_left_out_of_a_real_h100_profile():
 
 def test_the_example_reports_profile_is_the_h100_csvs_summary():
     """tests/fixtures/report/profile/tiled-16-float.json (the example report's) is make profile's summary of
-    the H100 CSV: the measured rows as measured, the hand-written ones marked (README.md there)."""
+    the H100 CSV, every row measured (README.md there): nothing is marked as written by hand."""
     text = (ROOT / "tests" / "fixtures" / "profile" / "h100-tiled-16-float.csv").read_text()
     kernels, missing = ncu_profile.summarize(ncu_profile.parse_raw_csv(text))
     doc = json.loads((ROOT / "tests" / "fixtures" / "report" / "profile" / "tiled-16-float.json").read_text())
     assert doc["kernels"] == kernels and doc["missing_metrics"] == missing
-    assert set(doc["placeholder_rows"]) <= {label for label, _ in ncu_profile.ROWS}
-    readme = (ROOT / "tests" / "fixtures" / "profile" / "README.md").read_text()
+    assert not doc.get("placeholder_rows")
     for metric in ("dram__bytes.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
                    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__cycles_elapsed.avg.per_second"):
-        assert metric in readme and metric in text
+        assert metric in text  # what make profile asks for, measured

@@ -29,12 +29,21 @@ std::string extra_note(const StageScore& s, double points) {
 
 json gradescope_json(const Score& score, const std::string& summary, double execution_seconds,
                      const std::string& visibility, bool scored) {
-    if (!scored)
+    if (!scored) {
+        // No score anywhere (the grading machine had no GPU): each stage says what is known without one
+        // (a file refused at build time, or not run), with no points and no maximum.
+        json tests = json::array();
+        for (const StageScore& s : score.stages)
+            if (s.correctness_max > 0 || s.performance_max > 0)
+                tests.push_back({{"name", stage_name(s)},
+                                 {"output", std::string(disposition_name(s.disposition)) + (s.note.empty() ? "" : ": " + s.note)},
+                                 {"visibility", visibility}});
         return json{{"output", summary},
                     {"execution_time", static_cast<int>(std::ceil(execution_seconds))},
                     {"visibility", visibility},
                     {"stdout_visibility", "hidden"},
-                    {"tests", json::array()}};
+                    {"tests", tests}};
+    }
     json tests = json::array();
     for (const StageScore& s : score.stages) {
         if (s.correctness_max > 0) {

@@ -13,8 +13,9 @@
 
 namespace gemmlab {
 
-// scored = false (the grading machine had no GPU): no score and no tests, only the summary, so an
-// upload to Gradescope carries no points rather than a 0 the submission did not earn.
+// scored = false (the grading machine had no GPU): no score, and tests without score or maximum (what is
+// known without a GPU: a stage refused at build time, or not run), so an upload to Gradescope carries
+// no points rather than a 0 the submission did not earn.
 nlohmann::json gradescope_json(const Score& score, const std::string& summary, double execution_seconds,
                                const std::string& visibility, bool scored = true);
 
