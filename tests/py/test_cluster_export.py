@@ -162,3 +162,16 @@ def test_make_targets_call_the_tool(target, command):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert f"cluster/gemmlab_cluster.py --config /srv/course.toml {command}" in r.stdout
+
+
+def test_the_guide_names_the_canvas_column_the_export_writes():
+    """The LMS column a course gets from the shipped course.toml is the one the instructor guide names
+    (a course that creates the documented assignment in Canvas must not get a second one), and every
+    export says which columns it fills."""
+    cfg = config.load(ROOT / "course.toml")
+    files, columns, _ = lms_export.texts(cfg, [], [])
+    header = next(csv.reader(io.StringIO(files["export/canvas.csv"])))
+    assert header[-1] == f"{cfg.course}: total" == "gemm-lab: total"
+    assert "'gemm-lab: total'" in columns and "[course] name" in columns
+    guide = (ROOT / "docs" / "instructor-guide.md").read_text()
+    assert "with the shipped course.toml, `gemm-lab: total`" in guide
