@@ -1748,7 +1748,7 @@ def course_config(cfg, command: str):
             same = cfg.path.read_bytes() == state.course_toml.read_bytes()
         except OSError:
             same = False
-        if not same and cfg.path != used.path:
+        if not same and cfg.path != used.path and not _staffs_own_file(cfg.path, state):
             print(f"(the course's published configuration is used; {cfg.path} is not)", file=sys.stderr)
         return used
     changed = course_state.unpublished(cfg, state)
@@ -1762,6 +1762,17 @@ def course_config(cfg, command: str):
               f"published course state {state.describe()}; `make publish-course` validates and publishes the files",
               file=sys.stderr)
     return used
+
+
+def _staffs_own_file(path, state) -> bool:
+    """Whether `path` is the course.toml the published state was made from: the staff's own file, which
+    students name in CONFIG= (docs/instructor-guide.md, step 5). Its unpublished edits and mistakes are
+    told to the staff, never to a student, who could do nothing about them; a student's own copy is
+    another file, and they are told it is not used."""
+    try:
+        return Path(path).resolve() == Path(state.info.get("source") or "/nonexistent").resolve()
+    except OSError:
+        return False
 
 
 def main(argv=None):
@@ -1781,7 +1792,8 @@ def main(argv=None):
             if state is None:
                 raise
             if args.command in STUDENT_COMMANDS and not getattr(args, "user", None):
-                print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
+                if not _staffs_own_file(args.config, state):  # the staff's edit is theirs to hear about
+                    print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
             else:
                 print(f"note: {args.config} has a mistake, so it is not published: {e}. Students, grading jobs and sweeps "
                       f"use the published course state {state.describe()}; fix the file, then `make publish-course`",
