@@ -186,12 +186,12 @@ def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], drop
     account can read those) — oldest first, with the staff's withdrawals marked; and the attempt the
     staff decided counts, if any. decided: the student's decisions (default: student_decisions)."""
     own = dropbox.list_attempts(cfg.dropbox_dir / student)
+    decided = student_decisions(cfg, student) if decided is None else decided
     try:
         entered = dropbox.list_attempts(course_state.entered_dir(cfg, student), entered=True)
-    except PermissionError:
-        entered = []
+    except PermissionError:  # a student: the staff's area is closed, what the staff left for them says it
+        entered = _entered_as_told(cfg, student, decided)
     attempts = sorted(own + entered, key=lambda a: (a.submitted_at, a.entered, a.number))
-    decided = student_decisions(cfg, student) if decided is None else decided
     accepted = None
     if decided:
         for a in attempts:
@@ -200,6 +200,18 @@ def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], drop
             if decided.accepted and decided.accepted.get("attempt") == a.path.name:
                 accepted = a
     return attempts, accepted
+
+
+def _entered_as_told(cfg, student, decided) -> list[dropbox.Attempt]:
+    """The hand-ins the staff entered for a student, as the student may know them (their view: label
+    and time of each, not its files): so `make status` lists them, and says which attempt counts."""
+    out = []
+    for e in (decided.history if decided else []):
+        if e["action"] == "enter" and e.get("label", "")[1:].isdigit() and e.get("submitted_at"):
+            out.append(dropbox.Attempt(course_state.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
+                                       {"user": student, "submitted_at": e["submitted_at"], "files": {},
+                                        "attempt_sha256": ""}, entered=True))
+    return out
 
 
 def _on_the_roster(cfg, user, override):
@@ -496,7 +508,7 @@ def cmd_status(cfg, args):
     _note_without_a_shared_dropbox(cfg)
     user = args.user or dropbox.current_user()
     if user == dropbox.current_user():
-        course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
+        _a_place_for_the_staff(cfg, user)
     attempts, accepted = attempts_of(cfg, user)
     decided = student_decisions(cfg, user)
     if not attempts:
@@ -513,8 +525,10 @@ def cmd_status(cfg, args):
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
                  + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
-        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {len(a.manifest['files'])} file(s)  "
-              f"{a.digest[:12]}  {_attempt_state(a) if not a.entered else 'graded by the sweep'}"
+        files = (f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}" if a.manifest["files"]
+                 else "files kept by the course staff")  # entered: the student knows its label and time only
+        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  "
+              f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
               + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
     if pick is None:
@@ -523,6 +537,22 @@ def cmd_status(cfg, args):
         if e["action"] in ("enter",) and not any(a.path.name == e.get("attempt") for a in attempts):
             print(f"  the course staff entered a hand-in for you on {e['at']} (decision #{e['seq']})")
     return 0
+
+
+def _a_place_for_the_staff(cfg, user):
+    """The student's token, under which the staff leave what the student may see (their dates, the
+    decisions about their hand-ins, their official grade). It lies in the student's own directory of
+    the drop box, which a hand-in makes; a student on the roster who has none (their hand-in reached the
+    staff by e-mail) gets it from `make status`. Nobody else does: a directory makes its owner one of
+    the class."""
+    if not (cfg.dropbox_dir / user).is_dir():
+        try:
+            if not cfg.roster_path or user not in class_files.read_roster(cfg):
+                return
+            dropbox.user_dir(cfg, user, create=True)
+        except (ConfigError, OSError, SubmissionError):
+            return
+    course_state.token(cfg, user, create=True)
 
 
 def _official_lines(cfg, user) -> list[str]:
