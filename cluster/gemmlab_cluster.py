@@ -546,6 +546,8 @@ def _a_place_for_the_staff(cfg, user):
     staff by e-mail) gets it from `make status`. Nobody else does: a directory makes its owner one of
     the class."""
     if not (cfg.dropbox_dir / user).is_dir():
+        if getattr(cfg, "state", None) is None or not cfg.dropbox_dir.is_dir():
+            return  # no course the staff set up: status makes no drop box
         try:
             if not cfg.roster_path or user not in class_files.read_roster(cfg):
                 return
