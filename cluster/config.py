@@ -195,6 +195,16 @@ class ClusterConfig:
     def trusted_cache_dir(self) -> Path:
         return self._path("trusted_cache", DEFAULTS[("cluster", "trusted_cache")][0])
 
+    @property
+    def source(self) -> Path:
+        """The course.toml the staff edit: for a published state's copy, the file it was published from
+        (what a message that names a setting should point at)."""
+        if self.live is not None:
+            return self.live.path
+        if self.state is not None and self.state.info.get("source"):
+            return Path(self.state.info["source"])
+        return self.path
+
     def setting(self, section: str, key: str):
         return self.settings[f"{section}.{key}"]
 

@@ -475,8 +475,10 @@ class StudentDecisions:
     history: list = field(default_factory=list)
 
     def visible(self) -> list[dict]:
-        """What the student may see: the action, the attempt, the value and when; never the why."""
-        return [{k: e[k] for k in ("seq", "at", "action", "attempt", "final") if k in e} for e in self.history
+        """What the student may see: the action, the attempt (its label and, for one the staff entered,
+        when it was handed in), the value and when; never the why."""
+        return [{k: e[k] for k in ("seq", "at", "action", "attempt", "label", "submitted_at", "final") if k in e}
+                for e in self.history
                 if e["action"] in ("accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter")]
 
 

@@ -382,7 +382,9 @@ class Attempt:
     def withdrawn(self) -> bool:
         if self.staff_restored is not None:
             return False
-        return self.staff_withdrawn is not None or (self.path / WITHDRAWN_NAME).is_file()
+        # A hand-in the staff entered lies in their area: only a decision withdraws it (and a student,
+        # who cannot read that area, must not look there).
+        return self.staff_withdrawn is not None or (not self.entered and (self.path / WITHDRAWN_NAME).is_file())
 
     def _changed_times(self) -> list[tuple[dt.datetime, str]]:
         return [(dt.datetime.fromtimestamp(p.stat().st_ctime, dt.timezone.utc), p.name)

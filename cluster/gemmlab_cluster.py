@@ -186,12 +186,12 @@ def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], drop
     account can read those) — oldest first, with the staff's withdrawals marked; and the attempt the
     staff decided counts, if any. decided: the student's decisions (default: student_decisions)."""
     own = dropbox.list_attempts(cfg.dropbox_dir / student)
+    decided = student_decisions(cfg, student) if decided is None else decided
     try:
         entered = dropbox.list_attempts(course_state.entered_dir(cfg, student), entered=True)
-    except PermissionError:
-        entered = []
+    except PermissionError:  # a student: the staff's area is closed, what the staff left for them says it
+        entered = _entered_as_told(cfg, student, decided)
     attempts = sorted(own + entered, key=lambda a: (a.submitted_at, a.entered, a.number))
-    decided = student_decisions(cfg, student) if decided is None else decided
     accepted = None
     if decided:
         for a in attempts:
@@ -200,6 +200,18 @@ def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], drop
             if decided.accepted and decided.accepted.get("attempt") == a.path.name:
                 accepted = a
     return attempts, accepted
+
+
+def _entered_as_told(cfg, student, decided) -> list[dropbox.Attempt]:
+    """The hand-ins the staff entered for a student, as the student may know them (their view: label
+    and time of each, not its files): so `make status` lists them, and says which attempt counts."""
+    out = []
+    for e in (decided.history if decided else []):
+        if e["action"] == "enter" and e.get("label", "")[1:].isdigit() and e.get("submitted_at"):
+            out.append(dropbox.Attempt(course_state.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
+                                       {"user": student, "submitted_at": e["submitted_at"], "files": {},
+                                        "attempt_sha256": ""}, entered=True))
+    return out
 
 
 def _on_the_roster(cfg, user, override):
@@ -496,7 +508,7 @@ def cmd_status(cfg, args):
     _note_without_a_shared_dropbox(cfg)
     user = args.user or dropbox.current_user()
     if user == dropbox.current_user():
-        course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
+        _a_place_for_the_staff(cfg, user)
     attempts, accepted = attempts_of(cfg, user)
     decided = student_decisions(cfg, user)
     if not attempts:
@@ -513,8 +525,10 @@ def cmd_status(cfg, args):
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
                  + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
-        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {len(a.manifest['files'])} file(s)  "
-              f"{a.digest[:12]}  {_attempt_state(a) if not a.entered else 'graded by the sweep'}"
+        files = (f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}" if a.manifest["files"]
+                 else "files kept by the course staff")  # entered: the student knows its label and time only
+        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  "
+              f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
               + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
     if pick is None:
@@ -523,6 +537,24 @@ def cmd_status(cfg, args):
         if e["action"] in ("enter",) and not any(a.path.name == e.get("attempt") for a in attempts):
             print(f"  the course staff entered a hand-in for you on {e['at']} (decision #{e['seq']})")
     return 0
+
+
+def _a_place_for_the_staff(cfg, user):
+    """The student's token, under which the staff leave what the student may see (their dates, the
+    decisions about their hand-ins, their official grade). It lies in the student's own directory of
+    the drop box, which a hand-in makes; a student on the roster who has none (their hand-in reached the
+    staff by e-mail) gets it from `make status`. Nobody else does: a directory makes its owner one of
+    the class."""
+    if not (cfg.dropbox_dir / user).is_dir():
+        if getattr(cfg, "state", None) is None or not cfg.dropbox_dir.is_dir():
+            return  # no course the staff set up: status makes no drop box
+        try:
+            if not cfg.roster_path or user not in class_files.read_roster(cfg):
+                return
+            dropbox.user_dir(cfg, user, create=True)
+        except (ConfigError, OSError, SubmissionError):
+            return
+    course_state.token(cfg, user, create=True)
 
 
 def _official_lines(cfg, user) -> list[str]:
@@ -1748,7 +1780,7 @@ def course_config(cfg, command: str):
             same = cfg.path.read_bytes() == state.course_toml.read_bytes()
         except OSError:
             same = False
-        if not same and cfg.path != used.path:
+        if not same and cfg.path != used.path and not _staffs_own_file(cfg.path, state):
             print(f"(the course's published configuration is used; {cfg.path} is not)", file=sys.stderr)
         return used
     changed = course_state.unpublished(cfg, state)
@@ -1762,6 +1794,17 @@ def course_config(cfg, command: str):
               f"published course state {state.describe()}; `make publish-course` validates and publishes the files",
               file=sys.stderr)
     return used
+
+
+def _staffs_own_file(path, state) -> bool:
+    """Whether `path` is the course.toml the published state was made from: the staff's own file, which
+    students name in CONFIG= (docs/instructor-guide.md, step 5). Its unpublished edits and mistakes are
+    told to the staff, never to a student, who could do nothing about them; a student's own copy is
+    another file, and they are told it is not used."""
+    try:
+        return Path(path).resolve() == Path(state.info.get("source") or "/nonexistent").resolve()
+    except OSError:
+        return False
 
 
 def main(argv=None):
@@ -1781,7 +1824,8 @@ def main(argv=None):
             if state is None:
                 raise
             if args.command in STUDENT_COMMANDS and not getattr(args, "user", None):
-                print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
+                if not _staffs_own_file(args.config, state):  # the staff's edit is theirs to hear about
+                    print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
             else:
                 print(f"note: {args.config} has a mistake, so it is not published: {e}. Students, grading jobs and sweeps "
                       f"use the published course state {state.describe()}; fix the file, then `make publish-course`",

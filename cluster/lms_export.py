@@ -152,7 +152,8 @@ def texts(cfg, rows: list[dict], stages: list[str]) -> tuple[dict[str, str], str
                                             f"{cfg.path}: [export] canvas_roster")
     canvas, warnings = canvas_csv(rows, scored, maxima, assignment, roster, header)
     plain_stages = [s for s in stages if per_stage.get(s, 1.0) > 0]
-    columns = (f"Canvas columns {', '.join(repr(f'{assignment}: {s}') for s in scored + ['total'])} ([export] assignment"
+    written = next(csv.reader(io.StringIO(canvas)))[len(CANVAS_STUDENT_COLUMNS):]  # with Canvas's ids where reused
+    columns = (f"Canvas columns {', '.join(map(repr, written))} ([export] assignment"
                + (" is not set: [course] name" if not cfg.setting("export", "assignment") else "")
                + "); Canvas adds a new assignment for a column name it does not have")
     return {"export/canvas.csv": canvas, "export/grades.csv": plain_csv(rows, plain_stages, maxima)}, columns, warnings

@@ -78,13 +78,13 @@ def here() -> str:
 
 
 def why(cfg, local_flag: bool) -> str:
-    return "--local" if local_flag else f"[cluster] scheduler = \"local\" in {cfg.path}"
+    return "--local" if local_flag else f"[cluster] scheduler = \"local\" in {cfg.source}"
 
 
 def slurm_not_found(cfg) -> str:
     """Why a sweep stops where Slurm is the course's scheduler but cannot be found, and what to do."""
     return (f"Slurm was not found here (sbatch is not on PATH), and this course grades on Slurm ([cluster] "
-            f"scheduler = \"{cfg.values['scheduler']}\" in {cfg.path}): nothing was planned, graded or queued.\n"
+            f"scheduler = \"{cfg.values['scheduler']}\" in {cfg.source}): nothing was planned, graded or queued.\n"
             "  Load Slurm (e.g. `module load slurm`, or your site's equivalent) and run `make sweep` again.\n"
             f"  To grade the whole class on this machine instead ({here()}) — which compiles and runs every "
             "student's code here, under this account — choose it on purpose: `make sweep LOCAL=1` "

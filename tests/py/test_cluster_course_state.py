@@ -72,6 +72,11 @@ def test_a_broken_edit_never_stops_a_hand_in_and_is_named_to_the_staff(tmp_path,
     assert "leaderbord" not in out.out + out.err and "stored" in out.out, out
     (attempt,) = dropbox.list_attempts(before.config().dropbox_dir / "alice")
     assert attempt.manifest["course_state"] == before.id
+    # Nor does a student who names the staff's own file (make submit CONFIG=<the course's course.toml>).
+    assert gemmlab_cluster.main(["--config", str(path), "status"]) == 0
+    out = capsys.readouterr()
+    assert "#1" in out.out and "leaderbord" not in out.out + out.err, out
+    assert "published configuration" not in out.err, out
     # The staff are told, by any staff command, what is unpublished and what is wrong with it.
     assert gemmlab_cluster.main(["--config", str(path), "status", "--user", "alice"]) == 0
     err = capsys.readouterr().err

@@ -132,6 +132,44 @@ def test_an_emailed_hand_in_keeps_its_original_time(tmp_path, capsys):
     assert "E1" in capsys.readouterr().out
 
 
+def test_a_student_whose_only_hand_in_was_entered_sees_it_in_status(tmp_path, capsys, monkeypatch):
+    """alice's hand-in reached the staff by e-mail: she has no directory in the drop box, and cannot read
+    the staff's area or the decision log. Her first `make status` makes her place (token) there; once
+    the staff next publish, it lists E1 with its time, and that it counts."""
+    path = staff_class.write_config(tmp_path, roster=["alice", "bob"])
+    path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", f"due = {PAST.isoformat()}"))
+    cfg = config.load(path)
+    assert run(cfg, "setup") == 0  # the course is set up and published
+    staff_class.hand_in(cfg, tmp_path, "bob", {})  # (writes hand-ins/bob-1: the e-mailed files)
+    assert run(cfg, "enter", "--user", "alice", "--student-dir", str(tmp_path / "hand-ins" / "bob-1"),
+               "--submitted-at", (PAST - 2 * H).isoformat(), "--why", "the cluster was down; e-mail at 21:59") == 0
+    real_list = dropbox.list_attempts
+
+    def as_a_student(d, entered=False):
+        if entered:
+            raise PermissionError(13, "Permission denied", str(d))
+        return real_list(d, entered)
+    monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda c: False)
+    monkeypatch.setattr(course_state, "decisions", lambda c: {})  # the log is the staff's (PermissionError: {})
+    monkeypatch.setattr(dropbox, "list_attempts", as_a_student)
+    capsys.readouterr()
+    assert run(cfg, "status") == 0
+    assert course_state.token(cfg, "alice", create=False), capsys.readouterr()  # her place, made by status
+    monkeypatch.undo()  # the staff publish again (nothing changed: what each student may see is refreshed)
+    assert run(cfg, "publish") == 0
+    monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda c: False)
+    monkeypatch.setattr(course_state, "decisions", lambda c: {})
+    monkeypatch.setattr(dropbox, "list_attempts", as_a_student)
+    capsys.readouterr()
+    assert run(cfg, "status") == 0
+    out = capsys.readouterr().out
+    line = next((x for x in out.splitlines() if x.strip().startswith("E1")), "")
+    assert dropbox.iso(PAST - 2 * H) in line and "entered by the course staff" in line and "<- counts" in line, out
+    assert "e-mail" not in out  # what, never why
+
+
 def test_an_attempt_edited_after_it_was_stored_needs_a_person(tmp_path, capsys):
     cfg = course(tmp_path)
     intact = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - 2 * H)

@@ -88,6 +88,7 @@ def test_canvas_roster_gives_names_ids_and_assignment_ids(tmp_path):
     assert rows[2:] == [["Lovelace, Ada", "1001", "S-1", "ada", "Lab A", "180"],
                         ["Tester, Bob", "1002", "S-2", "bob", "Lab B", "32"]]
     assert "not in the Canvas roster, so not in canvas.csv: cyd, dee, eve, fay, gus" in r.stdout
+    assert "Canvas columns 'GEMM Lab: total (4711)' ([export] assignment)" in r.stdout, r.stdout  # the one it fills
 
 
 def test_a_file_that_is_not_a_canvas_export_is_named(tmp_path):

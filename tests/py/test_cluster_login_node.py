@@ -65,6 +65,21 @@ def test_without_slurm_a_sweep_grades_nothing_here(tmp_path, scheduler):
     assert not cfg.sweeps_dir.exists() and not (tmp_path / "scratch").exists()
 
 
+def test_without_slurm_a_published_course_names_the_file_the_staff_edit(tmp_path):
+    """The sweep reads the published state's copy of course.toml; its message names the staff's own
+    file, where the setting is changed (the copy in <dropbox>/.course/states/ is not to be edited)."""
+    import course_state
+    cfg_path = course(tmp_path, "auto")
+    cfg = config.load(cfg_path)
+    dropbox.setup_dirs(cfg)
+    state, _ = course_state.publish(cfg, {"measurement": {}, "rubric": {}})  # validated elsewhere: no build here
+    env = dict(os.environ, PATH=path_without_slurm(tmp_path / "bin"))
+    r = run(cfg_path, "sweep", env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f'([cluster] scheduler = "auto" in {cfg_path}): nothing was planned' in r.stderr, r.stderr
+    assert str(state.public_dir) not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("scheduler", ["auto", "slurm"])
 def test_without_slurm_a_hand_in_is_stored_and_not_graded_here(tmp_path, scheduler):
     cfg_path = course(tmp_path, scheduler)
