@@ -1599,6 +1599,15 @@ def cmd_publish_grades(cfg, args):
     if not (sweep / "gradebook.csv").is_symlink() or not (version_dir / "version.json").is_file():
         raise Refused(f"{sweep} has no gradebook version yet: `make gradebook-export SWEEP={sweep.name}` first")
     version = version_dir.name
+    built_after = (grading._read_json(version_dir / "version.json") or {}).get("decisions", 0)
+    later = [e for e in course_state.log(cfg).entries()
+             if e["seq"] > built_after and e["action"] not in ("publish", "publish-grades")]
+    if later:
+        raise Refused(f"the newest gradebook of sweep {sweep.name} (version {version}) was built before decision(s) "
+                      + ", ".join(f"#{e['seq']} {e['action']} {e.get('student', '')}".rstrip() for e in later[:5])
+                      + ": it is not the grade they decide. Rebuild it (`make gradebook-export SWEEP="
+                      f"{sweep.name}`; a decision that changes which attempt counts needs `make sweep` first), then "
+                      "publish. Nothing was published")
     official = {}
     with open(sweep / "gradebook.csv") as f:
         for row in __import__("csv").DictReader(f):

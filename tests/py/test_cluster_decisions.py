@@ -243,12 +243,18 @@ def test_gradebooks_are_versions_and_official_grades_reach_the_students(tmp_path
     assert (sweep / "export" / "canvas.csv").resolve().parent.parent.name == "002"
     index = [json.loads(line) for line in (sweep / "versions" / "index.jsonl").read_text().splitlines()]
     assert [v["version"] for v in index] == ["001", "002"] and index[1]["decisions"] == 1 and index[1]["by"]
-    # published: each student sees their official grade with make results
+    # published: each student sees their official grade with make results — but not a gradebook older
+    # than a decision: it is not the grade the decision gives
     course_state.token(cfg, "bob", create=True)
     capsys.readouterr()
     assert run(cfg, "setup") == 0 and run(cfg, "publish") == 0
+    assert run(cfg, "override", "--user", "alice", "--final", "40", "--why", "late work excused in part") == 0
+    assert run(cfg, "publish-grades", "--name", "final") == 1
+    err = capsys.readouterr().err
+    assert "was built before decision(s) #3 override alice" in err and "Nothing was published" in err, err
+    gradebook(cfg, capsys)
     assert run(cfg, "publish-grades", "--name", "final") == 0
-    assert "gradebook version 002" in capsys.readouterr().out
+    assert "gradebook version 003" in capsys.readouterr().out
     monkeypatch.setattr(dropbox, "current_user", lambda: "bob")
     capsys.readouterr()
     assert run(cfg, "results") == 0
