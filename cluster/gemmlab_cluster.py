@@ -1460,7 +1460,7 @@ def _staff_only(cfg, what: str):
 def _why(args) -> str:
     why = (getattr(args, "why", "") or "").strip()
     if len(why) < 3:
-        raise Refused("say why: every decision is recorded with who, when, what and why (--why \"...\"; "
+        raise Refused("say why, in a few words: every decision is recorded with who, when, what and why (--why \"...\"; "
                       "with make: WHY=\"...\"), e.g. WHY=\"e-mail of 2026-12-05: the node was down\"")
     return why
 
