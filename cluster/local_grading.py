@@ -30,17 +30,7 @@ import scratch as scratch_space
 RECORD, END_RECORD, LOG = "local.json", "local-end.json", "local.log"
 
 
-def _read(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write(path: Path, data):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+from grading import _read_json as _read, write_json_atomic as _write  # noqa: E402  (one way to read and write records)
 
 
 def _now() -> str:

@@ -45,6 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ncu_profile import short_name  # noqa: E402  (one definition of a kernel's short name)
+from stage_resources import demangle_all  # noqa: E402  (one way to demangle the kernels' names)
 
 # ---- finding the disassembler --------------------------------------------------------------------
 
@@ -251,14 +252,6 @@ class KernelReport:
         """Nothing but set-up and EXIT: a stub's kernel whose body is not written."""
         c = self.counts
         return not any(base(k) in MEMORY or k in ARITH or TENSOR.match(k) for k in c if k != "instructions")
-
-
-def demangle_all(names):
-    if not names or not shutil.which("c++filt"):
-        return {n: n for n in names}
-    out = subprocess.run(["c++filt"], input="\n".join(names) + "\n", capture_output=True, text=True).stdout
-    lines = out.splitlines()
-    return {n: (lines[i] if i < len(lines) and lines[i] else n) for i, n in enumerate(names)}
 
 
 def kernel_reports(listing):
