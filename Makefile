@@ -427,9 +427,12 @@ test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), sc
 
 # ---- every architecture (grader/scripts/arch_matrix.py) ------------------------------------------
 # Every .cu file of the kit compiled for each architecture of this toolkit's list, compile only and
-# through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked test-build for each
-# architecture of ARCHS_CUDA12. MATRIX_PART=cuda13|cuda12 runs one part; MATRIX_ONLY=reference/,student/
-# only the files whose path holds one of those; MATRIX_JOBS=<n> compiles (default: one per core).
+# through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked build of the grader for
+# each architecture of ARCHS_CUDA12. The test submissions' files (tests/broken, tests/gallery) without
+# architecture-dependent device code compile for ARCH only, with the stage rule's own command and
+# object cache (the tests build them so too). MATRIX_PART=cuda13|cuda12 runs one part;
+# MATRIX_ONLY=reference/,student/ only the files whose path holds one of those; MATRIX_JOBS=<n> compiles
+# (default: one per core).
 MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
 MATRIX_PART ?= all
 ##@ Instructors & TAs
@@ -438,6 +441,7 @@ arch-matrix:  ## compile every .cu file for every supported arch (cached); with 
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
 	    --nvcc-opts "$(NVCC_OPTS)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
 	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") $(if $(MATRIX_JOBS),--jobs $(MATRIX_JOBS)) \
+	    --one-arch $(ARCH) --stage-compile "$(NVCC) $(STAGE_NVCCFLAGS)" --object-cache "$(OBJECT_CACHE)" --stage-api "$(STAGE_API)" \
 	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------

@@ -37,7 +37,8 @@ HAS_GPU = _has_gpu() and not os.environ.get("GEMMLAB_TESTS_NO_GPU")
 gpu = pytest.mark.gpu
 
 # Test files that write into the same build directory run in one pytest-xdist worker, one after the
-# other; every other file is a group of its own (its module fixtures are set up once).
+# other; every other file is a group of its own (its module fixtures are set up once), and a test
+# marked @pytest.mark.xdist_group("<name>") one of its own (a long test its file need not wait for).
 SHARED_BUILDS = {
     "test_gallery.py": "build/gallery-ci",
     "test_gallery_sandbox.py": "build/gallery-ci",
@@ -56,7 +57,8 @@ def pytest_collection_modifyitems(config, items):
         if not HAS_GPU and item.get_closest_marker("gpu"):
             item.add_marker(no_gpu)
         name = item.path.name
-        group = "gpu" if item.get_closest_marker("gpu") else SHARED_BUILDS.get(name, name)
+        own = item.get_closest_marker("xdist_group")  # a test that names its group runs apart from its file
+        group = "gpu" if item.get_closest_marker("gpu") else own.args[0] if own else SHARED_BUILDS.get(name, name)
         item.add_marker(pytest.mark.xdist_group(group))
 
 
