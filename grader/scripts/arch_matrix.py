@@ -17,6 +17,9 @@
                a stage file and through the stage object cache: the gallery's and the broken
                submissions' builds compile the same file with the same command, so the suite
                compiles it once, whichever comes first.
+               A kit file the build of this tree has compiled for ARCH with the same flags (--built:
+               its object, up to date with the source and every header its .d file names) is not
+               compiled for ARCH again: `make test` builds them all before its tests run.
                One nvcc per file holds every architecture (-gencode each: the host side is compiled
                once, about 2.5x faster than one nvcc per architecture); a file that fails is compiled
                again per architecture to name each one that breaks and its first error. Compiles run
@@ -30,7 +33,7 @@
 The Makefile passes the flags, the architectures and their nvcc targets (never a copy here):
   arch_matrix.py --part cuda13 --nvcc "ccache nvcc" --nvcc-opts "..." --arch "sm_75=-arch=sm_75" ... \
       --one-arch sm_90 --stage-compile "nvcc <the Makefile's STAGE_NVCCFLAGS>" --object-cache build/object-cache \
-      --stage-api "grader/include/gemmlab/stage_api.h ..."
+      --stage-api "grader/include/gemmlab/stage_api.h ..." --built "grader/src/judge/x.cu=build/sm_90/grader/judge/x.cu.o ..."
 Exit status 0 when every file compiles for every architecture (a gallery entry that is meant not to
 build may fail, with the message its expected.json names), 1 otherwise, with one line per failure:
   FAIL reference/tensor.cu [sm_75]: ptxas error   : ...
@@ -196,6 +199,26 @@ def first_error(output):
     return lines[-1] if lines else "(no output)"
 
 
+def up_to_date(obj, source):
+    """Whether `obj` is newer than `source` and than every file its dependency file (.d, written by
+    the compile: nvcc -MMD, or the object cache) names, as make would judge it."""
+    obj, deps = Path(obj), Path(obj).with_suffix(".d")
+    if not obj.is_file() or not deps.is_file():
+        return False
+    # The first rule, "<obj> : <source> <headers>" (its lines joined); the rules after it are -MP's
+    # empty ones for the headers.
+    rule = deps.read_text(errors="replace").replace("\\\n", " ").split("\n", 1)[0]
+    target, colon, names = rule.partition(":")
+    if not colon or not target.strip():
+        return False
+    names = set(names.split()) | {str(source)}
+    mtime = obj.stat().st_mtime
+    try:
+        return all(Path(n).stat().st_mtime <= mtime for n in names)
+    except OSError:  # a header named there is gone: make would rebuild
+        return False
+
+
 class Matrix:
     def __init__(self, args):
         self.nvcc = shlex.split(args.nvcc)
@@ -211,6 +234,9 @@ class Matrix:
         self.stage_compile = shlex.split(args.stage_compile)
         self.object_cache = args.object_cache
         self.stage_api = args.stage_api.split()
+        # {source: object} of the kit files the build of this tree compiles for ARCH with the flags
+        # the matrix uses (the Makefile's MATRIX_BUILT)
+        self.built = dict(w.split("=", 1) for w in args.built.split())
 
     def compile(self, unit, archs):
         """nvcc -c of one unit for the given architectures; returns (ok, output)."""
@@ -255,7 +281,12 @@ class Matrix:
             note = (f"{self.one_arch} only (no architecture-dependent device code)"
                     + ("; the object cache had it from the tests' build of the same file" if hit else ""))
         else:
-            ok, out = self.compile(unit, self.archs)
+            archs = self.archs
+            obj = self.built.get(unit.source) if not unit.kind else None
+            if obj and self.one_arch in [a for a, _ in archs] and up_to_date(obj, unit.source):
+                archs = [a for a in archs if a[0] != self.one_arch]
+                note = f"{self.one_arch}: compiled by the build, {obj}"
+            ok, out = self.compile(unit, archs)
             if unit.why:
                 note = f"a test submission's file, every architecture: {unit.why}"
         if ok:
@@ -264,7 +295,7 @@ class Matrix:
             return [], f"fails to build, as its gallery entry expects ({first_error(out)})"
         if unit.archs == "one":
             return [(self.one_arch, first_error(out))], note
-        per_arch = [(a[0], *self.compile(unit, [a])) for a in self.archs]  # within the jobs already running
+        per_arch = [(a[0], *self.compile(unit, [a])) for a in archs]  # within the jobs already running
         broken = [(arch, first_error(o)) for arch, ok1, o in per_arch if not ok1]
         return broken or [("all", first_error(out))], note
 
@@ -346,6 +377,9 @@ def main():
                     help="the Makefile's command for a stage file, $(NVCC) $(STAGE_NVCCFLAGS), for --one-arch")
     ap.add_argument("--object-cache", default="", help="the Makefile's OBJECT_CACHE (empty: none)")
     ap.add_argument("--stage-api", default="", help="the Makefile's STAGE_API: the headers in an object's key")
+    ap.add_argument("--built", default="",
+                    help="SOURCE=OBJECT pairs: the kit files the build compiles for --one-arch with the same flags "
+                         "(the Makefile's MATRIX_BUILT); up to date, that architecture is not compiled again")
     ap.add_argument("--cuda12-home", default="", help="the CUDA 12 toolkit (make setup-cuda12)")
     ap.add_argument("--cuda12-archs", default="", help="the architectures to build with CUDA 12")
     args = ap.parse_args()

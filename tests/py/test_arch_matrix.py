@@ -72,3 +72,21 @@ def test_what_compiles_for_every_arch_and_what_for_one():
     for s, u in units.items():
         if s.startswith(("tests/broken/", "tests/gallery/")):
             assert u.archs == ("all" if matrix_script.arch_dependent(ROOT / s) else "one"), s
+
+
+def test_an_object_of_the_build_counts_only_while_up_to_date(tmp_path):
+    """The build's own object stands for ARCH while it is newer than its source and every header its
+    dependency file names (nvcc -MMD's "<obj> : <deps>", -MP's empty rules after it), as make judges."""
+    import os
+    src, header, obj = tmp_path / "k.cu", tmp_path / "k.h", tmp_path / "k.cu.o"
+    for p in (src, header, obj):
+        p.write_text("x")
+    obj.with_suffix(".d").write_text(f"{obj} : {src} \\\n    {header}\n\n{header}:\n")
+    for p, t in ((src, 100), (header, 100), (obj, 200)):
+        os.utime(p, (t, t))
+    assert matrix_script.up_to_date(obj, src)
+    os.utime(header, (300, 300))
+    assert not matrix_script.up_to_date(obj, src)  # a header changed since
+    os.utime(header, (100, 100))
+    obj.with_suffix(".d").unlink()
+    assert not matrix_script.up_to_date(obj, src)  # no dependency file: make would compile
