@@ -398,7 +398,7 @@ handout-script:
 handout: handout-script  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
 	$(HANDOUT) build $(HANDOUT_ARGS) --object-cache "$(OBJECT_CACHE)" --ccache "$(CCACHE)"
 handout-check: handout  ## (instructors) unpack the handout afresh and prove it builds, tests and hides solutions
-	$(HANDOUT) check $(HANDOUT_CHECK_ARGS)
+	$(HANDOUT) check $(HANDOUT_CHECK_ARGS) --object-cache "$(OBJECT_CACHE)"
 
 # ---- tests ------------------------------------------------------------------------------------------
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
