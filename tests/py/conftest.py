@@ -95,7 +95,8 @@ def grader():
 # ---- where the wall time goes: build/pytest-timeline.tsv ------------------------------------------
 # Each test's worker, start (seconds after the session began) and duration, from the reports the
 # controller receives (with pytest-xdist, one process per worker; without it, "main"). At the end the
-# worker that finished last and its longest groups are printed: the critical path of a parallel run.
+# worker that finished last and its longest groups are printed: the critical path of a parallel run;
+# then the seconds of every worker summed per file, the longest files first.
 _timeline = []
 _session_start = None
 
@@ -133,9 +134,18 @@ def pytest_sessionfinish(session):
             f = n.split("::")[0]
             per_file[f] = per_file.get(f, 0.0) + d
     top = sorted(per_file.items(), key=lambda kv: -kv[1])[:4]
+    # Every worker's seconds summed per file: what a file costs, less sensitive than the critical path
+    # to how the files fell on the workers and to other work on the machine.
+    summed = {}
+    for _, _, d, _, n in rows:
+        f = n.split("::")[0].rsplit("/", 1)[-1]
+        summed[f] = summed.get(f, 0.0) + d
+    longest = sorted(summed.items(), key=lambda kv: -kv[1])[:6]
     session.config._gemmlab_timeline_note = (
         f"critical path: worker {last} ended at {ends[last]:.0f} s ("
-        + ", ".join(f"{f.rsplit('/', 1)[-1]} {d:.0f} s" for f, d in top) + f"); every test's start: {path}")
+        + ", ".join(f"{f.rsplit('/', 1)[-1]} {d:.0f} s" for f, d in top) + f"); every test's start: {path}\n"
+        + f"worker-seconds: {sum(summed.values()):.0f} in all; "
+        + ", ".join(f"{f} {d:.0f}" for f, d in longest))
 
 
 def pytest_terminal_summary(terminalreporter, config):
