@@ -529,7 +529,7 @@ handout-script:
 handout: handout-script  ## (instructors) dist/<course>-handout/ and its tarball: stubs, grader, compiled reference
 	$(HANDOUT) build $(HANDOUT_ARGS) --object-cache "$(OBJECT_CACHE)" --ccache "$(CCACHE)"
 handout-check: handout  ## (instructors) unpack the handout afresh and prove it builds, tests and hides solutions
-	$(HANDOUT) check $(HANDOUT_CHECK_ARGS)
+	$(HANDOUT) check $(HANDOUT_CHECK_ARGS) --object-cache "$(OBJECT_CACHE)"
 
 # ---- tests ------------------------------------------------------------------------------------------
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
@@ -559,10 +559,20 @@ test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), sc
 
 # ---- every architecture (grader/scripts/arch_matrix.py) ------------------------------------------
 # Every .cu file of the kit compiled for each architecture of this toolkit's list, compile only and
-# through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked test-build for each
-# architecture of ARCHS_CUDA12. MATRIX_PART=cuda13|cuda12 runs one part; MATRIX_ONLY=reference/,student/
-# only the files whose path holds one of those; MATRIX_JOBS=<n> compiles (default: one per core).
+# through ccache; then, where CUDA 12 is installed (make setup-cuda12), a linked build of the grader for
+# each architecture of ARCHS_CUDA12. The test submissions' files (tests/broken, tests/gallery) without
+# architecture-dependent device code compile for ARCH only, with the stage rule's own command and
+# object cache (the tests build them so too); a kit file this build has compiled for ARCH (MATRIX_BUILT,
+# up to date) is not compiled for ARCH again. MATRIX_PART=cuda13|cuda12 runs one part;
+# MATRIX_ONLY=reference/,student/ only the files whose path holds one of those; MATRIX_JOBS=<n> compiles
+# (default: one per core).
 MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
+# The kit files this build compiles for ARCH with the flags the matrix uses, and their objects: where
+# an object is up to date (make test builds them all first), the matrix leaves ARCH out for that file.
+MATRIX_BUILT := $(foreach f,$(wildcard grader/src/*/*.cu),$(f)=$(patsubst grader/src/%.cu,$(GRADER_BUILD)/%.cu.o,$(f))) \
+    $(foreach f,$(REF_SOURCES),$(f)=$(BUILD)/reference/$(notdir $(f:.cu=.o))) \
+    $(foreach f,$(GPU_TEST_SRC),$(f)=$(SUB_BUILD)/tests/gpu/$(notdir $(f:.cu=.o))) \
+    $(if $(filter $(CURDIR)/student,$(SUB_DIR)),$(foreach f,$(wildcard student/*.cu),$(f)=$(SUB_BUILD)/stages/$(notdir $(f:.cu=.o))))
 MATRIX_PART ?= all
 ##@ Instructors & TAs
 .PHONY: arch-matrix
@@ -570,6 +580,8 @@ arch-matrix:  ## compile every .cu file for every supported arch (cached); with 
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
 	    --nvcc-opts "$(NVCC_OPTS) $(NVCC_WERROR)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
 	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") $(if $(MATRIX_JOBS),--jobs $(MATRIX_JOBS)) \
+	    --one-arch $(ARCH) --stage-compile "$(NVCC) $(STAGE_NVCCFLAGS)" --object-cache "$(OBJECT_CACHE)" --stage-api "$(STAGE_API)" \
+	    --built "$(strip $(MATRIX_BUILT))" \
 	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 
 # ---- symbol check and the gallery of hostile submissions (docs/gallery.md) -----------------------

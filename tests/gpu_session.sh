@@ -117,7 +117,7 @@ suite)
     echo "cores: $(nproc); ccache: $(command -v ccache || echo none); xdist: $("$PY" -c 'import xdist; print(xdist.__version__)' 2>&1 | tail -n1)"
     step suite-first make PYTHON="$PY" test
     cp build/pytest-timeline.tsv "$OUT/suite-first-timeline.tsv" 2>/dev/null
-    grep -E "^== |^[0-9.]+s (call|setup)|passed|failed|^critical path" "$OUT/suite-first.log" | tail -n 46
+    grep -E "^== |^[0-9.]+s (call|setup)|passed|failed|^critical path|^worker-seconds" "$OUT/suite-first.log" | tail -n 47
     if [ -z "${SUITE_ONCE:-}" ]; then
         step suite-again make PYTHON="$PY" test
         tail -n 1 "$OUT/suite-again.log"

@@ -97,15 +97,21 @@ def main():
     ap.add_argument("--gpu", required=True, help="GPU doctest binary")
     ap.add_argument("--grader", required=True, help="the grader binary, for integration tests")
     ap.add_argument("--python", default=sys.executable)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                    help="pytest processes (default: one per core)")
+    # One worker more than cores: the arch matrix's worker compiles at a low priority
+    # (tests/py/test_arch_matrix.py), on the cores the other tests leave idle while they wait.
+    ap.add_argument("--workers", type=int, default=(os.cpu_count() or 1) + 1,
+                    help="pytest processes (default: one per core, plus one for the arch matrix)")
     args = ap.parse_args()
 
     totals = [0, 0, 0]
     machine = machine_guard.snapshot()
     for result in (run_doctest("host unit tests", args.host),
                    run_doctest("GPU unit tests", args.gpu),
-                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve())}, args.workers),
+                   # PYTHON: the tests' own make calls (builds of the gallery, of test submissions, the handout) take the
+                   # Python this make chose instead of searching again (the Makefile imports matplotlib
+                   # to choose, a quarter of a second each time)
+                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve()), "PYTHON": args.python},
+                              args.workers),
                    check_machine(machine)):
         totals = [a + b for a, b in zip(totals, result)]
     passed, failed, skipped = totals

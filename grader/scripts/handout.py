@@ -784,7 +784,7 @@ def check_grading(rep, tree, env, log, no_gpu=False):
         rep.ok("grading the stubs gives not_implemented", "naive passed, every other stage not implemented")
 
 
-def check(cfg, dist_override=None, keep=False, no_gpu=False):
+def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=None):
     t0 = time.monotonic()
     _, _, tarball = handout_paths(cfg, dist_override)
     if not tarball.exists():
@@ -810,6 +810,12 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False):
     check_tuning_names(rep, tree)
 
     env = clean_env()
+    if object_cache_dir is not None:
+        # The handout's builds share this tree's stage object cache: an object is reused only for the
+        # same source, headers and command (the handout's stage API headers are byte for byte this
+        # tree's), so what the check proves is unchanged; its stubs and its tests' submissions are
+        # compiled once, here or there. Empty: none (every stage file compiled afresh).
+        env["OBJECT_CACHE"] = str(Path(object_cache_dir).resolve()) if object_cache_dir else ""
     if no_gpu:  # the CUDA runtime sees no device; the tests skip (and count) their GPU tests
         env.update(CUDA_VISIBLE_DEVICES="", GEMMLAB_TESTS_NO_GPU="1")
     jobs = os.environ.get("HANDOUT_JOBS", str(os.cpu_count() or 2))
@@ -855,6 +861,9 @@ def main():
             p.add_argument("--ccache", default=shutil.which("ccache") or "",
                            help="compiler cache to run nvcc through (the Makefile's CCACHE; empty: none)")
         if name == "check":
+            p.add_argument("--object-cache", default=None,
+                           help="the stage object cache the unpacked handout's builds share (the Makefile's "
+                                "OBJECT_CACHE; empty: none; not given: the handout's own, build/object-cache)")
             p.add_argument("--keep", action="store_true", help="keep the unpacked handout")
             p.add_argument("--no-gpu", action="store_true",
                            help="check as on a machine without a GPU (the GPU is hidden from the handout's "
@@ -866,7 +875,7 @@ def main():
         if args.command == "build":
             build(cfg, args.dist, args.object_cache, args.ccache)
             return 0
-        return check(cfg, args.dist, args.keep, args.no_gpu)
+        return check(cfg, args.dist, args.keep, args.no_gpu, args.object_cache)
     except HandoutError as e:
         print(f"handout: error: {e}", file=sys.stderr)
         return 1

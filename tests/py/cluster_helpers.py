@@ -67,10 +67,10 @@ KINDS = ["stub", "reference", "broken", "late", "twice", "stub", "reference", "m
 # 'broken' hands in a tiled.cu that does not compile: every other stage is graded (tiled is rejected).
 EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "no_gpu", "late": "no_gpu",
                    "twice": "no_gpu", "missing": "missing"}
-# The class's deadline, set this far ahead when the class hands in: the on-time hand-ins go in before
-# it, the late ones after it, on the drop box's own clock (an attempt cannot be backdated), and the
-# sweep that follows runs after the deadline, as a final sweep does.
-CLASS_DEADLINE_SECONDS = 8
+# The class's deadline, set this far ahead of the last on-time hand-in, once they are all in: the
+# on-time hand-ins go in before it, the late ones after it, on the drop box's own clock (an attempt
+# cannot be backdated), and the sweep that follows runs after the deadline, as a final sweep does.
+CLASS_DEADLINE_SECONDS = 1
 
 
 def set_due(cfg_path: Path, due: dt.datetime):
@@ -100,10 +100,11 @@ def publish_if_set_up(cfg_path: Path):
 
 
 def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, str]:
-    """n synthetic students s01.. (not Unix accounts) stored as root; returns student -> kind. Moves the
-    course's due date CLASS_DEADLINE_SECONDS ahead and hands in around it (the `due` given is ignored)."""
-    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=CLASS_DEADLINE_SECONDS)
-    set_due(cfg.path, due)
+    """n synthetic students s01.. (not Unix accounts) stored as root; returns student -> kind. The
+    on-time hand-ins go in with the course's due date a day ahead; then the due date moves to
+    CLASS_DEADLINE_SECONDS to a second more after them (a whole second), and once it has passed the
+    late ones go in (the `due` given is ignored)."""
+    set_due(cfg.path, dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(days=1))
     work = base / "class-src"
     dirs = {k: hand_in_dir(work / k, k) for k in ("stub", "reference", "broken")}
     kinds, late = {}, []
@@ -118,8 +119,9 @@ def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, st
         if kind == "twice":
             dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["broken"], None))
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub" if kind == "twice" else kind], None))
-    assert dt.datetime.now(dt.timezone.utc) < due, "the class took longer to hand in than its deadline allows"
-    time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1.5)
+    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=CLASS_DEADLINE_SECONDS + 1)
+    set_due(cfg.path, due)
+    time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 0.5)
     for student in late:
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub"], None))
     (base / "roster.txt").write_text("# synthetic class\n" + "\n".join(kinds) + "\n")
@@ -140,7 +142,7 @@ def read_gradebook(sweep: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def wait_for(predicate, timeout, what, poll=1.0):
+def wait_for(predicate, timeout, what, poll=0.25):
     t0 = time.time()
     while time.time() - t0 < timeout:
         value = predicate()

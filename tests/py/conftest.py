@@ -44,7 +44,8 @@ HAS_GPU = _has_gpu() and not os.environ.get("GEMMLAB_TESTS_NO_GPU")
 gpu = pytest.mark.gpu
 
 # Test files that write into the same build directory run in one pytest-xdist worker, one after the
-# other; every other file is a group of its own (its module fixtures are set up once).
+# other; every other file is a group of its own (its module fixtures are set up once), and a test
+# marked @pytest.mark.xdist_group("<name>") one of its own (a long test its file need not wait for).
 SHARED_BUILDS = {
     "test_gallery.py": "build/gallery-ci",
     "test_gallery_sandbox.py": "build/gallery-ci",
@@ -63,7 +64,8 @@ def pytest_collection_modifyitems(config, items):
         if not HAS_GPU and item.get_closest_marker("gpu"):
             item.add_marker(no_gpu)
         name = item.path.name
-        group = "gpu" if item.get_closest_marker("gpu") else SHARED_BUILDS.get(name, name)
+        own = item.get_closest_marker("xdist_group")  # a test that names its group runs apart from its file
+        group = "gpu" if item.get_closest_marker("gpu") else own.args[0] if own else SHARED_BUILDS.get(name, name)
         item.add_marker(pytest.mark.xdist_group(group))
 
 
@@ -100,7 +102,8 @@ def grader():
 # ---- where the wall time goes: build/pytest-timeline.tsv ------------------------------------------
 # Each test's worker, start (seconds after the session began) and duration, from the reports the
 # controller receives (with pytest-xdist, one process per worker; without it, "main"). At the end the
-# worker that finished last and its longest groups are printed: the critical path of a parallel run.
+# worker that finished last and its longest groups are printed: the critical path of a parallel run;
+# then the seconds of every worker summed per file, the longest files first.
 _timeline = []
 _session_start = None
 
@@ -138,9 +141,18 @@ def pytest_sessionfinish(session):
             f = n.split("::")[0]
             per_file[f] = per_file.get(f, 0.0) + d
     top = sorted(per_file.items(), key=lambda kv: -kv[1])[:4]
+    # Every worker's seconds summed per file: what a file costs, less sensitive than the critical path
+    # to how the files fell on the workers and to other work on the machine.
+    summed = {}
+    for _, _, d, _, n in rows:
+        f = n.split("::")[0].rsplit("/", 1)[-1]
+        summed[f] = summed.get(f, 0.0) + d
+    longest = sorted(summed.items(), key=lambda kv: -kv[1])[:6]
     session.config._gemmlab_timeline_note = (
         f"critical path: worker {last} ended at {ends[last]:.0f} s ("
-        + ", ".join(f"{f.rsplit('/', 1)[-1]} {d:.0f} s" for f, d in top) + f"); every test's start: {path}")
+        + ", ".join(f"{f.rsplit('/', 1)[-1]} {d:.0f} s" for f, d in top) + f"); every test's start: {path}\n"
+        + f"worker-seconds: {sum(summed.values()):.0f} in all; "
+        + ", ".join(f"{f} {d:.0f}" for f, d in longest))
 
 
 def pytest_terminal_summary(terminalreporter, config):

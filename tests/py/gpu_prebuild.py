@@ -37,9 +37,9 @@ def clean_env():
     return env
 
 
-def run(cmd, cwd, timeout=3600):
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=clean_env(), text=True, timeout=timeout,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+def run(cmd, cwd, timeout=3600, env=None):
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=dict(clean_env(), **(env or {})), text=True,
+                          timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     print(f"$ {' '.join(map(str, cmd))}\n{proc.stdout[-6000:]}")
     return proc
 
@@ -104,14 +104,18 @@ def build_handout():
     with tarfile.open(tarball) as tar:
         handout.safe_extract(tar, HANDOUT_BASE / "unpacked")
     unpacked = next((HANDOUT_BASE / "unpacked").iterdir())
-    proc = run(["make", "-j", jobs()], cwd=unpacked)
+    # The stage object cache of this tree (as make handout-check shares it): the reference's stage files
+    # compiled as a submission are the ones the reference's grader build compiles (build_reference).
+    cache = os.environ.get("OBJECT_CACHE", "build/object-cache")  # the Makefile's default, or OBJECT_CACHE=
+    shared = {"OBJECT_CACHE": str((ROOT / cache).resolve()) if cache else ""}
+    proc = run(["make", "-j", jobs()], cwd=unpacked, env=shared)
     assert proc.returncode == 0, "make in the unpacked handout failed:\n" + proc.stdout[-4000:]
     with_reference = HANDOUT_BASE / "with-reference"
     shutil.copytree(unpacked, with_reference, symlinks=True, ignore=shutil.ignore_patterns("results"))
     # The stage files (not reference/tuning/).
     for src in (ROOT / "reference").glob("*.cu"):
         shutil.copy2(src, with_reference / "student" / src.name)
-    proc = run(["make", "-j", jobs()], cwd=with_reference)
+    proc = run(["make", "-j", jobs()], cwd=with_reference, env=shared)
     assert proc.returncode == 0, "make of the handout with the reference sources failed:\n" + proc.stdout[-4000:]
     return unpacked, with_reference
 

@@ -1,19 +1,30 @@
 """Every architecture builds: `make arch-matrix` (grader/scripts/arch_matrix.py).
 
-The CUDA 13 part compiles every .cu file of the kit for every architecture of ARCHS_CUDA13 (no GPU
-needed; ccache makes a run on unchanged sources quick); a failure names the file, the architecture
-and the first compiler error. The CUDA 12 part builds and links the grader and the test binaries for
-each architecture of ARCHS_CUDA12 with the toolkit `make setup-cuda12` installs, and is skipped, with
-the reason shown, where that toolkit is not installed.
+The CUDA 13 part compiles every .cu file of the kit — the grader, its tests, the reference, the stubs
+— for every architecture of ARCHS_CUDA13 (no GPU needed; ccache makes a run on unchanged sources
+quick); a failure names the file, the architecture and the first compiler error. The test
+submissions' own files (tests/broken, tests/gallery) compile for every architecture where they hold
+architecture-dependent device code, else for the tests' architecture only, shared with the gallery's
+and the broken submissions' builds through the object cache. The CUDA 12 part builds and links the
+grader for each architecture of ARCHS_CUDA12 with the toolkit `make setup-cuda12` installs, and is
+skipped, with the reason shown, where that toolkit is not installed; it is a group of its own, so
+that it runs beside the CUDA 13 part rather than after it.
 """
 import subprocess
+import sys
 
 import pytest
 
 from conftest import ROOT
 
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import arch_matrix as matrix_script  # noqa: E402
+
 def arch_matrix(part):
-    proc = subprocess.run(["make", "--no-print-directory", "arch-matrix", f"MATRIX_PART={part}"], cwd=ROOT,
+    # At a low priority: from an empty ccache the matrix is the suite's largest compile, and the tests
+    # beside it (builds the GPU tests wait for, sweeps on a test cluster with time limits) go first; it
+    # takes the cores they leave idle. tests/run_tests.py gives the suite one worker more than cores.
+    proc = subprocess.run(["nice", "-n", "10", "make", "--no-print-directory", "arch-matrix", f"MATRIX_PART={part}"], cwd=ROOT,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     print(proc.stdout)
     return proc
@@ -28,9 +39,57 @@ def test_every_file_compiles_for_every_cuda13_arch():
     assert proc.returncode == 0, f"some file does not compile for some architecture:\n{failures(proc.stdout)}"
 
 
+@pytest.mark.xdist_group("arch-matrix-cuda12")
 def test_cuda12_builds_and_links_for_its_archs():
     proc = arch_matrix("cuda12")
     skipped = [line for line in proc.stdout.splitlines() if line.startswith("arch-matrix: SKIPPED ")]
     if proc.returncode == 0 and skipped:
         pytest.skip(skipped[0].split("SKIPPED ", 1)[1])
     assert proc.returncode == 0, f"a CUDA 12 build failed:\n{failures(proc.stdout)}"
+
+
+def test_what_compiles_for_every_arch_and_what_for_one():
+    """Every file of the kit, for every architecture; a test submission's file for one architecture
+    only where the rule finds no architecture-dependent device code — the rule that finds the kit's
+    own (the tensor stages, the reference's __CUDA_ARCH__ paths); stubs copied into a test submission
+    are the stubs."""
+    units = {u.source: u for u in matrix_script.units()}
+    kit = [s for s in units if not s.startswith(("tests/broken/", "tests/gallery/"))]
+    assert {"grader/src/judge/bench_engine.cu", "tests/gpu/main.cu", "reference/reuse.cu", "student/tiled.cu",
+            "reference/tuning/ladder.cu"} <= set(kit)
+    assert all(units[s].archs == "all" for s in kit), [s for s in kit if units[s].archs != "all"]
+    dependent = {p: matrix_script.arch_dependent(ROOT / p) for p in
+                 ("reference/tensor.cu", "reference/reuse.cu", "reference/pitched.cu", "student/tensor.cu")}
+    assert all(dependent.values()), dependent  # what the rule sees in the kit's own kernels
+    assert not matrix_script.arch_dependent(ROOT / "student/tiled.cu")
+    # host assembly (a raw syscall, a symbol's asm name) is not device code; inline PTX and half
+    # arithmetic are
+    assert units["tests/gallery/forges_clock_memory/unrolled.cu"].archs == "one"
+    assert units["tests/gallery/defines_malloc/unrolled.cu"].archs == "one"
+    assert units["tests/gallery/computes_next_call/unrolled.cu"].archs == "all"
+    assert units["tests/gallery/lower_precision/unrolled.cu"].archs == "all"
+    # copies of a stub (host_side_work's naive.cu, pitched.cu, tensor.cu) and links to one are the stub
+    assert not [s for s in units if s.startswith("tests/gallery/host_side_work/")
+                and s.rsplit("/", 1)[1] in ("naive.cu", "pitched.cu", "tensor.cu")]
+    assert "tests/gallery/sleeps/tiled.cu" not in units
+    for s, u in units.items():
+        if s.startswith(("tests/broken/", "tests/gallery/")):
+            assert u.archs == ("all" if matrix_script.arch_dependent(ROOT / s) else "one"), s
+
+
+def test_an_object_of_the_build_counts_only_while_up_to_date(tmp_path):
+    """The build's own object stands for ARCH while it is newer than its source and every header its
+    dependency file names (nvcc -MMD's "<obj> : <deps>", -MP's empty rules after it), as make judges."""
+    import os
+    src, header, obj = tmp_path / "k.cu", tmp_path / "k.h", tmp_path / "k.cu.o"
+    for p in (src, header, obj):
+        p.write_text("x")
+    obj.with_suffix(".d").write_text(f"{obj} : {src} \\\n    {header}\n\n{header}:\n")
+    for p, t in ((src, 100), (header, 100), (obj, 200)):
+        os.utime(p, (t, t))
+    assert matrix_script.up_to_date(obj, src)
+    os.utime(header, (300, 300))
+    assert not matrix_script.up_to_date(obj, src)  # a header changed since
+    os.utime(header, (100, 100))
+    obj.with_suffix(".d").unlink()
+    assert not matrix_script.up_to_date(obj, src)  # no dependency file: make would compile

@@ -193,7 +193,7 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=200
 SchedulerType=sched/backfill
 # Requeued jobs wait cred_expire (AuthInfo) seconds, then the next scheduling pass: keep both short.
-SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,sched_interval=2,bf_interval=2
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,sched_interval=1,bf_interval=1
 MpiDefault=none
 ReturnToService=2
 SlurmdTimeout=30

@@ -95,7 +95,9 @@ SchedulerType=sched/backfill
 MpiDefault=none
 ReturnToService=2
 KillWait=5
-SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
+# The next task of an array that runs N at a time (a sweep) starts at a scheduling pass: one a second
+# (8 one-second tasks 2 at a time: 8.0 s with Slurm's default passes, 5.8 s with these).
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,sched_interval=1,bf_interval=1
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/linux
 JobCompType=jobcomp/filetxt
