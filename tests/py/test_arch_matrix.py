@@ -54,7 +54,8 @@ def test_what_compiles_for_every_arch_and_what_for_one():
     own (the tensor stages, the reference's __CUDA_ARCH__ paths); stubs copied into a test submission
     are the stubs."""
     units = {u.source: u for u in matrix_script.units()}
-    kit = [s for s in units if not s.startswith(("tests/broken/", "tests/gallery/"))]
+    tests = ("tests/broken/", "tests/gallery/", "tests/profile_padding/")
+    kit = [s for s in units if not s.startswith(tests)]
     assert {"grader/src/judge/bench_engine.cu", "tests/gpu/main.cu", "reference/reuse.cu", "student/tiled.cu",
             "reference/tuning/ladder.cu"} <= set(kit)
     assert all(units[s].archs == "all" for s in kit), [s for s in kit if units[s].archs != "all"]
@@ -72,8 +73,9 @@ def test_what_compiles_for_every_arch_and_what_for_one():
     assert not [s for s in units if s.startswith("tests/gallery/host_side_work/")
                 and s.rsplit("/", 1)[1] in ("naive.cu", "pitched.cu", "tensor.cu")]
     assert "tests/gallery/sleeps/tiled.cu" not in units
+    assert units["tests/profile_padding/tiled.cu"].archs == "one"  # the bank-conflict experiment's plain kernel
     for s, u in units.items():
-        if s.startswith(("tests/broken/", "tests/gallery/")):
+        if s.startswith(tests):
             assert u.archs == ("all" if matrix_script.arch_dependent(ROOT / s) else "one"), s
 
 
