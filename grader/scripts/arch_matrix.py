@@ -23,7 +23,15 @@
                compiled for ARCH again: `make test` builds them all before its tests run.
                One nvcc per file holds every architecture (-gencode each: the host side is compiled
                once, about 2.5x faster than one nvcc per architecture); a file that fails is compiled
-               again per architecture to name each one that breaks and its first error. Compiles run
+               again per architecture, each with its own front end, to name each one that breaks and
+               its first error. Architectures whose device source is the same text (the file
+               preprocessed for each, nvcc -E: what __CUDA_ARCH__ and the headers' per-architecture
+               declarations leave of it) share one front end (cicc: parsing and optimizing, three
+               quarters of a compile) and each gets its own ptxas: -gencode arch=compute_80,
+               code=[sm_80,sm_86,sm_89]. Their PTX is the same but for its .target line, so each
+               architecture's machine code is what its own front end would have given ptxas; a file
+               whose device code tells sm_86 from sm_80 (#if __CUDA_ARCH__ >= 860) gets a front end
+               for each. Arch-specific targets (sm_90a) always keep their own. Compiles run
                through ccache, so a run on unchanged sources takes seconds. The largest files start
                first (their compiles are the long pole).
   part cuda12  with CUDA 12 installed (`make setup-cuda12`), a real build for each architecture of
@@ -40,6 +48,7 @@ build may fail, with the message its expected.json names), 1 otherwise, with one
   FAIL reference/tensor.cu [sm_75]: ptxas error   : ...
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -240,14 +249,45 @@ class Matrix:
         # the matrix uses (the Makefile's MATRIX_BUILT)
         self.built = dict(w.split("=", 1) for w in args.built.split())
 
-    def compile(self, unit, archs):
-        """nvcc -c of one unit for the given architectures; returns (ok, output)."""
+    def device_source(self, unit, arch):
+        """A digest of the unit's device source for one architecture (nvcc -E with that architecture:
+        the text __CUDA_ARCH__ and the headers leave, line markers dropped), or None where it does not
+        preprocess (the compile will say why)."""
+        p = subprocess.run([*self.nvcc, *self.opts, f"-arch={arch}", *unit.flags, "-E", unit.source], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if p.returncode != 0:
+            return None
+        text = b"\n".join(line for line in p.stdout.splitlines() if not line.startswith(b"#"))
+        return hashlib.sha256(text).hexdigest()
+
+    def front_ends(self, unit, archs):
+        """The -gencode words for the architectures, those with the same device source sharing one
+        front end (module docstring); and [(architecture, the one whose front end it shares)]."""
+        groups, words = {}, []
+        for name, g in archs:
+            plain = g == gencode(f"-arch={name}")  # -gencode arch=compute_N,code=sm_N (not sm_90a)
+            key = self.device_source(unit, name) if plain else None
+            if key is None:
+                words += g
+                continue
+            groups.setdefault(key, []).append(name)
+        shared = []
+        for names in groups.values():
+            first = names[0].split("_", 1)[1]
+            words += ["-gencode", f"arch=compute_{first},code=[{','.join(names)}]"]
+            shared += [(n, names[0]) for n in names[1:]]
+        return words, shared
+
+    def compile(self, unit, archs, share=False):
+        """nvcc -c of one unit for the given architectures (with share, those of the same device source
+        through one front end); returns (ok, output, [(architecture, whose front end it shared)])."""
         tag = "-".join(a for a, _ in archs) if len(archs) == 1 else "all"
         obj = self.out / f"{unit.source}{'.' + unit.kind if unit.kind else ''}.{tag}.o"
         obj.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [*self.nvcc, *self.opts, *[w for _, g in archs for w in g], *unit.flags, "-c", unit.source, "-o", str(obj)]
+        targets, shared = self.front_ends(unit, archs) if share and len(archs) > 1 else ([w for _, g in archs for w in g], [])
+        cmd = [*self.nvcc, *self.opts, *targets, *unit.flags, "-c", unit.source, "-o", str(obj)]
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        return p.returncode == 0, p.stdout
+        return p.returncode == 0, p.stdout, shared
 
     def compile_as_stage(self, unit):
         """A test submission's file for the one architecture, as the Makefile compiles a stage file of
@@ -288,9 +328,15 @@ class Matrix:
             if obj and self.one_arch in [a for a, _ in archs] and up_to_date(obj, unit.source):
                 archs = [a for a in archs if a[0] != self.one_arch]
                 note = f"{self.one_arch}: compiled by the build, {obj}"
-            ok, out = self.compile(unit, archs)
+            ok, out, shared = self.compile(unit, archs, share=True)
             if unit.why:
                 note = f"a test submission's file, every architecture: {unit.why}"
+            if shared:
+                fronts = {}
+                for name, first in shared:
+                    fronts.setdefault(first, []).append(name)
+                note = "; ".join(filter(None, [note, ", ".join(f"{'+'.join(ns)} through {f}'s front end"
+                                                               for f, ns in fronts.items()) + " (the same device source)"]))
         if ok:
             return [], note
         if unit.expect_failure and any(m in out for m in unit.expect_failure):
@@ -298,7 +344,7 @@ class Matrix:
         if unit.archs == "one":
             return [(self.one_arch, first_error(out))], note
         per_arch = [(a[0], *self.compile(unit, [a])) for a in archs]  # within the jobs already running
-        broken = [(arch, first_error(o)) for arch, ok1, o in per_arch if not ok1]
+        broken = [(arch, first_error(o)) for arch, ok1, o, _ in per_arch if not ok1]
         return broken or [("all", first_error(out))], note
 
     def run(self):

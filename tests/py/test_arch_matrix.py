@@ -95,3 +95,58 @@ def test_an_object_of_the_build_counts_only_while_up_to_date(tmp_path):
     os.utime(header, (100, 100))
     obj.with_suffix(".d").unlink()
     assert not matrix_script.up_to_date(obj, src)  # no dependency file: make would compile
+
+
+def _nvcc():
+    import shutil
+    from pathlib import Path
+    found = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(found).exists():
+        pytest.skip("needs nvcc (the CUDA toolkit)")
+    return found
+
+
+def _matrix(tmp_path, archs):
+    import argparse
+    args = argparse.Namespace(nvcc=_nvcc(), nvcc_opts="-std=c++17 -O3", arch=[f"{a}=-arch={a}" for a in archs],
+                              out=str(tmp_path / "out"), jobs=1, only="", one_arch="", stage_compile="",
+                              object_cache="", stage_api="", built="")
+    return matrix_script.Matrix(args)
+
+
+KERNEL = "__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n"
+
+
+def test_architectures_of_the_same_device_source_share_a_front_end_and_each_gets_its_own_ptxas(tmp_path):
+    """sm_80, sm_86 and sm_89 preprocess to the same device source for a plain kernel: one front end
+    (compute_80) and a ptxas for each (code=[sm_80,sm_86,sm_89]); a kernel that tells sm_86 from sm_80
+    gets a front end for each of the two, sm_89 sharing sm_86's; sm_90a keeps its own target."""
+    archs = ["sm_80", "sm_86", "sm_89"]
+    m = _matrix(tmp_path, archs)
+    plain = tmp_path / "plain.cu"
+    plain.write_text(KERNEL)
+    unit = matrix_script.Unit(str(plain), "", [])
+    words, shared = m.front_ends(unit, m.archs)
+    assert words == ["-gencode", "arch=compute_80,code=[sm_80,sm_86,sm_89]"], words
+    assert shared == [("sm_86", "sm_80"), ("sm_89", "sm_80")]
+    hopper = m.front_ends(unit, [*m.archs, ("sm_90", matrix_script.gencode("-gencode arch=compute_90a,code=sm_90a"))])[0]
+    assert hopper == ["-gencode", "arch=compute_90a,code=sm_90a", "-gencode", "arch=compute_80,code=[sm_80,sm_86,sm_89]"], hopper
+    ok, out, _ = m.compile(unit, m.archs, share=True)
+    assert ok, out
+
+    tells = tmp_path / "tells.cu"
+    tells.write_text("#if __CUDA_ARCH__ >= 860\n__device__ int sm86_on;\n#endif\n" + KERNEL)
+    words, shared = m.front_ends(matrix_script.Unit(str(tells), "", []), m.archs)
+    assert words == ["-gencode", "arch=compute_80,code=[sm_80]", "-gencode", "arch=compute_86,code=[sm_86,sm_89]"], words
+    assert shared == [("sm_89", "sm_86")]
+
+
+def test_a_file_that_breaks_on_one_architecture_is_named_for_that_one_with_its_own_front_end(tmp_path):
+    """Where the shared compile fails, each architecture is compiled again with its own front end: the
+    failure names sm_86 alone, and the architectures around it are fine."""
+    m = _matrix(tmp_path, ["sm_80", "sm_86", "sm_89"])
+    bad = tmp_path / "bad.cu"
+    bad.write_text("#if __CUDA_ARCH__ == 860\n#error this kernel is not ready for sm_86\n#endif\n" + KERNEL)
+    broken, _ = m.check(matrix_script.Unit(str(bad), "", []))
+    assert [a for a, _ in broken] == ["sm_86"], broken
+    assert "not ready for sm_86" in broken[0][1], broken

@@ -501,8 +501,11 @@ def test_a_sites_own_slurm_is_left_untouched():
         while not state and time.time() < deadline:
             time.sleep(0.5)
             state = _state(job, site_env)
-        why = subprocess.run(["scontrol", "show", "job", job], env=site_env, capture_output=True, text=True)
-        assert state == "RUNNING", f"the site's job did not survive the test cluster: {state!r}\n{why.stdout}{why.stderr}"
+        if state != "RUNNING":
+            why = subprocess.run(["scontrol", "show", "job", job], env=site_env, capture_output=True, text=True)
+            logs = "".join(f"--- {log} (last lines)\n" + "\n".join(log.read_text(errors="replace").splitlines()[-25:]) + "\n"
+                           for log in sorted(Path("/tmp/gemmlab-site-slurm/log").glob("*.log")))
+            pytest.fail(f"the site's job did not survive the test cluster: {state!r}\n{why.stdout}{why.stderr}{logs}")
     finally:
         subprocess.run(["bash", str(site), "stop"], capture_output=True, timeout=120)
         for d in Path("/tmp").glob("gemmlab-slurm-beside-*"):
