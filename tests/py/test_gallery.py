@@ -58,6 +58,20 @@ def test_the_quick_sample_holds_the_control_and_what_only_the_gpu_shows():
         assert e.expected["build"]["ok"] and not e.expected.get("scan"), e.name
 
 
+def test_the_quick_sample_grades_at_the_smallest_scoring_shape_with_the_courses_rubric(tmp_path):
+    """`make test`'s quick sample grades at the gallery configuration's smallest scoring shape (2048³),
+    the full gallery at all of them; both with the rubric of course.toml, where it lives."""
+    import tomllib
+    import run_gallery
+    full = tomllib.loads(Path(run_gallery.with_rubric(Path("tests/gallery/gallery.toml"), tmp_path)).read_text())
+    quick = tomllib.loads(Path(run_gallery.with_rubric(Path("tests/gallery/gallery.toml"), tmp_path, quick=True)).read_text())
+    assert [s["shape"] for s in full["scoring"]["shapes"]] == ["4096x4096x4096", "2048x2048x2048"]
+    assert [s["shape"] for s in quick["scoring"]["shapes"]] == ["2048x2048x2048"]
+    assert quick["bench"]["shapes"] == ["2048x2048x2048"]
+    course = tomllib.loads((ROOT / "course.toml").read_text())
+    assert quick["scoring"]["stages"] == full["scoring"]["stages"] == course["scoring"]["stages"]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_entry_is_a_complete_submission_with_expectations(name):
     e = g.Entry(g.GALLERY / name)

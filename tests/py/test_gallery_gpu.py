@@ -2,7 +2,7 @@
 gets its expected disposition in `check --full` and `grade`, the grader survives all of them in one
 sweep, nothing is left behind, and the well-behaved control's results file is unchanged at the end.
 `make test` sweeps the quick sample (the entries whose expected.json says "quick": the control and
-the two defences that only the GPU's own record shows), about a minute on an H100;
+the defences that only a run shows) at the configuration's smallest scoring shape;
 GALLERY=all sweeps every entry (as `make test-gallery` does, about ten minutes), GALLERY=a,b some."""
 import subprocess
 import sys
