@@ -129,10 +129,22 @@ def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, st
     return kinds
 
 
+# Where a user keeps caches: the staff's own settings (an instructor's XDG_CACHE_HOME, a ccache directory)
+# are not a student's, and a student could not write there. runuser keeps the environment (SLURM_CONF
+# with it); these are left out of it, so a student's commands use their own home's caches, as in a
+# session of their own.
+OWN_CACHES = ("XDG_CACHE_HOME", "CCACHE_DIR")
+
+
+def as_user_env(env=None) -> dict:
+    return {k: v for k, v in (os.environ if env is None else env).items() if k not in OWN_CACHES}
+
+
 def tool(cfg_path, *args, user=None, env=None, timeout=900):
     cmd = [PYTHON, str(TOOL), "--config", str(cfg_path), *map(str, args)]
     if user:
         cmd = ["runuser", "-u", user, "--", *cmd]
+        env = as_user_env(env)
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
 
 
