@@ -418,7 +418,11 @@ CUOBJDUMP ?=
 SASS_STEM = $(firstword $(subst /, ,$(STAGE)))
 SASS_OBJECT = $(if $(and $(REF_SOURCES),$(filter $(CURDIR)/reference,$(SUB_DIR))),$(BUILD)/reference,$(SUB_BUILD)/stages)/$(SASS_STEM).o
 SASS_TOOL_ARGS = --cuda-home $(CUDA_HOME) $(if $(CUOBJDUMP),--cuobjdump $(CUOBJDUMP))
-SCAN_ARGS += $(SASS_TOOL_ARGS)
+# The rule's reading of each stage object is kept by content (the object's bytes, the rule's code, the
+# disassembler) beside the objects of the object cache: the tests and a sweep build the same files
+# again and again, and the disassembly is most of the check. SCAN_CACHE= reads every object afresh.
+SCAN_CACHE ?= $(OBJECT_CACHE)
+SCAN_ARGS += $(SASS_TOOL_ARGS) $(if $(SCAN_CACHE),--tensor-cache $(SCAN_CACHE))
 $(SYMBOLS): grader/scripts/stage_sass.py
 .PHONY: sass
 sass: $(if $(and $(STAGE),$(wildcard $(SUB_DIR)/$(SASS_STEM).cu)),$(SASS_OBJECT))  ## the machine code (SASS) of a stage's kernels, counted and marked: vector loads, FMAs per loop, spills, tensor cores (STAGE= required; PREC=; no GPU)

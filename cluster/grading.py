@@ -336,8 +336,14 @@ class Toolchain:
         self._seed(v, keys)
         libs = [f"GRADER_BUILD={tv['GRADER_BUILD']}", f"REF_LIB={tv['REF_LIB']}"]
         keep = [x for f in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] for x in ("-o", f)]  # never rebuilt
+        # The tensor-core rule's reading of each stage object is kept beside the cached objects (the
+        # Makefile's SCAN_CACHE): a class hands in the same files many times.
+        try:
+            scan_cache = [f"SCAN_CACHE={self.object_cache()}"]
+        except BuildError:
+            scan_cache = []
         rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
-                         f"ARCH={self.arch}", *libs, v["GRADER"]], self.root, log)
+                         f"ARCH={self.arch}", *libs, *scan_cache, v["GRADER"]], self.root, log)
         self._store(keys)
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no

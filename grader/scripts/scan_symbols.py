@@ -37,11 +37,13 @@ benchmark refuses a timed call during which the GPU ran any other kernel (docs/t
 `gemmlab check` and `gemmlab grade` read; docs/gallery.md describes it.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -393,9 +395,23 @@ def tensor_core_stages(header):
     return {row.split('"', 1)[0] for row in rows if re.search(r"\}\}\s*,\s*true\s*\}", row)}
 
 
-def tensor_core_use(objects, cuobjdump=None, cuda_home=None):
+def tensor_reading_key(obj, tool):
+    """What the tensor-core reading of an object depends on: the object's bytes, the rule's code (this
+    file and stage_sass.py) and the disassembler (its path, size and time)."""
+    h = hashlib.sha256()
+    for f in (Path(obj), Path(__file__), Path(__file__).with_name("stage_sass.py")):
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    st = os.stat(tool)
+    h.update(f"{tool}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def tensor_core_use(objects, cuobjdump=None, cuda_home=None, cache=None):
     """({object stem: [finding]} of stage_sass.tensor_core_kernels, the check's record): the record says
-    whether the check ran and with which disassembler; without one it did not (and says so)."""
+    whether the check ran and with which disassembler; without one it did not (and says so). cache: a
+    directory where each object's reading is kept under tensor_reading_key (the disassembly is most of
+    a build's check, and the tests and a sweep build the same files again and again); it is as
+    trusted as the objects beside it (the build's object cache)."""
     import stage_sass  # noqa: PLC0415  (needs nothing unless the check runs)
     tool = stage_sass.find_cuobjdump(cuobjdump, cuda_home)
     record = {"ran": bool(tool), "cuobjdump": tool or "", "skipped": []}
@@ -404,10 +420,25 @@ def tensor_core_use(objects, cuobjdump=None, cuda_home=None):
                              "copy where the toolkit lacks it)")
         return {}, record
     def read(o):
+        kept = Path(cache) / f"tensor-{tensor_reading_key(o, tool)}.json" if cache else None
+        if kept and kept.is_file():
+            try:
+                return o, json.loads(kept.read_text()), None
+            except (OSError, ValueError):
+                pass  # read again below
         try:
-            return o, stage_sass.tensor_core_kernels(o, tool), None
+            kernels = stage_sass.tensor_core_kernels(o, tool)
         except RuntimeError as e:
             return o, [], e
+        if kept:
+            try:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                tmp = kept.with_name(f".{kept.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+                tmp.write_text(json.dumps(kernels))
+                os.replace(tmp, kept)
+            except OSError:
+                pass  # a cache that cannot be written is no cache
+        return o, kernels, None
 
     found = {}
     existing = [Path(o) for o in objects if Path(o).exists()]
@@ -547,7 +578,7 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
     if tensor is not False:
         allowed = set(tensor.get("allowed", tensor_core_stages(ROOT / "grader/include/gemmlab/stages.h")))
         found, tensor_record = tensor_core_use([i["object"] for i in info.values()], tensor.get("cuobjdump"),
-                                               tensor.get("cuda_home"))
+                                               tensor.get("cuda_home"), tensor.get("cache"))
         tensor_core_problems(info, closure, stages, allowed, found)
 
     result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": []}
@@ -805,6 +836,8 @@ def main():
                     help="exit 2, saying which, when a stage file of this scan costs points (`make`)")
     ap.add_argument("--cuobjdump", help="the disassembler of the tensor-core rule (default: found as make sass finds it)")
     ap.add_argument("--cuda-home", help="the toolkit whose cuobjdump to prefer")
+    ap.add_argument("--tensor-cache", help="where the tensor-core rule keeps its reading of each object, by content "
+                                           "(the build's object cache; default: none)")
     args = ap.parse_args()
 
     if args.write_protected:
@@ -830,7 +863,7 @@ def main():
     result = scan(args.objects, args.registry, stage_names(args.stages_header), owner, math,
                   registry_runs(args.stages_header),
                   {"allowed": tensor_core_stages(args.stages_header), "cuobjdump": args.cuobjdump,
-                   "cuda_home": args.cuda_home})
+                   "cuda_home": args.cuda_home, "cache": args.tensor_cache})
     if args.source_dir:
         result["source_dir"] = args.source_dir
     if args.build_log:

@@ -140,6 +140,37 @@ def test_without_a_disassembler_the_rule_says_it_did_not_run(tmp_path):
     assert "the tensor-core rule did not run" in out.getvalue()
 
 
+
+def test_the_rules_reading_of_an_object_is_kept_by_its_content(tmp_path, monkeypatch):
+    """With a cache, an object is disassembled once: the same bytes again (another student's copy of
+    the same file, the next sweep) are read from the cache; other bytes, or another disassembler, are
+    read afresh; without a cache every call reads."""
+    reads = []
+
+    def tensor_core_kernels(obj, tool):
+        reads.append(Path(obj).read_bytes())
+        return [{"kernel": "_Z1kv", "arch": "sm_90a", "instructions": {"HMMA.16816.F32": 4}, "signal": "sass"}] \
+            if b"hmma" in Path(obj).read_bytes() else []
+    monkeypatch.setattr(stage_sass, "tensor_core_kernels", tensor_core_kernels)
+    tool, other_tool = tmp_path / "cuobjdump", tmp_path / "bin" / "cuobjdump"
+    for t in (tool, other_tool):
+        t.parent.mkdir(parents=True, exist_ok=True)
+        t.write_text("")
+    cache = tmp_path / "cache"
+    a, b, c = (tmp_path / f"{n}" / "reuse.o" for n in "abc")
+    for o, text in ((a, b"hmma"), (b, b"hmma"), (c, b"ffma")):
+        o.parent.mkdir()
+        o.write_bytes(text)
+    first, record = scan_symbols.tensor_core_use([a], cuobjdump=str(tool), cache=cache)
+    again, _ = scan_symbols.tensor_core_use([b], cuobjdump=str(tool), cache=cache)
+    assert first == again == {"reuse": first["reuse"]} and first["reuse"][0]["instructions"] == {"HMMA.16816.F32": 4}
+    assert record["ran"] and len(reads) == 1, "the same bytes were disassembled again"
+    assert scan_symbols.tensor_core_use([c], cuobjdump=str(tool), cache=cache)[0] == {} and len(reads) == 2
+    scan_symbols.tensor_core_use([a], cuobjdump=str(other_tool), cache=cache)
+    assert len(reads) == 3, "another disassembler's reading was taken from the cache"
+    scan_symbols.tensor_core_use([a], cuobjdump=str(tool))
+    assert len(reads) == 4
+
 # ---- the real objects of every stage file ---------------------------------------------------------
 
 def make(*args):
