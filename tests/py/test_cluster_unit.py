@@ -240,6 +240,53 @@ def test_the_gpu_slurm_allocated_is_read_from_scontrol():
     assert grading.gpu_from_scontrol("JobId=7 JobName=cpu-only\n   JOB_GRES=(null)\n") == {}
 
 
+
+def test_a_busy_controller_is_asked_again_for_the_gpu_of_a_job(tmp_path, monkeypatch):
+    """scontrol that fails twice (a controller too busy to answer), then answers: the grade gets the GPU
+    model; one that never answers gives {} after its few asks; an answer about another job (JobId=70
+    for job 7) is no answer."""
+    log = tmp_path / "asks"
+    fake = tmp_path / "bin" / "scontrol"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho ask >> %s\nn=$(wc -l < %s)\n"
+                    "if [ \"$n\" -le \"${FAILS:-2}\" ]; then echo 'slurm_load_jobs error: Socket timed out' >&2; exit 1; fi\n"
+                    "echo \"JobId=${JOB:-7} JobName=g\"; echo '   JOB_GRES=gpu:h100:1'\n" % (log, log))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
+    monkeypatch.setattr(grading, "SCONTROL_RETRY_WAITS", (0, 0, 0, 0))
+    ask = grading.slurm_gpu.__wrapped__  # not the per-process cache
+    assert ask("7") == {"gres": "gpu:h100:1", "type": "h100"} and len(log.read_text().split()) == 3
+    log.unlink()
+    monkeypatch.setenv("FAILS", "99")
+    assert ask("7") == {} and len(log.read_text().split()) == 5
+    log.unlink()
+    monkeypatch.setenv("FAILS", "0")
+    monkeypatch.setenv("JOB", "70")
+    assert ask("7") == {} and len(log.read_text().split()) == 5
+
+
+def test_a_job_whose_gres_lost_its_node_line_takes_the_nodes_gpu_type(tmp_path, monkeypatch):
+    """A job Slurm requeued as it started can come back with no per-node GRES line (slurmctld logs
+    "gres/gpu: job N dealloc ... bad node_offset"): scontrol then says gres:gpu:1 with no type. The
+    node's own GPU type stands in where the node has exactly one; with two, or none, it stays empty."""
+    assert grading.node_gpu_types("NodeName=n3 Arch=x86_64\n   Gres=gpu:h100:2(S:0-1)\n") == {"h100"}
+    assert grading.node_gpu_types("   Gres=gpu:h100:1,gpu:a100:1\n") == {"h100", "a100"}
+    assert grading.node_gpu_types("   Gres=gpu:2\n") == set() and grading.node_gpu_types("   Gres=(null)\n") == set()
+    fake = tmp_path / "bin" / "scontrol"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\ncase \"$2\" in\n job) echo 'JobId=9 JobName=g'; echo '   JOB_GRES=(null)'; "
+                    "echo '   TresPerNode=gres:gpu:1';;\n node) echo \"NodeName=$3\"; echo \"   Gres=$NODE_GRES\";;\nesac\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "9")
+    monkeypatch.setenv("SLURMD_NODENAME", "glmn-n3")
+    for node_gres, want in (("gpu:h100:2(S:0)", "h100"), ("gpu:h100:1,gpu:a100:1", ""), ("gpu:2", "")):
+        monkeypatch.setenv("NODE_GRES", node_gres)
+        grading.slurm_gpu.cache_clear()
+        gpu = grading.job_context()["gpu"]
+        assert gpu["gres"] == "gpu:1" and gpu.get("type", "") == want, (node_gres, gpu)
+    grading.slurm_gpu.cache_clear()
+
 def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     """A sweep task that Slurm starts again (requeued after its node failed) or that a later run
     meets grades each attempt once; a --force regrade replaces once, however often it starts."""
