@@ -81,6 +81,9 @@ ARCH_DEPENDENT = re.compile(
     r"#\s*include\s*[<\"](?:mma\.h|cuda_fp16|cuda_bf16|cuda_fp8|cuda_fp6|cuda_fp4|cuda_pipeline|cuda_awbarrier|"
     r"cuda/|cooperative_groups|sm_\d+_intrinsics|crt/sm_)")
 HEADER_SUFFIXES = object_cache.HEADER_SUFFIXES
+# The preprocessor's line markers (# 12 "file" 1 3, #line 12): where the text came from, not what it is
+# (a #pragma stays: two architectures that unroll differently are not the same source).
+LINE_MARKER = re.compile(rb"^#\s*(?:line\s+)?\d+(?:\s|$)")
 
 
 class Unit:
@@ -257,7 +260,7 @@ class Matrix:
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if p.returncode != 0:
             return None
-        text = b"\n".join(line for line in p.stdout.splitlines() if not line.startswith(b"#"))
+        text = b"\n".join(line for line in p.stdout.splitlines() if not LINE_MARKER.match(line))
         return hashlib.sha256(text).hexdigest()
 
     def front_ends(self, unit, archs):

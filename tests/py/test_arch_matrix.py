@@ -140,6 +140,13 @@ def test_architectures_of_the_same_device_source_share_a_front_end_and_each_gets
     assert words == ["-gencode", "arch=compute_80,code=[sm_80]", "-gencode", "arch=compute_86,code=[sm_86,sm_89]"], words
     assert shared == [("sm_89", "sm_86")]
 
+    # a pragma is the source too (only the preprocessor's line markers are left out of the comparison)
+    unrolls = tmp_path / "unrolls.cu"
+    unrolls.write_text("__global__ void k(float *x) {\n#if __CUDA_ARCH__ >= 890\n#pragma unroll 4\n#else\n"
+                       "#pragma unroll 8\n#endif\n  for (int i = 0; i < 64; ++i) x[i] += 1.0f;\n}\n")
+    words, shared = m.front_ends(matrix_script.Unit(str(unrolls), "", []), m.archs)
+    assert words == ["-gencode", "arch=compute_80,code=[sm_80,sm_86]", "-gencode", "arch=compute_89,code=[sm_89]"], words
+
 
 def test_a_file_that_breaks_on_one_architecture_is_named_for_that_one_with_its_own_front_end(tmp_path):
     """Where the shared compile fails, each architecture is compiled again with its own front end: the
