@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tests" / "py"))
 
 import config  # noqa: E402
 import dropbox  # noqa: E402
-from cluster_helpers import CACHE, hand_in_dir  # noqa: E402
+from cluster_helpers import CACHE, hand_in_dir, hold_lock  # noqa: E402
 
 STUDENTS = ("ada", "ben", "cam", "dot", "eli", "fay", "gus")
 PYTHON = sys.executable
@@ -288,18 +288,10 @@ def main(argv=None):
     cluster_env = None
     if args.scheduler == "slurm":
         # One rehearsal cluster at a time on a machine (fixed ports and directory): a second session waits.
-        import fcntl
-        lock = open("/tmp/gemmlab-slurm-rehearsal.lock", "w")
-        waited = time.time()
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.time() - waited > float(os.environ.get("GEMMLAB_SLURM_LOCK_WAIT", "900")):
-                    raise SystemExit("rehearsal: another session holds the rehearsal's test cluster "
-                                     "(/tmp/gemmlab-slurm-rehearsal.lock); run again when it is done")
-                time.sleep(2)
+        lock = hold_lock("/tmp/gemmlab-slurm-rehearsal.lock", 900)  # noqa: F841  (held until the end)
+        if lock is None:
+            raise SystemExit("rehearsal: another session holds the rehearsal's test cluster "
+                             "(/tmp/gemmlab-slurm-rehearsal.lock); run again when it is done")
         cluster_env = dict(os.environ, SLURM_CI_DIR="/tmp/gemmlab-slurm-rehearsal", SLURM_CI_PORT="17017", SLURM_CI_GPUS="2")
         r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=cluster_env, capture_output=True, text=True)
         if r.returncode != 0:

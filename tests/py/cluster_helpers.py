@@ -73,6 +73,24 @@ EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "no_gpu", 
 CLASS_DEADLINE_SECONDS = 1
 
 
+def hold_lock(path, default_wait: float):
+    """An exclusive lock on `path` (a test cluster with fixed ports and one directory: two test sessions
+    at once would restart each other's), waiting up to GEMMLAB_SLURM_LOCK_WAIT seconds (default
+    `default_wait`); the open file that holds it, or None when another session still holds it."""
+    import fcntl
+    lock = open(path, "w")
+    deadline = time.time() + float(os.environ.get("GEMMLAB_SLURM_LOCK_WAIT", default_wait))
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return lock
+        except BlockingIOError:
+            if time.time() > deadline:
+                lock.close()
+                return None
+            time.sleep(2)
+
+
 def set_due(cfg_path: Path, due: dt.datetime):
     """Rewrites [deadline] due of a course.toml written by write_config, and publishes it where the course
     has a published state (students' commands read that, never the file)."""

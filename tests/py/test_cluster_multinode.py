@@ -23,7 +23,6 @@ Needs root, network and UTS namespaces and Slurm (make setup); skipped with the 
 """
 import csv
 import datetime as dt
-import fcntl
 import json
 import os
 import re
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
+from cluster_helpers import (hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
                              make_class, mark_graded, wait_for, write_config)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"
@@ -73,16 +72,9 @@ def tool(cfg_path, *args, env=None, timeout=600):
 
 @pytest.fixture(scope="module")
 def cluster():
-    lock = open(LOCK, "w")
-    deadline = time.time() + float(os.environ.get("GEMMLAB_SLURM_LOCK_WAIT", "60"))
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.time() > deadline:
-                pytest.skip(f"another test session is using this machine's multi-node test cluster ({LOCK})")
-            time.sleep(2)
+    lock = hold_lock(LOCK, 60)
+    if lock is None:
+        pytest.skip(f"another test session is using this machine's multi-node test cluster ({LOCK})")
     env = dict(os.environ, SLURM_MN_DIR=MN_DIR)
     try:
         r = subprocess.run(["bash", str(MULTINODE), "start"], env=env, capture_output=True, text=True, timeout=180)

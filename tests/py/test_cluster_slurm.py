@@ -9,7 +9,6 @@ never touched — one test starts such a "site" cluster on Slurm's default ports
 machine has none) and proves it. Needs root and Slurm installed (make setup); skipped with the
 reason otherwise (the tests with students also where a mount namespace cannot be made)."""
 import datetime as dt
-import fcntl
 import grp
 import json
 import os
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import private_accounts
-from cluster_helpers import (publish_if_set_up, stored_attempt, CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
+from cluster_helpers import (hold_lock, publish_if_set_up, stored_attempt, CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
                              read_gradebook, tool, wait_for, write_config)
 import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
@@ -74,16 +73,9 @@ def cluster(accounts):
     # The test cluster has fixed ports and one directory: two test sessions at once (say, two
     # `make test` in different checkouts) would restart each other's cluster. The second one waits
     # a while, then skips with this reason.
-    lock = open(LOCK, "w")
-    deadline = time.time() + float(os.environ.get("GEMMLAB_SLURM_LOCK_WAIT", "60"))
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.time() > deadline:
-                pytest.skip(f"another test session is using this machine's test Slurm cluster ({LOCK})")
-            time.sleep(2)
+    lock = hold_lock(LOCK, 60)
+    if lock is None:
+        pytest.skip(f"another test session is using this machine's test Slurm cluster ({LOCK})")
     env = dict(os.environ, SLURM_CI_GPUS="2", SLURM_CI_DIR=str(CI_DIR))
     r = subprocess.run(["bash", str(SLURM / "start-slurm.sh")], env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:

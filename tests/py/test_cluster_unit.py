@@ -399,3 +399,17 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     first = gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)
     status["bob"] = "graded"
     assert first["status"] == earlier and gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)["status"] == "graded"
+
+
+def test_a_test_cluster_is_held_by_one_session_at_a_time(tmp_path, monkeypatch):
+    """hold_lock (the test clusters' and the dry run's lock): a second session gets None once its wait is
+    over, and the lock once the first lets go."""
+    from cluster_helpers import hold_lock
+    monkeypatch.setenv("GEMMLAB_SLURM_LOCK_WAIT", "0")
+    first = hold_lock(tmp_path / "cluster.lock", 60)
+    assert first is not None
+    assert hold_lock(tmp_path / "cluster.lock", 60) is None
+    first.close()
+    second = hold_lock(tmp_path / "cluster.lock", 60)
+    assert second is not None
+    second.close()
