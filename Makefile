@@ -337,8 +337,20 @@ endif
 
 # Three binaries: gemmlab (judge/), the judge, which holds no submission code; gemmlab-stages, the
 # runner of the submission's library, which links no GEMM library and no reference code; and
-# gemmlab-baselines, the runner of the grader's own calls (the reference, cuBLAS).
+# gemmlab-baselines, the runner of the grader's own calls (the reference, cuBLAS). None of them holds
+# submission code, so each is linked once per grader build, into $(BIN_DIR), and copied into every
+# submission's build, beside its library (the judge starts the runners beside itself; gemmlab-stages
+# opens the library beside itself).
 BASELINE_RUNNER := $(SUB_BUILD)/gemmlab-baselines
+BIN_DIR := $(GRADER_BUILD)/bin
+JUDGE_BIN := $(BIN_DIR)/gemmlab
+STAGE_RUNNER_BIN := $(BIN_DIR)/gemmlab-stages
+BASELINE_RUNNER_BIN := $(BIN_DIR)/gemmlab-baselines
+# What the binaries are linked with, besides their objects: another CUDA runtime choice links them again.
+LINK_FLAGS = $(NVCC) $(ARCH_FLAGS) cuda-libs=$(or $(CUDA_LIBS),toolkit)
+LINK_FLAGS_STAMP = $(BIN_DIR)/link-flags
+$(LINK_FLAGS_STAMP): FORCE
+	$(call write_if_changed,$(LINK_FLAGS),the judge and its runners)
 RUNNER_MAIN_OBJ := $(GRADER_BUILD)/runner/submission_main.o $(GRADER_BUILD)/runner/submission_library.o
 BASELINE_MAIN_OBJ := $(GRADER_BUILD)/runner/baselines_main.cu.o
 JUDGE_MAIN_OBJ := $(GRADER_BUILD)/judge/main.o $(GRADER_BUILD)/judge/registry_names.o
@@ -350,13 +362,19 @@ $(CONFIG_CHECKER): $(GRADER_BUILD)/judge/config_main.o $(GRADER_BUILD)/judge/reg
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 # Everything of a build that does not depend on the submission (cluster/grading.py builds it once).
 GRADER_TRUSTED := $(GRADER_LIBS) $(RUNNER_MAIN_OBJ) $(BASELINE_MAIN_OBJ) $(JUDGE_MAIN_OBJ) $(SUB_EXPORTS) $(PROTECTED) \
-                  $(CONFIG_CHECKER)
-$(STAGE_RUNNER): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) | $(SUB_LIBRARY) $(CUDA_LIB_FILES)
-	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ -ldl -lpthread
-$(BASELINE_RUNNER): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB) | $(CUDA_LIB_FILES)
-	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
-$(GRADER): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(STAGE_RUNNER) $(BASELINE_RUNNER) | $(CUDA_LIB_FILES)
-	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(STAGE_RUNNER) $(BASELINE_RUNNER),$^) $(LDLIBS)
+                  $(CONFIG_CHECKER) $(JUDGE_BIN) $(STAGE_RUNNER_BIN) $(BASELINE_RUNNER_BIN) $(LINK_FLAGS_STAMP)
+$(STAGE_RUNNER_BIN): $(RUNNER_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(LINK_FLAGS_STAMP) | $(CUDA_LIB_FILES)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(LINK_FLAGS_STAMP),$^) -ldl -lpthread
+$(BASELINE_RUNNER_BIN): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_LIB) $(LINK_FLAGS_STAMP) | $(CUDA_LIB_FILES)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(LINK_FLAGS_STAMP),$^) $(LDLIBS)
+$(JUDGE_BIN): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(LINK_FLAGS_STAMP) | $(CUDA_LIB_FILES)
+	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(LINK_FLAGS_STAMP),$^) $(LDLIBS)
+$(STAGE_RUNNER): $(STAGE_RUNNER_BIN) | $(SUB_LIBRARY)
+	@mkdir -p $(@D) && cp -f $< $@
+$(BASELINE_RUNNER): $(BASELINE_RUNNER_BIN)
+	@mkdir -p $(@D) && cp -f $< $@
+$(GRADER): $(JUDGE_BIN) $(STAGE_RUNNER) $(BASELINE_RUNNER)
+	@mkdir -p $(@D) && cp -f $< $@
 	@echo "built $@, $(notdir $(STAGE_RUNNER)) and $(notdir $(BASELINE_RUNNER)) (submission: $(SUBMISSION), arch: $(ARCH))"
 
 ##@ Students

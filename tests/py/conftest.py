@@ -6,6 +6,7 @@ tests/run_tests.py spreads the tests over the cores (pytest-xdist, one group per
 SHARED_BUILDS); the `gpu` tests are one group: one worker runs them one after the other.
 """
 import os
+import resource
 import shutil
 import subprocess
 import time
@@ -125,7 +126,8 @@ def grader():
 # Each test's worker, start (seconds after the session began) and duration, from the reports the
 # controller receives (with pytest-xdist, one process per worker; without it, "main"). At the end the
 # worker that finished last and its longest groups are printed: the critical path of a parallel run;
-# then the seconds of every worker summed per file, the longest files first.
+# then the seconds of every worker summed per file, the longest files first, and the CPU-seconds of
+# each file (its worker's and the children it waited for; Slurm daemons and their jobs are not in it).
 _timeline = []
 _session_start = None
 
@@ -135,6 +137,23 @@ def pytest_sessionstart(session):
     _session_start = time.time()
 
 
+def _cpu_seconds():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+_cpu_mark = [_cpu_seconds()]  # the worker's CPU at the end of its last test phase
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Runs in the worker: the CPU since the phase before is this phase's, sent with its report.
+    outcome = yield
+    now = _cpu_seconds()
+    outcome.get_result().user_properties.append(("cpu_s", round(now - _cpu_mark[0], 2)))
+    _cpu_mark[0] = now
+
+
 def pytest_runtest_logreport(report):
     if _session_start is None or report.when not in ("setup", "call", "teardown"):
         return
@@ -142,7 +161,8 @@ def pytest_runtest_logreport(report):
     worker = getattr(worker, "gateway", None)
     worker = worker.id if worker is not None else "main"
     end = time.time() - _session_start
-    _timeline.append((worker, end - report.duration, report.duration, report.when, report.nodeid))
+    cpu = dict(report.user_properties).get("cpu_s", 0.0)
+    _timeline.append((worker, end - report.duration, report.duration, report.when, report.nodeid, cpu))
 
 
 def pytest_sessionfinish(session):
@@ -151,30 +171,34 @@ def pytest_sessionfinish(session):
     path = ROOT / "build" / "pytest-timeline.tsv"
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = sorted(_timeline, key=lambda r: r[1])
-    path.write_text("worker\tstart_s\tseconds\tphase\ttest\n"
-                    + "".join(f"{w}\t{s:.1f}\t{d:.1f}\t{p}\t{n}\n" for w, s, d, p, n in rows))
+    path.write_text("worker\tstart_s\tseconds\tphase\ttest\tcpu_s\n"
+                    + "".join(f"{w}\t{s:.1f}\t{d:.1f}\t{p}\t{n}\t{c:.1f}\n" for w, s, d, p, n, c in rows))
     ends = {}
-    for w, s, d, _, _ in rows:
+    for w, s, d, _, _, _ in rows:
         ends[w] = max(ends.get(w, 0.0), s + d)
     last = max(ends, key=ends.get)
     per_file = {}
-    for w, _, d, _, n in rows:
+    for w, _, d, _, n, _ in rows:
         if w == last:
             f = n.split("::")[0]
             per_file[f] = per_file.get(f, 0.0) + d
     top = sorted(per_file.items(), key=lambda kv: -kv[1])[:4]
     # Every worker's seconds summed per file: what a file costs, less sensitive than the critical path
     # to how the files fell on the workers and to other work on the machine.
-    summed = {}
-    for _, _, d, _, n in rows:
+    summed, cpu = {}, {}
+    for _, _, d, _, n, c in rows:
         f = n.split("::")[0].rsplit("/", 1)[-1]
         summed[f] = summed.get(f, 0.0) + d
+        cpu[f] = cpu.get(f, 0.0) + c
     longest = sorted(summed.items(), key=lambda kv: -kv[1])[:6]
+    busiest = sorted(cpu.items(), key=lambda kv: -kv[1])[:6]
     session.config._gemmlab_timeline_note = (
         f"critical path: worker {last} ended at {ends[last]:.0f} s ("
         + ", ".join(f"{f.rsplit('/', 1)[-1]} {d:.0f} s" for f, d in top) + f"); every test's start: {path}\n"
         + f"worker-seconds: {sum(summed.values()):.0f} in all; "
-        + ", ".join(f"{f} {d:.0f}" for f, d in longest))
+        + ", ".join(f"{f} {d:.0f}" for f, d in longest) + "\n"
+        + f"CPU-seconds: {sum(cpu.values()):.0f} in all; "
+        + ", ".join(f"{f} {c:.0f}" for f, c in busiest))
 
 
 def pytest_terminal_summary(terminalreporter, config):

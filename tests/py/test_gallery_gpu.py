@@ -20,4 +20,6 @@ def test_gallery_sweep():
     cmd = [sys.executable, str(ROOT / "tests/gallery/run_gallery.py"), "--build", gpu_prebuild.GALLERY_BUILD,
            *gpu_prebuild.gallery_selection()]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    # what each entry's check and grade took, and the tables, kept beside the sweep's results
+    (ROOT / gpu_prebuild.GALLERY_BUILD / "sweep.log").write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
