@@ -1,0 +1,51 @@
+"""The judge and its two runners hold no submission code: a grader build links them once (into
+build/<arch>/grader/bin) and every submission's build gets copies of them beside its own library; only
+the library is linked per submission."""
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
+                                reason="needs nvcc (the CUDA toolkit) to build a submission")
+BINARIES = ("gemmlab", "gemmlab-stages", "gemmlab-baselines")
+
+
+def make_vars(submission: Path) -> dict:
+    r = subprocess.run(["make", "-s", "--no-print-directory", f"PYTHON={sys.executable}", "-f", "Makefile", "-f",
+                        "cluster/make-vars.mk", f"SUBMISSION={submission}", "print-cluster-vars"],
+                       cwd=ROOT, capture_output=True, text=True, check=True)
+    return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+
+
+def test_a_submission_build_links_its_library_only(tmp_path):
+    submissions = []
+    for name in ("one", "two"):
+        d = tmp_path / name / "student"
+        shutil.copytree(ROOT / "student", d)
+        submissions.append(d)
+    outputs = []
+    for d in submissions:
+        r = subprocess.run(["make", "--no-print-directory", f"PYTHON={sys.executable}", f"SUBMISSION={d}", "grader"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        outputs.append(r.stdout)
+    # the second submission's build links its library and nothing else
+    links = [line.split()[-1] for line in outputs[1].splitlines() if line.strip().startswith("LINK")]
+    assert [Path(p).name for p in links] == ["libgemmlab-submission.so"], outputs[1]
+    for d in submissions:
+        v = make_vars(d)
+        sub_build = Path(v["GRADER"]).parent
+        bin_dir = Path(v["GRADER_BUILD"]) / "bin"
+        assert str(bin_dir / "gemmlab") in v["GRADER_TRUSTED"].split(), "the cluster's trusted build must hold them"
+        for name in BINARIES:
+            copy, linked = ROOT / sub_build / name, ROOT / bin_dir / name
+            assert os.access(copy, os.X_OK), copy
+            assert filecmp.cmp(copy, linked, shallow=False), f"{copy} is not the grader build's {linked}"
+        shutil.rmtree(ROOT / sub_build, ignore_errors=True)
