@@ -82,10 +82,12 @@ def jobs() -> int:
     return int(os.environ.get("SLURM_CPUS_PER_TASK") or min(os.cpu_count() or 1, 8))
 
 
-def make_vars(root: Path, build: Path, submission: Path, arch: str) -> dict:
+def make_vars(root: Path, build: Path | None, submission: Path, arch: str) -> dict:
+    """The Makefile's paths and flags for this build directory (None: the Makefile's own), submission
+    and architecture ("": the Makefile's own)."""
     cmd = [*MAKE, "-s", "--no-print-directory", "-f", "Makefile", "-f",
-           str(Path(__file__).resolve().parent / "make-vars.mk"), f"BUILD={build}",
-           f"SUBMISSION={submission}", "print-cluster-vars"]
+           str(Path(__file__).resolve().parent / "make-vars.mk"),
+           *([f"BUILD={build}"] if build is not None else []), f"SUBMISSION={submission}", "print-cluster-vars"]
     if arch:
         cmd.insert(-1, f"ARCH={arch}")
     r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
