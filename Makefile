@@ -544,7 +544,7 @@ leaderboard:  ## (instructors) the opt-in class leaderboard of a sweep: leaderbo
 DIST ?=
 HANDOUT := $(PYTHON) grader/scripts/handout.py
 HANDOUT_ARGS := --config $(CONFIG) $(if $(DIST),--dist $(DIST))
-HANDOUT_CHECK_ARGS := $(HANDOUT_ARGS) $(if $(HANDOUT_NO_GPU),--no-gpu)
+HANDOUT_CHECK_ARGS := $(HANDOUT_ARGS) $(if $(HANDOUT_NO_GPU),--no-gpu) $(if $(HANDOUT_TESTED_HERE),--tested-here)
 .PHONY: handout handout-check handout-script
 handout-script:
 	@test -f grader/scripts/handout.py || { echo "make handout runs in the instructor repository; this tree is a handout"; exit 2; }

@@ -37,6 +37,7 @@ sweep`, a requeued start of the same task and a requeued submit job all do. `no_
 it says the node was broken, not what the hand-in is worth, so once the node is fixed a plain sweep
 regrades those students (the old result is kept beside the new one, <hash>.replaced-<time>).
 """
+import contextlib
 import datetime as dt
 import errno
 import fcntl
@@ -303,6 +304,30 @@ class Toolchain:
                 os.utime(obj)  # now: after the source was copied in and after the stamp
                 break
 
+    @contextlib.contextmanager
+    def _compiling(self, v: dict, keys: dict[Path, str]):
+        """Held while make compiles the objects that were not in the cache: a lock per missing object
+        in the object cache, taken in sorted order (two gradings never each hold what the other waits for). A sweep starts
+        many gradings at once, and a class hands in the same files many times: the first grading of a
+        file compiles it, the others with the same file wait for it and copy its object (seeded again
+        once the locks are theirs) instead of compiling it at the same time. Nothing is locked where
+        there is no object cache to write."""
+        missing = sorted({key for obj, key in keys.items() if not obj.is_file()})
+        try:
+            cache = self.object_cache()
+        except BuildError:
+            missing = []
+        with contextlib.ExitStack() as held:  # the lock files stay (one per object, empty): removing
+            for key in missing:               # one while another grading waits on it would let a third in
+                try:
+                    lock = held.enter_context(open(cache / f"{key}.lock", "w"))
+                except OSError:
+                    continue
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            if missing:  # all of them again: each object newer than the stamp _seed writes anew
+                self._seed(v, keys)
+            yield
+
     def _store(self, keys: dict[Path, str]):
         cache = self.object_cache()
         for obj, key in keys.items():
@@ -322,11 +347,12 @@ class Toolchain:
         self._seed(v, stage_objs)
         cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
                f"SUBMISSION={submission}", f"ARCH={self.arch}", *stage_objs]
-        if on_line is None:
-            run_logged(cmd, self.root, log)
-        else:
-            run_streamed(cmd, self.root, log, on_line)
-        self._store(stage_objs)
+        with self._compiling(v, stage_objs):
+            if on_line is None:
+                run_logged(cmd, self.root, log)
+            else:
+                run_streamed(cmd, self.root, log, on_line)
+            self._store(stage_objs)
         return sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
 
     def build(self, submission: Path, build: Path, log: Path) -> Path:
@@ -344,9 +370,10 @@ class Toolchain:
             scan_cache = [f"SCAN_CACHE={self.object_cache()}"]
         except BuildError:
             scan_cache = []
-        rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
-                         f"ARCH={self.arch}", *libs, *scan_cache, v["GRADER"]], self.root, log)
-        self._store(keys)
+        with self._compiling(v, keys):
+            rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
+                             f"ARCH={self.arch}", *libs, *scan_cache, v["GRADER"]], self.root, log)
+            self._store(keys)
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
         # grader at all is a build failure.

@@ -3,16 +3,22 @@
 
 Suites: the host unit tests (doctest), the GPU unit tests (doctest; each test is skipped, and
 counted, when there is no GPU), and the script and integration tests (pytest, under tests/py, on every
-core at once; the GPU ones one at a time, in one of the workers). One more test, counted in the last
-line: the machine's accounts and Slurm and munge configuration (tests/machine_guard.py: /etc/passwd,
-/etc/group, /etc/slurm, ...) are byte for byte what they were before the run.
+core at once; the GPU ones one at a time, in one of the workers). The two doctest binaries run beside
+pytest, their output shown after it: the GPU unit tests hold the GPU lock (GPU_LOCK) while they run,
+and pytest's GPU tests wait for it (tests/py/conftest.py), so that no two GPU suites share the GPU
+while either times a kernel. One more test, counted in the last line: the machine's accounts and Slurm
+and munge configuration (tests/machine_guard.py: /etc/passwd, /etc/group, /etc/slurm, ...) are byte
+for byte what they were before the run.
 Called by `make test`, which builds the binaries first.
 """
 import argparse
+import fcntl
 import os
 import re
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -23,20 +29,49 @@ DOCTEST_SUMMARY = re.compile(
     r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed\s*\|\s*(\d+) skipped")
 
 
-def run_doctest(name, binary):
-    """Runs a doctest binary; returns (passed, failed, skipped)."""
-    print(f"== {name}: {binary}", flush=True)
-    proc = subprocess.run([binary, "--no-intro=true"], cwd=ROOT, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    print(proc.stdout, end="", flush=True)
-    match = DOCTEST_SUMMARY.search(proc.stdout)
-    if not match:
-        print(f"{name}: no doctest summary (exit code {proc.returncode}): counted as one failure")
-        return 0, 1, 0
-    _, passed, failed, skipped = map(int, match.groups())
-    if proc.returncode != 0 and failed == 0:
-        failed = 1  # it crashed after its last test
-    return passed, failed, skipped
+# Held by the GPU unit tests while they run; each GPU test of pytest takes it before it starts.
+GPU_LOCK = ROOT / "build" / "gpu-tests.lock"
+
+
+class Doctest:
+    """A doctest binary started in the background; result() waits and gives (passed, failed, skipped).
+    lock: a file descriptor holding an exclusive lock, released as soon as the binary has exited."""
+
+    def __init__(self, name, binary, lock=None):
+        self.name, self.binary, self.lock = name, binary, lock
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen([binary, "--no-intro=true"], cwd=ROOT, text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.out = ""
+        self.waiter = threading.Thread(target=self._wait, daemon=True)
+        self.waiter.start()
+
+    def _wait(self):
+        self.out = self.proc.communicate()[0]
+        self.secs = time.monotonic() - self.t0
+        if self.lock is not None:
+            os.close(self.lock)  # the GPU is pytest's from here
+
+    def result(self):
+        self.waiter.join()
+        print(f"== {self.name}: {self.binary} (beside pytest, {self.secs:.0f} s)", flush=True)
+        print(self.out, end="", flush=True)
+        match = DOCTEST_SUMMARY.search(self.out)
+        if not match:
+            print(f"{self.name}: no doctest summary (exit code {self.proc.returncode}): counted as one failure")
+            return 0, 1, 0
+        _, passed, failed, skipped = map(int, match.groups())
+        if self.proc.returncode != 0 and failed == 0:
+            failed = 1  # it crashed after its last test
+        return passed, failed, skipped
+
+
+def gpu_lock():
+    """GPU_LOCK, held exclusively: a file descriptor to close when the GPU is free again."""
+    GPU_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(GPU_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
 
 
 def has_xdist(python):
@@ -105,14 +140,14 @@ def main():
 
     totals = [0, 0, 0]
     machine = machine_guard.snapshot()
-    for result in (run_doctest("host unit tests", args.host),
-                   run_doctest("GPU unit tests", args.gpu),
-                   # PYTHON: the tests' own make calls (builds of the gallery, of test submissions, the handout) take the
-                   # Python this make chose instead of searching again (the Makefile imports matplotlib
-                   # to choose, a quarter of a second each time)
-                   run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve()), "PYTHON": args.python},
-                              args.workers),
-                   check_machine(machine)):
+    host = Doctest("host unit tests", args.host)
+    gpu = Doctest("GPU unit tests", args.gpu, lock=gpu_lock())
+    # PYTHON: the tests' own make calls (builds of the gallery, of test submissions, the handout) take the
+    # Python this make chose instead of searching again (the Makefile imports matplotlib to choose, a
+    # quarter of a second each time)
+    scripts = run_pytest(args.python, {"GEMMLAB_GRADER": str(Path(args.grader).resolve()), "PYTHON": args.python,
+                                       "GEMMLAB_GPU_LOCK": str(GPU_LOCK)}, args.workers)
+    for result in (host.result(), gpu.result(), scripts, check_machine(machine)):
         totals = [a + b for a, b in zip(totals, result)]
     passed, failed, skipped = totals
     if skipped:

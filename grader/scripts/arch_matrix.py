@@ -20,7 +20,9 @@
                compiles it once, whichever comes first.
                A kit file the build of this tree has compiled for ARCH with the same flags (--built:
                its object, up to date with the source and every header its .d file names) is not
-               compiled for ARCH again: `make test` builds them all before its tests run.
+               compiled for ARCH again, and for the other architectures only its device code is
+               (nvcc -fatbin): its host side, the same for every architecture, is the build's.
+               `make test` builds them all before its tests run.
                One nvcc per file holds every architecture (-gencode each: the host side is compiled
                once, about 2.5x faster than one nvcc per architecture); a file that fails is compiled
                again per architecture, each with its own front end, to name each one that breaks and
@@ -214,19 +216,29 @@ def first_error(output):
     return lines[-1] if lines else "(no output)"
 
 
-def up_to_date(obj, source):
-    """Whether `obj` is newer than `source` and than every file its dependency file (.d, written by
-    the compile: nvcc -MMD, or the object cache) names, as make would judge it."""
-    obj, deps = Path(obj), Path(obj).with_suffix(".d")
-    if not obj.is_file() or not deps.is_file():
-        return False
+def dependencies(obj):
+    """The files the dependency file of `obj` (.d, written by the compile: nvcc -MMD, or the object
+    cache) names for it, its source among them; None where there is none to read."""
+    deps = Path(obj).with_suffix(".d")
+    if not deps.is_file():
+        return None
     # The first rule, "<obj> : <source> <headers>" (its lines joined); the rules after it are -MP's
     # empty ones for the headers.
     rule = deps.read_text(errors="replace").replace("\\\n", " ").split("\n", 1)[0]
     target, colon, names = rule.partition(":")
     if not colon or not target.strip():
+        return None
+    return names.split()
+
+
+def up_to_date(obj, source):
+    """Whether `obj` is newer than `source` and than every file its dependency file names, as make
+    would judge it."""
+    obj = Path(obj)
+    names = dependencies(obj)
+    if not obj.is_file() or names is None:
         return False
-    names = set(names.split()) | {str(source)}
+    names = set(names) | {str(source)}
     mtime = obj.stat().st_mtime
     try:
         return all(Path(n).stat().st_mtime <= mtime for n in names)
@@ -282,16 +294,32 @@ class Matrix:
             shared += [(n, names[0]) for n in names[1:]]
         return words, shared
 
-    def compile(self, unit, archs, share=False):
+    def compile(self, unit, archs, share=False, device_only=False):
         """nvcc -c of one unit for the given architectures (with share, those of the same device source
-        through one front end); returns (ok, output, [(architecture, whose front end it shared)])."""
+        through one front end); device_only: nvcc -fatbin, the device code alone (where the build has
+        compiled the host side with the same flags); returns (ok, output, [(architecture, whose front
+        end it shared)])."""
         tag = "-".join(a for a, _ in archs) if len(archs) == 1 else "all"
-        obj = self.out / f"{unit.source}{'.' + unit.kind if unit.kind else ''}.{tag}.o"
+        obj = self.out / f"{unit.source}{'.' + unit.kind if unit.kind else ''}.{tag}.{'fatbin' if device_only else 'o'}"
         obj.parent.mkdir(parents=True, exist_ok=True)
         targets, shared = self.front_ends(unit, archs) if share and len(archs) > 1 else ([w for _, g in archs for w in g], [])
-        cmd = [*self.nvcc, *self.opts, *targets, *unit.flags, "-c", unit.source, "-o", str(obj)]
-        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        return p.returncode == 0, p.stdout, shared
+        cmd = [*self.nvcc, *self.opts, *targets, *unit.flags, "-fatbin" if device_only else "-c", unit.source, "-o", str(obj)]
+        output = [""]
+
+        def compile_(command):
+            p = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace")
+            output[0] = p.stdout
+            return p.returncode
+
+        headers = dependencies(self.built[unit.source]) if device_only and self.object_cache else None
+        if headers is not None:
+            # ccache keeps no -fatbin: the object cache does, under the headers the build's .d names
+            rc = object_cache.run_cached(self.object_cache, cmd, unit.source, str(obj),
+                                         sorted(set(headers) - {unit.source}), say=lambda _: None, compile_=compile_)
+        else:
+            rc = compile_(cmd)
+        return rc == 0, output[0], shared
 
     def compile_as_stage(self, unit):
         """A test submission's file for the one architecture, as the Makefile compiles a stage file of
@@ -329,10 +357,12 @@ class Matrix:
         else:
             archs = self.archs
             obj = self.built.get(unit.source) if not unit.kind else None
+            device_only = False
             if obj and self.one_arch in [a for a, _ in archs] and up_to_date(obj, unit.source):
                 archs = [a for a in archs if a[0] != self.one_arch]
-                note = f"{self.one_arch}: compiled by the build, {obj}"
-            ok, out, shared = self.compile(unit, archs, share=True)
+                note = f"{self.one_arch}: compiled by the build, {obj}; the others' device code"
+                device_only = True  # the host side is the same for every architecture: the build compiled it
+            ok, out, shared = self.compile(unit, archs, share=True, device_only=device_only)
             if unit.why:
                 note = f"a test submission's file, every architecture: {unit.why}"
             if shared:
@@ -347,7 +377,7 @@ class Matrix:
             return [], f"fails to build, as its gallery entry expects ({first_error(out)})"
         if unit.archs == "one":
             return [(self.one_arch, first_error(out))], note
-        per_arch = [(a[0], *self.compile(unit, [a])) for a in archs]  # within the jobs already running
+        per_arch = [(a[0], *self.compile(unit, [a], device_only=device_only)) for a in archs]  # within the jobs already running
         broken = [(arch, first_error(o)) for arch, ok1, o, _ in per_arch if not ok1]
         return broken or [("all", first_error(out))], note
 

@@ -784,7 +784,42 @@ def check_grading(rep, tree, env, log, no_gpu=False):
         rep.ok("grading the stubs gives not_implemented", "naive passed, every other stage not implemented")
 
 
-def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=None):
+# The lab report's tests, and what they read: the report's scripts, its fixtures, the stubs (their
+# fingerprints), the grader scripts the report imports, the Makefile, the tests' shared fixtures and
+# course.toml's [report] table. Where the handout has all of these as this checkout has them, byte for
+# byte, the tests' outcome is the same in both; `handout check --tested-here` (the repository's own
+# suite, which runs them on this checkout) leaves them out of the handout's `make test` then, and runs
+# them there as soon as any of them differs.
+TESTED_HERE = ["tests/py/test_report.py", "tests/py/test_report_provenance.py", "tests/py/test_report_reading.py"]
+TESTED_HERE_READS = ["report", "tests/fixtures/report", "student", "grader/scripts/fingerprint.py",
+                     "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py", "Makefile", "tests/py/conftest.py"]
+
+
+def tree_digest(top, rel):
+    """sha256 of the file `rel` of `top`, or of every file under it (path and bytes), the report's
+    build outputs and caches left out; "" where there is none."""
+    base = top / rel
+    files = [base] if base.is_file() else sorted(f for f in base.rglob("*") if f.is_file()) if base.is_dir() else []
+    h = hashlib.sha256()
+    for f in files:
+        r = f.relative_to(top).as_posix()
+        if not matches(r, ["report/build", "report/report.pdf"]):
+            h.update(r.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest() if files else ""
+
+
+def same_report_tests(tree):
+    """The report tests and everything they read, the same in the unpacked handout as here: "" or what differs."""
+    for rel in TESTED_HERE + TESTED_HERE_READS:
+        if tree_digest(tree, rel) != tree_digest(ROOT, rel):
+            return rel
+    report = lambda path: tomllib.loads(path.read_text()).get("report")
+    if report(tree / "course.toml") != report(ROOT / "course.toml"):
+        return "course.toml [report]"
+    return ""
+
+
+def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=None, tested_here=False):
     t0 = time.monotonic()
     _, _, tarball = handout_paths(cfg, dist_override)
     if not tarball.exists():
@@ -818,6 +853,15 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=No
         env["OBJECT_CACHE"] = str(Path(object_cache_dir).resolve()) if object_cache_dir else ""
     if no_gpu:  # the CUDA runtime sees no device; the tests skip (and count) their GPU tests
         env.update(CUDA_VISIBLE_DEVICES="", GEMMLAB_TESTS_NO_GPU="1")
+    left_out = ""
+    if tested_here:
+        differs = same_report_tests(tree)
+        if differs:
+            rep.ok("the report's tests run in the handout too", f"its {differs} differs from this checkout's")
+        else:
+            env["PYTEST_ADDOPTS"] = " ".join([env.get("PYTEST_ADDOPTS", ""), *(f"--ignore={t}" for t in TESTED_HERE)]).strip()
+            left_out = (f"; left out: {', '.join(Path(t).name for t in TESTED_HERE)} (the same files, and the same "
+                        f"files they read, as this checkout's, whose suite runs them)")
     jobs = os.environ.get("HANDOUT_JOBS", str(os.cpu_count() or 2))
     for target, what in ((["-j", jobs], "it builds (make)"), (["-j", jobs, "test"], "its tests pass (make test)")):
         t = time.monotonic()
@@ -825,7 +869,7 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=No
         secs = time.monotonic() - t
         if proc.returncode == 0:
             summary = proc.stdout.strip().splitlines()[-1] if target[-1] == "test" else ""
-            rep.ok(what, f"{summary} ({secs:.0f} s)".strip())
+            rep.ok(what, f"{summary} ({secs:.0f} s){left_out if target[-1] == 'test' else ''}".strip())
         else:
             tail = "\n        ".join(proc.stdout.splitlines()[-15:])
             rep.fail(what, f"exit {proc.returncode} after {secs:.0f} s; last lines:\n        {tail}")
@@ -865,6 +909,10 @@ def main():
                            help="the stage object cache the unpacked handout's builds share (the Makefile's "
                                 "OBJECT_CACHE; empty: none; not given: the handout's own, build/object-cache)")
             p.add_argument("--keep", action="store_true", help="keep the unpacked handout")
+            p.add_argument("--tested-here", action="store_true",
+                           help="leave the lab report's tests out of the handout's `make test` where they and "
+                                "everything they read are byte for byte this checkout's: what the repository's "
+                                "own suite does, which runs them here")
             p.add_argument("--no-gpu", action="store_true",
                            help="check as on a machine without a GPU (the GPU is hidden from the handout's "
                                 "build, tests and grading): what the test suite does, whose own GPU tests "
@@ -875,7 +923,7 @@ def main():
         if args.command == "build":
             build(cfg, args.dist, args.object_cache, args.ccache)
             return 0
-        return check(cfg, args.dist, args.keep, args.no_gpu, args.object_cache)
+        return check(cfg, args.dist, args.keep, args.no_gpu, args.object_cache, args.tested_here)
     except HandoutError as e:
         print(f"handout: error: {e}", file=sys.stderr)
         return 1

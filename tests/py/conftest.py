@@ -83,19 +83,46 @@ def pytest_collection_finish(session):
 
 def pytest_runtest_setup(item):
     # The first test of the `gpu` group starts the builds its later tests need, in the background.
-    if _prebuilds and (item.get_closest_marker("gpu") or SHARED_BUILDS.get(item.path.name) == "gpu"):
+    if _prebuilds and _in_the_gpu_group(item):
         gpu_prebuild.start(_prebuilds)
+    if HAS_GPU and item.get_closest_marker("gpu"):
+        _wait_for_the_gpu_unit_tests()
 
 
-# On a GPU machine the `gpu` group is the suite's long pole, and its tests build what they grade: the
-# cluster tests (classes compiled and graded without the GPU, Slurm and the dry run of a term) yield
-# the cores to it, at nice 10 (the priority goes back after each test where the account may raise it).
-CPU_BOUND_BESIDE_THE_GPU = ("test_cluster_",)
+_gpu_free = False
 
 
-@pytest.fixture(autouse=True)
-def _yield_the_cores_to_the_gpu_tests(request):
-    if not (HAS_GPU and request.node.path.name.startswith(CPU_BOUND_BESIDE_THE_GPU)):
+def _wait_for_the_gpu_unit_tests():
+    """tests/run_tests.py runs the GPU unit tests beside pytest, holding GEMMLAB_GPU_LOCK until they
+    end: the first GPU test waits for that (the builds above go on meanwhile), so that no two suites
+    time kernels on the GPU at once. Without the variable (pytest run by hand) there is nothing to wait for."""
+    global _gpu_free
+    path = os.environ.get("GEMMLAB_GPU_LOCK")
+    if _gpu_free or not path:
+        return
+    import fcntl
+    t0 = time.monotonic()
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+    _gpu_free = True
+    waited = time.monotonic() - t0
+    if waited >= 1:
+        print(f"waited {waited:.0f} s for the GPU unit tests to end")
+
+
+# On a GPU machine the `gpu` group is the suite's long pole: one runner process, and so one CUDA
+# context, for each stage run it checks or times, whose start is mostly the kernel's work on the CPU,
+# and builds of what it grades. Every other test (the cluster's classes and Slurm, the handout check,
+# the gallery's builds) yields the cores to it, at nice 10 (the priority goes back after each test
+# where the account may raise it).
+def _in_the_gpu_group(item):
+    return bool(item.get_closest_marker("gpu")) or SHARED_BUILDS.get(item.path.name) == "gpu"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The test's setup (its module's fixtures too), call and teardown at nice 10 where the GPU tests run beside it."""
+    if not HAS_GPU or _in_the_gpu_group(item):
         yield
         return
     before = os.getpriority(os.PRIO_PROCESS, 0)

@@ -413,3 +413,47 @@ def test_a_test_cluster_is_held_by_one_session_at_a_time(tmp_path, monkeypatch):
     second = hold_lock(tmp_path / "cluster.lock", 60)
     assert second is not None
     second.close()
+
+
+def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch):
+    """A sweep starts many gradings at once, and a class hands in the same files: while one grading
+    compiles a file that is not in the object cache, another with the same file waits, then copies
+    the object (newer than its flags stamp, so that make keeps it) instead of compiling it too."""
+    import threading
+    import time
+    from types import SimpleNamespace
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    tc = grading.Toolchain.__new__(grading.Toolchain)
+    tc.cfg = SimpleNamespace(trusted_cache_dir=tmp_path / "staff-cache")
+
+    def build_dir(name):
+        d = tmp_path / name
+        v = {"SUB_FLAGS_STAMP": str(d / "flags.stamp"), "SUB_FLAGS": "-O3"}
+        return v, {d / "stages" / "reuse.o": "key-reuse", d / "stages" / "naive.o": "key-naive"}
+
+    compiled, found, stale = [], {}, []
+
+    def grade(name, delay):
+        time.sleep(delay)
+        v, keys = build_dir(name)
+        with tc._compiling(v, keys):
+            found[name] = sorted(o.name for o in keys if o.is_file())
+            for obj in keys:
+                if not obj.is_file():  # what make would compile
+                    time.sleep(0.5)
+                    obj.parent.mkdir(parents=True, exist_ok=True)
+                    obj.write_text(f"compiled by {name}")
+                    compiled.append((name, obj.name))
+            tc._store(keys)
+        stamp = Path(v["SUB_FLAGS_STAMP"]).stat().st_mtime
+        stale.extend((name, o.name) for o in keys if o.stat().st_mtime <= stamp)  # make would compile it again
+
+    threads = [threading.Thread(target=grade, args=(n, d)) for n, d in (("first", 0), ("second", 0.2))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(compiled) == [("first", "naive.o"), ("first", "reuse.o")], compiled
+    assert found == {"first": [], "second": ["naive.o", "reuse.o"]}, found
+    assert not stale, f"objects older than their flags stamp: {stale}"
+    assert (tmp_path / "second" / "stages" / "reuse.o").read_text() == "compiled by first"

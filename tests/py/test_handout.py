@@ -13,6 +13,7 @@ These tests need the instructor repository (reference/*.cu) and never ship in a 
 import json
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -102,10 +103,41 @@ def test_make_handout_check(tmp_path):
         pytest.skip("GEMMLAB_SKIP_HANDOUT is set")
     # --no-gpu: the handout's own GPU tests would repeat what the GPU tests below prove, on the one GPU
     config = gpu_prebuild.handout_config(tmp_path)  # a drop box make handout accepts
+    # HANDOUT_TESTED_HERE: the report's tests, which this suite runs on the same files, stay out of the
+    # handout's own make test while they and what they read are byte for byte this checkout's
     proc = run(["make", "--no-print-directory", "handout-check", f"DIST={tmp_path}", f"CONFIG={config}",
-                "HANDOUT_NO_GPU=1"], cwd=ROOT)
+                "HANDOUT_NO_GPU=1", "HANDOUT_TESTED_HERE=1"], cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert "the handout is fit to hand out" in proc.stdout
+    assert "left out: test_report.py, test_report_provenance.py, test_report_reading.py" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_the_report_tests_are_left_out_of_the_handouts_only_while_what_they_read_is_the_same(tmp_path):
+    """What `handout check --tested-here` compares: a changed byte in anything the report's tests read,
+    or a [report] table of its own, and they run in the handout too."""
+    handout = gpu_prebuild.load_handout_module()
+    tree = tmp_path / "tree"
+    for rel in handout.TESTED_HERE + handout.TESTED_HERE_READS + ["course.toml"]:
+        src, dst = ROOT / rel, tree / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("build", "report.pdf", "__pycache__"))
+        else:
+            shutil.copy2(src, dst)
+    assert handout.same_report_tests(tree) == ""
+    figures = tree / "report" / "report_figures.py"
+    figures.write_text(figures.read_text() + "\n")
+    assert handout.same_report_tests(tree) == "report"
+    shutil.copy2(ROOT / "report" / "report_figures.py", figures)
+    (tree / "student" / "extra.cu").write_text("// a file the checkout does not have\n")
+    assert handout.same_report_tests(tree) == "student"
+    (tree / "student" / "extra.cu").unlink()
+    (tree / "grader" / "scripts" / "gpu_peaks.py").unlink()
+    assert handout.same_report_tests(tree) == "grader/scripts/gpu_peaks.py"
+    shutil.copy2(ROOT / "grader" / "scripts" / "gpu_peaks.py", tree / "grader" / "scripts" / "gpu_peaks.py")
+    config = tree / "course.toml"
+    config.write_text(config.read_text().replace("[report]", "[report]\nextra_key = 1", 1))
+    assert handout.same_report_tests(tree) == "course.toml [report]"
 
 
 # ---- GPU: grading inside an unpacked handout ----------------------------------------------------
