@@ -114,22 +114,30 @@ def _wait_for_the_gpu_unit_tests():
 # context, for each stage run it checks or times, whose start is mostly the kernel's work on the CPU,
 # and builds of what it grades. Every other test (the cluster's classes and Slurm, the handout check,
 # the gallery's builds) yields the cores to it, at nice 10 (the priority goes back after each test
-# where the account may raise it).
+# where the account may raise it), and does not see the GPU (CUDA_VISIBLE_DEVICES=, for the test and
+# all it starts): a grade there would share the GPU with the ones the GPU tests time.
 def _in_the_gpu_group(item):
     return bool(item.get_closest_marker("gpu")) or SHARED_BUILDS.get(item.path.name) == "gpu"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """The test's setup (its module's fixtures too), call and teardown at nice 10 where the GPU tests run beside it."""
+    """The test's setup (its module's fixtures too), call and teardown at nice 10 and without the GPU
+    where the GPU tests run beside it."""
     if not HAS_GPU or _in_the_gpu_group(item):
         yield
         return
     before = os.getpriority(os.PRIO_PROCESS, 0)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     os.setpriority(os.PRIO_PROCESS, 0, max(before, 10))
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     try:
         yield
     finally:
+        if visible is None:
+            os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        else:
+            os.environ["CUDA_VISIBLE_DEVICES"] = visible
         try:
             os.setpriority(os.PRIO_PROCESS, 0, before)
         except PermissionError:  # an account may not raise its priority again: the worker stays nice
