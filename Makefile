@@ -12,7 +12,10 @@ space := $(empty) $(empty)
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 # Build on every core unless told otherwise (a -j on the command line wins).
+# (The two makes of test-build take part in this one's jobs instead.)
+ifndef IN_TEST_BUILD
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 
 # ---- what to work on ---------------------------------------------------------------------------
 # The variables `make help` lists (one line each; see the header):
@@ -193,7 +196,7 @@ endif
 
 # ---- a change of flags rebuilds what they compile (WERROR=1, NVCCFLAGS=..., another compiler) -----
 # Each kind of object depends on a stamp file that holds the command it is compiled with. The stamp's
-# rule runs every time (FORCE) but rewrites the file only when that command changed: then what it
+# rule runs when the file does not hold that command (stamp_stale) and rewrites it: then what it
 # compiles is out of date and is compiled again; otherwise nothing happens. (cluster/grading.py writes
 # the submission's stamp itself before it puts cached stage objects in place: make-vars.mk prints both.)
 SUB_FLAGS = $(NVCC) $(SUB_NVCCFLAGS)
@@ -207,6 +210,12 @@ write_if_changed = @mkdir -p $(@D); if [ "$$(cat $@ 2>/dev/null)" != '$(1)' ]; t
     $(if $(wildcard $@),printf '  %-7s %s\n' FLAGS 'changed: $(2) compile again';) printf '%s\n' '$(1)' > $@; fi
 .PHONY: FORCE
 FORCE:
+# $(call stamp_stale,<stamp>,<text>): FORCE where the stamp does not hold <text> (missing, or another
+# command), nothing where it does. A current stamp runs no recipe: a recipe that ran every time held
+# back every object behind it, and make -j then started them in the order its next pass came to them
+# (the build's slowest compiles last, on many cores the end of its critical path).
+same = $(and $(findstring x$(1)x,x$(2)x),$(findstring x$(2)x,x$(1)x))
+stamp_stale = $(if $(call same,$(file <$(1)),$(2)),,FORCE)
 
 # ---- the grader: three folders, three libraries (docs/ARCHITECTURE.md, "The parts") --------------
 #   grader/src/judge   `gemmlab`, the judge: plans, owns every operand, answer and clock in a CUDA
@@ -231,7 +240,7 @@ JUDGE_LIB := $(GRADER_BUILD)/libgemmlab_judge.a
 RUNNER_LIB := $(GRADER_BUILD)/libgemmlab_runner.a
 GRADER_LIBS := $(JUDGE_LIB) $(RUNNER_LIB) $(COMMON_LIB)
 
-$(GRADER_FLAGS_STAMP): FORCE
+$(GRADER_FLAGS_STAMP): $(call stamp_stale,$(GRADER_FLAGS_STAMP),$(GRADER_FLAGS))
 	$(call write_if_changed,$(GRADER_FLAGS),the grader)
 $(GRADER_BUILD)/%.o: grader/src/%.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -251,7 +260,7 @@ REF_SOURCES := $(wildcard reference/*.cu)
 ifneq ($(REF_SOURCES),)
 REF_LIB := $(BUILD)/reference/libgemmlab_reference.a
 REF_OBJ := $(REF_SOURCES:reference/%.cu=$(BUILD)/reference/%.o) $(BUILD)/reference/registry.o
-$(REF_FLAGS_STAMP): FORCE
+$(REF_FLAGS_STAMP): $(call stamp_stale,$(REF_FLAGS_STAMP),$(REF_FLAGS))
 	$(call write_if_changed,$(REF_FLAGS),the reference)
 $(BUILD)/reference/%.o: reference/%.cu $(REF_FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -289,7 +298,7 @@ STAGE_API := $(wildcard grader/include/gemmlab/*.h)
 # the errors are shown until the file is fixed.)
 COMPILE_STAGE = $(PYTHON) grader/scripts/compile_stage.py --source $< --object $@ $(if $(V_ON),--verbose) \
     $(if $(OBJECT_CACHE),--cache $(OBJECT_CACHE) --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h)) --
-$(SUB_FLAGS_STAMP): FORCE
+$(SUB_FLAGS_STAMP): $(call stamp_stale,$(SUB_FLAGS_STAMP),$(SUB_FLAGS))
 	$(call write_if_changed,$(SUB_FLAGS),the stage files)
 $(SUB_BUILD)/stages/%.o: $(SUB_DIR)/%.cu $(SUB_FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -353,7 +362,7 @@ BASELINE_RUNNER_BIN := $(BIN_DIR)/gemmlab-baselines
 # What the binaries are linked with, besides their objects: another CUDA runtime choice links them again.
 LINK_FLAGS = $(NVCC) $(ARCH_FLAGS) cuda-libs=$(or $(CUDA_LIBS),toolkit)
 LINK_FLAGS_STAMP = $(BIN_DIR)/link-flags
-$(LINK_FLAGS_STAMP): FORCE
+$(LINK_FLAGS_STAMP): $(call stamp_stale,$(LINK_FLAGS_STAMP),$(LINK_FLAGS))
 	$(call write_if_changed,$(LINK_FLAGS),the judge and its runners)
 RUNNER_MAIN_OBJ := $(GRADER_BUILD)/runner/submission_main.o $(GRADER_BUILD)/runner/submission_library.o
 BASELINE_MAIN_OBJ := $(GRADER_BUILD)/runner/baselines_main.cu.o
@@ -579,7 +588,18 @@ $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER
 
 ##@ Everyone
 .PHONY: test-build test
-test-build: $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
+# In two steps: the flag stamps first, then what they stand behind, which make -j starts in the order
+# it comes to them: the reference's and the runners' device code first (the longest compiles: on many
+# cores the build's critical path), then the judge, then the unit tests.
+FLAG_STAMPS = $(GRADER_FLAGS_STAMP) $(REF_FLAGS_STAMP) $(SUB_FLAGS_STAMP) $(LINK_FLAGS_STAMP)
+test-build:
+	@$(MAKE) --no-print-directory IN_TEST_BUILD=1 test-build-stamps
+	@$(MAKE) --no-print-directory IN_TEST_BUILD=1 test-build-binaries
+.PHONY: test-build-stamps test-build-binaries
+test-build-stamps: $(FLAG_STAMPS)
+	@:
+test-build-binaries: $(REF_LIB) $(RUNNER_LIB) $(GRADER) $(HOST_TESTS) $(GPU_TESTS)
+	@:
 test: test-build  ## every test: host (doctest), GPU (skipped without a GPU), scripts (pytest)
 	$(PYTHON) tests/run_tests.py --host $(HOST_TESTS) --gpu $(GPU_TESTS) --grader $(GRADER) --python $(PYTHON)
 

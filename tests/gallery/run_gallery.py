@@ -290,8 +290,8 @@ class Sweep:
         return 1 if self.failures else 0
 
 
-SCORING_SHAPE = re.compile(r'\[\[scoring\.shapes\]\]\s*\nshape = "(\d+)x(\d+)x(\d+)"\s*\nweight = \d+\s*\n')
-BENCH_SHAPES = re.compile(r'^shapes = \[[^\]]*\]$', re.MULTILINE)
+SCORING_SHAPE = re.compile(r'\[\[scoring\.shapes\]\][ \t]*(?:#[^\n]*)?\nshape = "(\d+)x(\d+)x(\d+)"[^\n]*\nweight = \d+[^\n]*\n')
+BENCH_SHAPES = re.compile(r'^shapes = \[[^\]]*\]', re.MULTILINE)
 
 
 def smallest_shape_only(text: str) -> str:

@@ -90,6 +90,20 @@ def handout_config(where: Path) -> Path:
     return path
 
 
+def smallest_scoring_shape(config: Path, where: Path) -> Path:
+    """`config` graded at its smallest scoring shape only (the gallery's quick configuration,
+    tests/gallery/run_gallery.py), as a file in `where`: for the GPU tests whose claim holds at any
+    size (the reference's full marks are a % of its own speed in the same run; naive earns nothing),
+    a call at 2048³ is an eighth of one at 4096³."""
+    sys.path.insert(0, str(ROOT / "tests" / "gallery"))
+    import run_gallery  # noqa: E402
+    out = Path(where) / "course-smallest-shape.toml"
+    quick = run_gallery.smallest_shape_only(Path(config).read_text())
+    assert quick != Path(config).read_text(), f"{config} has one scoring shape: nothing to make quicker"
+    out.write_text(quick)
+    return out
+
+
 def build_handout():
     """The handout built and unpacked afresh and compiled as a student compiles it, then a copy of it
     with the reference sources in student/ (only the stage files compile again).

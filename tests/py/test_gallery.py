@@ -70,6 +70,11 @@ def test_the_quick_sample_grades_at_the_smallest_scoring_shape_with_the_courses_
     assert quick["bench"]["shapes"] == ["2048x2048x2048"]
     course = tomllib.loads((ROOT / "course.toml").read_text())
     assert quick["scoring"]["stages"] == full["scoring"]["stages"] == course["scoring"]["stages"]
+    # course.toml itself, its comments and all (the GPU tests whose claim holds at any size grade so)
+    smallest = tomllib.loads(run_gallery.smallest_shape_only((ROOT / "course.toml").read_text()))
+    assert [s["shape"] for s in smallest["scoring"]["shapes"]] == ["2048x2048x2048"]
+    assert smallest["bench"]["shapes"] == ["2048x2048x2048"]
+    assert smallest["scoring"]["stages"] == course["scoring"]["stages"]
 
 
 @pytest.mark.parametrize("name", NAMES)

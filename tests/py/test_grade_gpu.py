@@ -91,8 +91,10 @@ def test_grade_of_the_reference_gives_full_marks_within_a_minute(grader, tmp_pat
 
 @gpu
 def test_naive_earns_no_performance_points(grader, tmp_path):
-    """The student handout (naive complete, stubs elsewhere) scores 0: naive itself has no points."""
-    out = run(grader, "grade", "--config", str(ROOT / "course.toml"), "--out", str(tmp_path), "--no-reference")
+    """The student handout (naive complete, stubs elsewhere) scores 0: naive itself has no points (at
+    the smallest scoring shape: so at every size)."""
+    config = gpu_prebuild.smallest_scoring_shape(ROOT / "course.toml", tmp_path)
+    out = run(grader, "grade", "--config", str(config), "--out", str(tmp_path), "--no-reference")
     assert out.returncode == 0, out.stdout[-4000:]
     res = json.loads((tmp_path / "results.json").read_text())
     assert res["score"]["total"] == 0
