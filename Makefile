@@ -591,7 +591,7 @@ $(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER
 # In two steps: the flag stamps first, then what they stand behind, which make -j starts in the order
 # it comes to them: the reference's and the runners' device code first (the longest compiles: on many
 # cores the build's critical path), then the judge, then the unit tests.
-FLAG_STAMPS = $(GRADER_FLAGS_STAMP) $(REF_FLAGS_STAMP) $(SUB_FLAGS_STAMP) $(LINK_FLAGS_STAMP)
+FLAG_STAMPS = $(GRADER_FLAGS_STAMP) $(if $(REF_SOURCES),$(REF_FLAGS_STAMP)) $(SUB_FLAGS_STAMP) $(LINK_FLAGS_STAMP)
 test-build:
 	@$(MAKE) --no-print-directory IN_TEST_BUILD=1 test-build-stamps
 	@$(MAKE) --no-print-directory IN_TEST_BUILD=1 test-build-binaries
