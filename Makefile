@@ -620,13 +620,16 @@ MATRIX_BUILT := $(foreach f,$(wildcard grader/src/*/*.cu),$(f)=$(patsubst grader
     $(foreach f,$(GPU_TEST_SRC),$(f)=$(SUB_BUILD)/tests/gpu/$(notdir $(f:.cu=.o))) \
     $(if $(filter $(CURDIR)/student,$(SUB_DIR)),$(foreach f,$(wildcard student/*.cu),$(f)=$(SUB_BUILD)/stages/$(notdir $(f:.cu=.o))))
 MATRIX_PART ?= all
+# The device code the matrix compiles for a file the build compiled (nvcc -fatbin, which ccache does not
+# keep), kept by content in the user's cache as ccache keeps the rest: another clone reuses it.
+MATRIX_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gemmlab/arch-matrix
 ##@ Instructors & TAs
 .PHONY: arch-matrix
 arch-matrix:  ## compile every .cu file for every supported arch (cached); with CUDA 12 installed, build sm_70/sm_80 with it
 	$(PYTHON) grader/scripts/arch_matrix.py --part $(MATRIX_PART) --nvcc "$(strip $(CCACHE) $(NVCC))" \
 	    --nvcc-opts "$(NVCC_OPTS) $(NVCC_WERROR)" $(foreach a,$(MATRIX_ARCHS),--arch "$(a)=$(call arch_flags,$(a))") \
 	    --out build/arch-matrix-cuda$(CUDA_VERSION) $(if $(MATRIX_ONLY),--only "$(MATRIX_ONLY)") $(if $(MATRIX_JOBS),--jobs $(MATRIX_JOBS)) \
-	    --one-arch $(ARCH) --stage-compile "$(NVCC) $(STAGE_NVCCFLAGS)" --object-cache "$(OBJECT_CACHE)" --stage-api "$(STAGE_API)" \
+	    --one-arch $(ARCH) --stage-compile "$(NVCC) $(STAGE_NVCCFLAGS)" --object-cache "$(OBJECT_CACHE)" --device-cache "$(MATRIX_CACHE)" --stage-api "$(STAGE_API)" \
 	    --built "$(strip $(MATRIX_BUILT))" \
 	    --cuda12-home "$(CUDA12_HOME)" --cuda12-archs "$(ARCHS_CUDA12)"
 

@@ -260,6 +260,10 @@ class Matrix:
         self.one_arch = args.one_arch
         self.stage_compile = shlex.split(args.stage_compile)
         self.object_cache = args.object_cache
+        # The device code of a file the build compiled (nvcc -fatbin, which ccache does not keep): kept
+        # by content in the user's cache, as ccache keeps the rest, so that a fresh clone with a warm
+        # ccache compiles none of it again (what is not stored again in DEVICE_CACHE_DAYS is removed).
+        self.device_cache = getattr(args, "device_cache", "") or args.object_cache
         self.stage_api = args.stage_api.split()
         # {source: object} of the kit files the build of this tree compiles for ARCH with the flags
         # the matrix uses (the Makefile's MATRIX_BUILT)
@@ -312,10 +316,10 @@ class Matrix:
             output[0] = p.stdout
             return p.returncode
 
-        headers = dependencies(self.built[unit.source]) if device_only and self.object_cache else None
+        headers = dependencies(self.built[unit.source]) if device_only and self.device_cache else None
         if headers is not None:
-            # ccache keeps no -fatbin: the object cache does, under the headers the build's .d names
-            rc = object_cache.run_cached(self.object_cache, cmd, unit.source, str(obj),
+            # ccache keeps no -fatbin: the device cache does, under the headers the build's .d names
+            rc = object_cache.run_cached(self.device_cache, cmd, unit.source, str(obj),
                                          sorted(set(headers) - {unit.source}), say=lambda _: None, compile_=compile_)
         else:
             rc = compile_(cmd)
@@ -407,6 +411,7 @@ class Matrix:
         with ThreadPoolExecutor(self.jobs) as pool:
             for unit, broken in pool.map(one, todo):
                 failures += [(unit, arch, err) for arch, err in broken]
+        prune(self.device_cache, DEVICE_CACHE_DAYS)
         secs = time.time() - t0
         for unit, arch, err in failures:
             print(f"FAIL {unit.label} [{arch}]: {err}")
@@ -416,6 +421,22 @@ class Matrix:
               + (f"{files} file(s) fail, {len(failures)} file x architecture pair(s) (listed above)" if failures
                  else "every file compiles for every architecture it is built for"), flush=True)
         return 1 if failures else 0
+
+
+DEVICE_CACHE_DAYS = 30
+
+
+def prune(cache, days):
+    """Removes what `cache` has stored (and not used again: a hit does not touch it) more than `days` ago."""
+    if not cache or not Path(cache).is_dir():
+        return
+    limit = time.time() - days * 86400
+    for f in Path(cache).iterdir():
+        try:
+            if f.is_file() and f.stat().st_mtime < limit:
+                f.unlink()
+        except OSError:
+            pass
 
 
 def cuda12_builds(args):
@@ -458,6 +479,9 @@ def main():
     ap.add_argument("--stage-compile", default="",
                     help="the Makefile's command for a stage file, $(NVCC) $(STAGE_NVCCFLAGS), for --one-arch")
     ap.add_argument("--object-cache", default="", help="the Makefile's OBJECT_CACHE (empty: none)")
+    ap.add_argument("--device-cache", default="",
+                    help="where the device code of a file the build compiled is kept (the Makefile's MATRIX_CACHE, "
+                         "in the user's cache; empty: the object cache)")
     ap.add_argument("--stage-api", default="", help="the Makefile's STAGE_API: the headers in an object's key")
     ap.add_argument("--built", default="",
                     help="SOURCE=OBJECT pairs: the kit files the build compiles for --one-arch with the same flags "

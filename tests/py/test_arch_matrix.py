@@ -161,7 +161,7 @@ def test_a_file_that_breaks_on_one_architecture_is_named_for_that_one_with_its_o
 
 def test_a_file_the_build_compiled_gets_only_its_device_code_for_the_other_architectures(tmp_path):
     """Where the build's object for ARCH is up to date, the host side (the same for every architecture)
-    is the build's: the others get nvcc -fatbin, kept in the object cache (ccache keeps no -fatbin), and
+    is the build's: the others get nvcc -fatbin, kept in the device cache (ccache keeps no -fatbin), and
     a device-side error is still named for its architecture."""
     import argparse
     import os
@@ -174,7 +174,8 @@ def test_a_file_the_build_compiled_gets_only_its_device_code_for_the_other_archi
     os.utime(src, (100, 100))
     args = argparse.Namespace(nvcc=_nvcc(), nvcc_opts="-std=c++17 -O3", arch=[f"{a}=-arch={a}" for a in ("sm_80", "sm_86", "sm_89")],
                               out=str(tmp_path / "out"), jobs=1, only="", one_arch="sm_89", stage_compile="",
-                              object_cache=str(tmp_path / "objects"), stage_api="", built=f"{src}={built}")
+                              object_cache=str(tmp_path / "objects"), device_cache=str(tmp_path / "device"),
+                              stage_api="", built=f"{src}={built}")
     m = matrix_script.Matrix(args)
     broken, note = m.check(matrix_script.Unit(str(src), "", []))
     assert [a for a, _ in broken] == ["sm_86"], broken
@@ -185,4 +186,9 @@ def test_a_file_the_build_compiled_gets_only_its_device_code_for_the_other_archi
     assert broken == [], broken
     made = sorted(p.name for p in tmp_path.glob("k.cu.*") if p.suffix in (".o", ".fatbin"))
     assert made and all(n.endswith(".fatbin") for n in made), made  # no host object compiled
-    assert list((tmp_path / "objects").glob("*.o")), "the device code was not kept in the object cache"
+    assert list((tmp_path / "device").glob("*.o")), "the device code was not kept in the device cache"
+    assert not list((tmp_path / "objects").glob("*.o")), "the device code went to the stage object cache"
+    stored = next((tmp_path / "device").glob("*.o"))
+    os.utime(stored, (0, 0))  # stored long ago and not stored again since: removed after a run
+    matrix_script.prune(str(tmp_path / "device"), matrix_script.DEVICE_CACHE_DAYS)
+    assert not stored.exists()
