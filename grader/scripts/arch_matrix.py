@@ -246,6 +246,17 @@ def up_to_date(obj, source):
         return False
 
 
+def capturing(output):
+    """A compile function for object_cache.run_cached: runs the command in the tree, keeps what it
+    printed in output[0], returns its exit status."""
+    def compile_(command):
+        p = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace")
+        output[0] = p.stdout
+        return p.returncode
+    return compile_
+
+
 class Matrix:
     def __init__(self, args):
         self.nvcc = shlex.split(args.nvcc)
@@ -310,11 +321,7 @@ class Matrix:
         cmd = [*self.nvcc, *self.opts, *targets, *unit.flags, "-fatbin" if device_only else "-c", unit.source, "-o", str(obj)]
         output = [""]
 
-        def compile_(command):
-            p = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               errors="replace")
-            output[0] = p.stdout
-            return p.returncode
+        compile_ = capturing(output)
 
         headers = dependencies(self.built[unit.source]) if device_only and self.device_cache else None
         if headers is not None:
@@ -337,11 +344,7 @@ class Matrix:
         depends = [*self.stage_api, *sorted(str(h) for h in source.parent.glob("*.h"))]  # $(wildcard $(SUB_DIR)/*.h)
         output, hit = [""], [False]
 
-        def compile_(command):
-            p = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               errors="replace")
-            output[0] = p.stdout
-            return p.returncode
+        compile_ = capturing(output)
 
         if self.object_cache:
             rc = object_cache.run_cached(self.object_cache, cmd, str(source), str(obj), depends,
