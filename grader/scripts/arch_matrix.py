@@ -274,7 +274,7 @@ class Matrix:
         # The device code of a file the build compiled (nvcc -fatbin, which ccache does not keep): kept
         # by content in the user's cache, as ccache keeps the rest, so that a fresh clone with a warm
         # ccache compiles none of it again (what is not stored again in DEVICE_CACHE_DAYS is removed).
-        self.device_cache = getattr(args, "device_cache", "") or args.object_cache
+        self.device_cache = args.device_cache or args.object_cache
         self.stage_api = args.stage_api.split()
         # {source: object} of the kit files the build of this tree compiles for ARCH with the flags
         # the matrix uses (the Makefile's MATRIX_BUILT)
@@ -320,9 +320,7 @@ class Matrix:
         targets, shared = self.front_ends(unit, archs) if share and len(archs) > 1 else ([w for _, g in archs for w in g], [])
         cmd = [*self.nvcc, *self.opts, *targets, *unit.flags, "-fatbin" if device_only else "-c", unit.source, "-o", str(obj)]
         output = [""]
-
         compile_ = capturing(output)
-
         headers = dependencies(self.built[unit.source]) if device_only and self.device_cache else None
         if headers is not None:
             # ccache keeps no -fatbin: the device cache does, under the headers the build's .d names
@@ -343,9 +341,7 @@ class Matrix:
         cmd = [*self.stage_compile, "-DGEMMLAB_NS=submission", "-c", str(source), "-o", str(obj)]
         depends = [*self.stage_api, *sorted(str(h) for h in source.parent.glob("*.h"))]  # $(wildcard $(SUB_DIR)/*.h)
         output, hit = [""], [False]
-
         compile_ = capturing(output)
-
         if self.object_cache:
             rc = object_cache.run_cached(self.object_cache, cmd, str(source), str(obj), depends,
                                          say=lambda _: hit.__setitem__(0, True), compile_=compile_)

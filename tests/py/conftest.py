@@ -5,6 +5,7 @@ Tests that need a GPU are marked `gpu` and skipped, with the reason shown, witho
 tests/run_tests.py spreads the tests over the cores (pytest-xdist, one group per file, see
 SHARED_BUILDS); the `gpu` tests are one group: one worker runs them one after the other.
 """
+import fcntl
 import os
 import resource
 import shutil
@@ -100,7 +101,6 @@ def _wait_for_the_gpu_unit_tests():
     path = os.environ.get("GEMMLAB_GPU_LOCK")
     if _gpu_free or not path:
         return
-    import fcntl
     t0 = time.monotonic()
     with open(path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)

@@ -110,7 +110,7 @@ def _matrix(tmp_path, archs):
     import argparse
     args = argparse.Namespace(nvcc=_nvcc(), nvcc_opts="-std=c++17 -O3", arch=[f"{a}=-arch={a}" for a in archs],
                               out=str(tmp_path / "out"), jobs=1, only="", one_arch="", stage_compile="",
-                              object_cache="", stage_api="", built="")
+                              object_cache="", device_cache="", stage_api="", built="")
     return matrix_script.Matrix(args)
 
 
