@@ -5,6 +5,7 @@
 #include <string>
 
 #include "judge/check_command.h"
+#include "judge/check_engine.h"
 #include "common/check_result.h"
 
 using namespace gemmlab;
@@ -66,6 +67,30 @@ TEST_CASE("the worst case decides; not implemented wins over everything a child 
     CHECK(collect(finished({Disposition::failed, Disposition::out_of_bounds}), 2)["disposition"] == "out_of_bounds");
     CHECK(collect(finished({Disposition::not_implemented}), 5)["disposition"] == "not_implemented");
     CHECK(collect(finished({Disposition::passed, Disposition::crashed}), 5)["disposition"] == "crashed");
+}
+
+TEST_CASE("a stub the probe found is recorded as the check's own first case would be") {
+    CheckRun run;
+    run.stage = "tensor";
+    run.variant = "tf32";
+    run.precision = Precision::f32;
+    run.shapes = check_shapes(true, 7);
+    StubAnswer answer;
+    answer.stub = true;
+    answer.problem = "not implemented yet (the stage returns Status::not_implemented)";
+    answer.seconds = 0.002;
+    const json r = collect_stage_run("tensor", "tf32", Precision::f32, run.shapes.size(), stub_outcome(run, answer));
+    CHECK(r["disposition"] == "not_implemented");
+    CHECK(r["problem"] == answer.problem);
+    CHECK(r["expected_cases"] == run.shapes.size());
+    REQUIRE(r["cases"].size() == 1);  // the check stops at the first not-implemented case
+    const json& c = r["cases"][0];
+    CHECK(c["disposition"] == "not_implemented");
+    CHECK(shape_from_json(c["shape"]).dims() == run.shapes.front().dims());
+    CHECK(c["shape"]["alpha"] == run.shapes.front().alpha);
+    CHECK(c["inputs"] == "tf32");  // the variant's bound, as a real run records it
+    CHECK(c["bound"].get<double>() > 32);
+    CHECK(r["process"]["end"] == "exited with code 0");  // run_checks replaces it with kStubProbeEnd
 }
 
 TEST_CASE("the first failing case's problem becomes the stage's problem") {

@@ -226,3 +226,26 @@ def test_selection_runs_only_what_was_asked(tmp_path):
     assert [(r["stage"], r["variant"], r["precision"]) for r in data["results"]] == \
         [("tiled", "8", "double"), ("tiled", "16", "double"), ("tiled", "32", "double")]
     assert proc.returncode == 1
+
+
+STUB_PROBE_END = "no runner of its own: the stub probe's call returned Status::not_implemented"
+
+
+def test_stubs_are_answered_by_the_probe_until_a_stage_breaks_it(checked):
+    """One process asks every stage once before the check (check_engine.h, find_stubs): the memory
+    submission's stages all return there, so its tensor stubs need no runner of their own; the process
+    submission's tiled/8 kills the probe's context, so every run from it on, its tensor stubs too, is
+    checked in a runner of its own, with the same verdict."""
+    memory, _, _, _ = checked("memory")
+    process, _, _, _ = checked("process")
+    for variant in ("fp16", "tf32", "3xtf32"):
+        for prec in ("float", "double"):
+            by_probe, by_runner = memory[("tensor", variant, prec)], process[("tensor", variant, prec)]
+            assert by_probe["disposition"] == by_runner["disposition"] == "not_implemented"
+            assert by_probe["process"]["end"].startswith(STUB_PROBE_END), by_probe["process"]
+            assert by_runner["process"]["end"] == "exited with code 0", by_runner["process"]
+            assert by_probe["problem"] == by_runner["problem"]
+            assert [c["shape"] for c in by_probe["cases"]] == [c["shape"] for c in by_runner["cases"]]
+    # what the probe ran is checked as before, each in its own runner
+    assert not any(r["process"]["end"].startswith(STUB_PROBE_END) for r in memory.values()
+                   if r["disposition"] != "not_implemented")

@@ -30,6 +30,9 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kPictureMaxElements = size_t(1) << 24;
 // How long a runner may take to start CUDA (and the submission's library) and to map the buffers.
 constexpr double kRunnerStartSeconds = 60;
+// How long the stub probe's runner may take to start and map its buffers (find_stubs): past it the
+// check goes on without the probe, each run in a runner of its own.
+constexpr double kStubProbeStartSeconds = 10;
 // How long a runner that was told to exit may take to do so.
 constexpr double kRunnerExitSeconds = 5;
 
@@ -86,6 +89,13 @@ void note_input_change(CaseResult& r, const CanaryReport& c, const char* name, i
     os << "the stage wrote into its input " << name << " (" << c.changed << " element(s) changed, first at row "
        << c.first / ld << ", column " << c.first % ld << "): A and B are read-only";
     r.problem = os.str();
+}
+
+// The words of a not-implemented case (the pitched stage's helpers may say which of them is a stub).
+std::string not_implemented_problem(const StageInfo& stage, const std::string& said) {
+    return stage.operands == Operands::pitched && !said.empty()
+               ? said
+               : "not implemented yet (the stage returns Status::not_implemented)";
 }
 
 // Largest buffers the cases need, in elements: the judge exports one of each for the whole run.
@@ -207,9 +217,7 @@ public:
             return stop_with(Disposition::crashed, "the stage crashed the GPU context: " + reply.error);
         }
         if (res.status == "not_implemented")
-            return stop_with(Disposition::not_implemented, stage_.operands == Operands::pitched && !res.problem.empty()
-                                                               ? res.problem
-                                                               : "not implemented yet (the stage returns Status::not_implemented)");
+            return stop_with(Disposition::not_implemented, not_implemented_problem(stage_, res.problem));
         if (res.status == "not_linked") return stop_with(Disposition::rejected, kNotLinkedProblem);
         if (res.status == "cuda_error")
             return stop_with(Disposition::crashed,
@@ -331,7 +339,94 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
     return out;
 }
 
+// The problem of a check's first case, on the judge's throwaway buffers (no canaries: nothing is
+// checked), as the check sends it.
+protocol::Problem first_problem(const CheckRun& run, const StageInfo& st) {
+    const Shape& s = run.shapes.front();
+    protocol::Problem p;
+    p.precision = run.precision;
+    p.M = s.M, p.N = s.N, p.K = s.K, p.alpha = s.alpha, p.beta = s.beta;
+    p.a = {"A", 0}, p.b = {"B", 0}, p.c = {"C", 0};
+    p.lda = s.eff_lda(), p.ldb = s.eff_ldb(), p.ldc = s.eff_ldc();
+    p.pitched_flow = st.operands == Operands::pitched;
+    return p;
+}
+
 }  // namespace
+
+std::vector<StubAnswer> find_stubs(GpuContext& ctx, const std::vector<CheckRun>& runs) {
+    (void)ctx;  // the buffers below live in the judge's context, which ctx holds current
+    std::vector<StubAnswer> answers(runs.size());
+    if (runs.size() < 2) return answers;
+    // Buffers for every run's first case, in the wider precision: zeros, read by nobody.
+    Arena z;
+    for (const CheckRun& r : runs) {
+        const Arena a = arena_for({r.shapes.front()});
+        z.a = std::max(z.a, a.a), z.b = std::max(z.b, a.b), z.c = std::max(z.c, a.c);
+    }
+    ExportedBuffer A(z.a * sizeof(double)), B(z.b * sizeof(double)), C(z.c * sizeof(double));
+    for (const ExportedBuffer* b : {&A, &B, &C}) CUDA_CHECK(cudaMemset(b->get(), 0, b->bytes()));
+    ChildLimits limits = runs.front().limits;
+    limits.idle_seconds = kStubProbeSeconds;
+    ChildProcess runner(runner_executable(RunnerKind::submission), {"serve"}, limits,
+                        runner_sandbox(RunnerKind::submission));
+    bool timed_out = false;
+    std::string failure = await_event(runner, "ready", kStubProbeStartSeconds, &timed_out);
+    const json map{{"op", "map"},
+                   {"buffers", json::array({{{"name", "A"}, {"handle", A.handle_hex()}, {"bytes", A.bytes()}},
+                                            {{"name", "B"}, {"handle", B.handle_hex()}, {"bytes", B.bytes()}},
+                                            {{"name", "C"}, {"handle", C.handle_hex()}, {"bytes", C.bytes()}}})}};
+    if (failure.empty() && !runner.send(map)) failure = "it stopped reading";
+    if (failure.empty()) failure = await_event(runner, "mapped", kStubProbeStartSeconds, &timed_out);
+    bool intact = failure.empty();
+    for (size_t i = 0; i < runs.size() && intact; ++i) {
+        const CheckRun& run = runs[i];
+        const StageInfo* st = find_stage(run.side, run.stage);
+        if (!st || run.side != Side::submission) break;
+        const auto t0 = Clock::now();
+        const BenchItem item = BenchItem::of_stage(run.side, run.stage, run.variant);
+        const Reply reply = runner.send({{"op", "call"}, {"item", to_json(item)},
+                                         {"problems", json::array({protocol::to_json(first_problem(run, *st))})}})
+                                ? await_reply(runner, kStubProbeSeconds)
+                                : Reply{};
+        intact = reply.ok && reply.error.empty();
+        if (intact && reply.result.status == "not_implemented")
+            answers[i] = {true, not_implemented_problem(*st, reply.result.problem),
+                          std::chrono::duration<double>(Clock::now() - t0).count()};
+    }
+    if (intact) {
+        runner.send({{"op", "exit"}});
+        bool t = false;
+        while (auto ev = runner.receive(kRunnerExitSeconds, &t))
+            if ((*ev)["event"] == "done") break;
+    }
+    runner.reap(kRunnerExitSeconds, intact ? "" : "the stub probe");
+    return answers;
+}
+
+ChildOutcome stub_outcome(const CheckRun& run, const StubAnswer& answer) {
+    CaseResult r;
+    r.shape = run.shapes.front();
+    r.disposition = Disposition::not_implemented;
+    r.problem = answer.problem;
+    r.seconds = answer.seconds;
+    const StageInfo* st = find_stage(run.side, run.stage);
+    const StageVariant* v = st ? find_variant(*st, run.variant) : nullptr;
+    if (v) {
+        const ErrorBound bound = error_bound(run.precision, *v);
+        r.bound = bound.threshold;
+        r.inputs = bound.inputs;
+    }
+    ChildOutcome out;
+    out.events = {{{"event", "start"}, {"cases", run.shapes.size()}},
+                  {{"event", "case_start"}, {"index", 0}, {"shape", shape_to_json(r.shape)}},
+                  {{"event", "case"}, {"index", 0}, {"result", to_json(r)}},
+                  {{"event", "done"}}};
+    out.finished = true;
+    out.exit_code = 0;
+    out.seconds = answer.seconds;
+    return out;
+}
 
 ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::function<void(size_t)>& on_case) {
     const StageInfo* st = find_stage(run.side, run.stage);

@@ -42,4 +42,29 @@ struct CheckRun {
 // record. on_case(i) is called as case i starts (progress).
 ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::function<void(size_t)>& on_case);
 
+// The stubs among `runs` (the submission's, all checked on the same shapes), found before any run's
+// own runner starts: a stage still a stub returns Status::not_implemented at its first call, and a
+// runner process of its own for each of them (CUDA, the library, the buffers mapped: a fifth of a
+// second) would be most of a check of a half-done submission. One runner calls each run's stage
+// once, in order, with the first case's shape (inputs of no value, the judge's throwaway buffers),
+// and waits at most kStubProbeSeconds for each answer. Only Status::not_implemented, returned with
+// the runner's context intact, counts: for such a run the answer is the check's own first case
+// (stub_outcome); every other run, and every run from the first call that crashes, hangs or breaks
+// the context on, is checked in a runner of its own as before. A stage that lies here can only
+// lose its own points. Fewer than two runs: no probe (its runner would cost what it saves).
+constexpr double kStubProbeSeconds = 5;
+struct StubAnswer {
+    bool stub = false;    // the call returned Status::not_implemented
+    std::string problem;  // what the runner said with it (the pitched stage's helpers)
+    double seconds = 0;   // the call, as the judge waited for it
+};
+std::vector<StubAnswer> find_stubs(GpuContext& ctx, const std::vector<CheckRun>& runs);
+
+// The outcome of a run the stub probe answered: its first case, not implemented, as
+// check_stage_run reports it; the process record says the probe answered (kStubProbeEnd).
+ChildOutcome stub_outcome(const CheckRun& run, const StubAnswer& answer);
+constexpr const char* kStubProbeEnd =
+    "no runner of its own: the stub probe's call returned Status::not_implemented (one process asks "
+    "every stage once before the check)";
+
 }  // namespace gemmlab
