@@ -72,11 +72,18 @@ def load_handout_module():
     return module
 
 
-def handout_config(where: Path) -> Path:
+def handout_config(where: Path, first_arch_only=False) -> Path:
     """The repository's course.toml with the course's drop box an absolute path under `where`: make
     handout refuses the repository's own (results/dropbox, relative: in a handout it would name a
-    folder inside each student's checkout). The drop box is not set up, so make handout warns."""
+    folder inside each student's checkout). The drop box is not set up, so make handout warns.
+    first_arch_only: [handout] archs keeps its first entry only (the reference library compiled for
+    one GPU instead of each of the course's: a third of the compile; the arch matrix compiles the
+    reference for every architecture, test_handout.py packs and checks a library of several)."""
     text = (ROOT / "course.toml").read_text()
+    if first_arch_only:
+        one = re.sub(r'(?m)^archs = \[\s*("[^"]+")[^\]]*\]', r"archs = [\1]", text, count=1)
+        assert one != text, "course.toml has no [handout] archs line of several archs to cut"
+        text = one
     box = Path(where).resolve() / "dropbox"
     try:  # a drop box inside the checkout is refused too (make handout): such a one goes to the temp dir
         box.relative_to(ROOT.resolve())

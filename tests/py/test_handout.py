@@ -59,6 +59,33 @@ def test_gencode_has_sass_per_arch_and_ptx_for_the_highest():
                      "-gencode", "arch=compute_90,code=compute_90"]
 
 
+def test_the_check_finds_every_configured_arch_in_the_library(tmp_path):
+    """What `handout check` reads of the shipped library (check_archs): machine code for each of the
+    course's archs and PTX for the highest, as gencode_flags asks nvcc for them; an arch missing from
+    the library, or PTX where none was asked for, fails. (make handout-check in the suite builds the
+    library for one arch: this is the packing of several, on a kernel that compiles in seconds.)"""
+    handout = load_handout_module()
+    archs = ["sm_75", "sm_80", "sm_90"]
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\n")
+    lib = tmp_path / handout.REF_LIB
+    lib.parent.mkdir(parents=True)
+    nvcc = handout.cuda_home() / "bin" / "nvcc"
+    subprocess.run([str(nvcc), *handout.gencode_flags(archs, ptx=True), "-c", str(source), "-o", str(lib)],
+                   check=True, capture_output=True)
+
+    def check(manifest):
+        rep = handout.Report()
+        handout.check_archs(rep, tmp_path, manifest)
+        return rep
+
+    rep = check({"archs": archs, "ptx": True})
+    assert not rep.failed, rep.rows
+    assert rep.rows[0][2] == "SASS sm_75, sm_80, sm_90; PTX compute_90"
+    assert check({"archs": [*archs, "sm_86"], "ptx": True}).failed  # sm_86 has no machine code here
+    assert check({"archs": archs, "ptx": False}).failed  # PTX nobody asked for ships readable code
+
+
 def test_solution_scan_catches_copied_reference_code_but_not_the_stubs():
     handout = load_handout_module()
     distinctive = handout.distinctive_reference_lines()
@@ -102,7 +129,9 @@ def test_make_handout_check(tmp_path):
     if os.environ.get("GEMMLAB_SKIP_HANDOUT"):
         pytest.skip("GEMMLAB_SKIP_HANDOUT is set")
     # --no-gpu: the handout's own GPU tests would repeat what the GPU tests below prove, on the one GPU
-    config = gpu_prebuild.handout_config(tmp_path)  # a drop box make handout accepts
+    # a drop box make handout accepts; the library for the course's first GPU only (packing several:
+    # test_the_check_finds_every_configured_arch_in_the_library)
+    config = gpu_prebuild.handout_config(tmp_path, first_arch_only=True)
     # HANDOUT_TESTED_HERE: the report's tests, which this suite runs on the same files, stay out of the
     # handout's own make test while they and what they read are byte for byte this checkout's
     proc = run(["make", "--no-print-directory", "handout-check", f"DIST={tmp_path}", f"CONFIG={config}",
