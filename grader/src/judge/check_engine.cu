@@ -354,10 +354,9 @@ protocol::Problem first_problem(const CheckRun& run, const StageInfo& st) {
 
 }  // namespace
 
-std::vector<StubAnswer> find_stubs(GpuContext& ctx, const std::vector<CheckRun>& runs) {
-    (void)ctx;  // the buffers below live in the judge's context, which ctx holds current
-    std::vector<StubAnswer> answers(runs.size());
-    if (runs.size() < 2) return answers;
+namespace {
+
+void probe_stubs(const std::vector<CheckRun>& runs, std::vector<StubAnswer>& answers) {
     // Buffers for every run's first case, in the wider precision: zeros, read by nobody.
     Arena z;
     for (const CheckRun& r : runs) {
@@ -401,6 +400,20 @@ std::vector<StubAnswer> find_stubs(GpuContext& ctx, const std::vector<CheckRun>&
             if ((*ev)["event"] == "done") break;
     }
     runner.reap(kRunnerExitSeconds, intact ? "" : "the stub probe");
+}
+
+}  // namespace
+
+std::vector<StubAnswer> find_stubs(GpuContext& ctx, const std::vector<CheckRun>& runs) {
+    (void)ctx;  // the probe's buffers live in the judge's context, which ctx holds current
+    std::vector<StubAnswer> answers(runs.size());
+    if (runs.size() < 2) return answers;
+    try {
+        probe_stubs(runs, answers);
+    } catch (const std::exception&) {
+        // The probe only saves time: whatever stopped it (no memory for its buffers, no runner), every
+        // run it did not answer is checked in a runner of its own, where the same trouble is reported.
+    }
     return answers;
 }
 
