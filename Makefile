@@ -573,7 +573,7 @@ handout-check: handout  ## (instructors) unpack the handout afresh and prove it 
 # ---- tests ------------------------------------------------------------------------------------------
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
 HOST_TESTS := $(BUILD)/tests/host_tests
-GPU_TEST_SRC := $(wildcard tests/gpu/*.cu)
+GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 GPU_TESTS := $(SUB_BUILD)/gpu_tests
 
 $(BUILD)/tests/host/%.o: tests/host/%.cpp $(GRADER_FLAGS_STAMP)
@@ -584,10 +584,12 @@ $(BUILD)/tests/host/%.o: tests/host/%.cpp $(GRADER_FLAGS_STAMP)
 $(HOST_TESTS): $(HOST_TEST_SRC:tests/host/%.cpp=$(BUILD)/tests/host/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) \
                | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
-$(SUB_BUILD)/tests/gpu/%.o: tests/gpu/%.cu $(GRADER_FLAGS_STAMP)
+# The GPU tests hold no device code of their own (they drive the judge's engines): host files, as the
+# host tests are compiled (into gpu-tests/: tests/gpu/ of an older build holds objects of .cu files).
+$(SUB_BUILD)/gpu-tests/%.o: tests/gpu/%.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cu=$(SUB_BUILD)/tests/gpu/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER) $(CUDA_LIB_FILES)
+	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) $(HOST_TEST_OPT) -c $< -o $@
+$(GPU_TESTS): $(GPU_TEST_SRC:tests/gpu/%.cpp=$(SUB_BUILD)/gpu-tests/%.o) $(GRADER_BUILD)/judge/registry_names.o $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) | $(GRADER) $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $^ $(LDLIBS)
 
 ##@ Everyone
@@ -621,7 +623,6 @@ MATRIX_ARCHS := $(if $(filter 12,$(CUDA_MAJOR)),$(ARCHS_CUDA12),$(ARCHS_CUDA13))
 # an object is up to date (make test builds them all first), the matrix leaves ARCH out for that file.
 MATRIX_BUILT := $(foreach f,$(wildcard grader/src/*/*.cu),$(f)=$(patsubst grader/src/%.cu,$(GRADER_BUILD)/%.cu.o,$(f))) \
     $(foreach f,$(REF_SOURCES),$(f)=$(BUILD)/reference/$(notdir $(f:.cu=.o))) \
-    $(foreach f,$(GPU_TEST_SRC),$(f)=$(SUB_BUILD)/tests/gpu/$(notdir $(f:.cu=.o))) \
     $(if $(filter $(CURDIR)/student,$(SUB_DIR)),$(foreach f,$(wildcard student/*.cu),$(f)=$(SUB_BUILD)/stages/$(notdir $(f:.cu=.o))))
 MATRIX_PART ?= all
 # The device code the matrix compiles for a file the build compiled (nvcc -fatbin, which ccache does not

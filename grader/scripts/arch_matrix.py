@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The compile matrix (`make arch-matrix`): every .cu file of the kit, for every supported architecture.
 
-  part cuda13  compiles (nvcc -c, no link) every .cu file — the grader (grader/src), its GPU tests
-               (tests/gpu), the probes (tests/probes), the reference (reference/*.cu, and the tuning
+  part cuda13  compiles (nvcc -c, no link) every .cu file — the grader's (grader/src: its device code;
+               host code that calls CUDA is .cpp), any of its GPU tests (tests/gpu), the probes (tests/probes), the reference (reference/*.cu, and the tuning
                ladder of reference/tuning; with MATRIX_TUNE=1 also every file with its tuning
                candidates, -DGEMMLAB_TUNE, as reference/tuning/run.sh --tune builds them), the stubs
                (student/) — with the Makefile's flags for its kind of file, for every architecture of

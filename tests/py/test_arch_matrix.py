@@ -10,6 +10,7 @@ grader for each architecture of ARCHS_CUDA12 with the toolkit `make setup-cuda12
 skipped, with the reason shown, where that toolkit is not installed; it is a group of its own, so
 that it runs beside the CUDA 13 part rather than after it.
 """
+import re
 import subprocess
 import sys
 
@@ -48,6 +49,16 @@ def test_cuda12_builds_and_links_for_its_archs():
     assert proc.returncode == 0, f"a CUDA 12 build failed:\n{failures(proc.stdout)}"
 
 
+def test_the_grader_and_its_tests_keep_device_code_only_in_cu_files():
+    """A .cu file of the grader or its GPU tests holds device code (a kernel, a device function, a
+    launch); host code that calls CUDA is a .cpp: nvcc would parse it once per architecture in the
+    matrix (a front end each), and g++ once."""
+    device = re.compile(r"__global__|__device__|<<<")
+    host_only = [str(p.relative_to(ROOT)) for d in ("grader/src", "tests/gpu") for p in sorted((ROOT / d).rglob("*.cu"))
+                 if not device.search(p.read_text())]
+    assert not host_only, f"no device code: make these .cpp files: {host_only}"
+
+
 def test_what_compiles_for_every_arch_and_what_for_one():
     """Every file of the kit, for every architecture; a test submission's file for one architecture
     only where the rule finds no architecture-dependent device code — the rule that finds the kit's
@@ -56,7 +67,7 @@ def test_what_compiles_for_every_arch_and_what_for_one():
     units = {u.source: u for u in matrix_script.units()}
     tests = ("tests/broken/", "tests/gallery/", "tests/profile_padding/")
     kit = [s for s in units if not s.startswith(tests)]
-    assert {"grader/src/judge/bench_engine.cu", "tests/gpu/main.cu", "reference/reuse.cu", "student/tiled.cu",
+    assert {"grader/src/judge/device_ops.cu", "grader/src/runner/runner.cu", "reference/reuse.cu", "student/tiled.cu",
             "reference/tuning/ladder.cu"} <= set(kit)
     assert all(units[s].archs == "all" for s in kit), [s for s in kit if units[s].archs != "all"]
     dependent = {p: matrix_script.arch_dependent(ROOT / p) for p in

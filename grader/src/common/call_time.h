@@ -1,6 +1,6 @@
 // call_time.h — how the judge's clock of one timed call becomes its time (docs/timing.md, "One timed
 // call"). Host-only, so the rule is tested in CI (tests/host/test_call_time.cpp); the judge's
-// benchmark (judge/bench_engine.cu) applies it to every call.
+// benchmark (judge/bench_engine.cpp) applies it to every call.
 //
 // The judge reads the GPU's %globaltimer from its own CUDA context twice per timed interval (one call,
 // or several of one item when a call is short): before the calls' inputs exist in any memory the

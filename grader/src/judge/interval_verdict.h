@@ -8,7 +8,7 @@
 // order of the decision matters: poison is "unwritten" whatever the full check says afterwards (an
 // element never written is NaN there, and would otherwise read as a wrong value); only a sample with no
 // poison and values that were not yet the answer asks the full check, which tells a wrong answer from a
-// late one. No GPU here: bench_engine.cu takes the counts, this turns them into the verdict
+// late one. No GPU here: bench_engine.cpp takes the counts, this turns them into the verdict
 // (tests/host/test_interval_verdict.cpp).
 #pragma once
 

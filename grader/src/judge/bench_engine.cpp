@@ -1,4 +1,4 @@
-// bench_engine.cu — the judge's benchmark (bench_engine.h). One timed interval, in the judge's context:
+// bench_engine.cpp — the judge's benchmark (bench_engine.h). One timed interval, in the judge's context:
 //
 //   host:   fresh random A0, B0 for each of the interval's n calls, in the judge's own memory; ask the
 //           runner to arm them (its stream waits on the go word, runs the n calls one after the other

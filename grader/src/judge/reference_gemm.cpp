@@ -1,4 +1,4 @@
-// reference_gemm.cu — the FP64 reference and gauge (see reference_gemm.h).
+// reference_gemm.cpp — the FP64 reference and gauge (see reference_gemm.h).
 #include "judge/reference_gemm.h"
 
 #include <cmath>

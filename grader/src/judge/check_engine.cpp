@@ -1,4 +1,4 @@
-// check_engine.cu — the judge's check of a stage run (check_engine.h), case by case:
+// check_engine.cpp — the judge's check of a stage run (check_engine.h), case by case:
 //   1. in the judge's context: fresh random A and B (padding too), C random (or NaN when beta == 0),
 //      canaries around C; private copies of A and B; the FP64 reference and its gauge;
 //   2. the runner calls the stage on the judge's buffers and synchronizes its device;

@@ -1,4 +1,4 @@
-// gpu_context.cu — the judge's CUDA context, the FP64 reference GEMM, exported buffers.
+// gpu_context.cpp — the judge's CUDA context, the FP64 reference GEMM, exported buffers.
 #include "judge/gpu_context.h"
 
 #include "judge/device_ops.h"
