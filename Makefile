@@ -169,9 +169,9 @@ WARN := -Wall -Wextra
 # the file and line) and compiles in two thirds of the time full debug information takes;
 # make HOST_DEBUG=-g gives a debugger its variables too.
 HOST_DEBUG ?= -g1
-# HOST_TEST_OPT: the host unit tests' own files (tests/host) are compiled without optimization (after
-# CXXFLAGS): they run in seconds either way and compile in two thirds of the time; the grader code
-# they test keeps -O2.
+# HOST_TEST_OPT: the unit tests' own files (tests/host, tests/gpu) are compiled without optimization
+# (after CXXFLAGS): they run in seconds either way and compile in two thirds of the time; the grader
+# code they test keeps -O2.
 HOST_TEST_OPT ?= -O0
 CXXFLAGS := -std=c++17 -O2 $(HOST_DEBUG) $(WARN) $(GRADER_INCLUDES) -isystem $(CUDA_HOME)/include -MMD -MP
 # NVCC_OPTS: nvcc's options for every architecture (make arch-matrix compiles with them too).
