@@ -533,17 +533,20 @@ def entered_dir(cfg, student: str) -> Path:
 # ---- what one student may see ----------------------------------------------------------------
 def token(cfg, user: str, create: bool) -> str | None:
     """The student's token: a random name only they and the staff can read (<dropbox>/<user>/.token),
-    under which the staff leave what that student may see. Made by the student's own commands."""
+    under which the staff leave what that student may see. Made by the student's own commands; read
+    through the drop box's door (attempts.py): a token that is a link, another's file or not a token
+    is none."""
+    import attempts
     path = cfg.dropbox_dir / user / TOKEN_NAME
     try:
-        text = path.read_text().strip()
-        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
-            return text
+        text = attempts.read_token(cfg, user, TOKEN_NAME)
     except FileNotFoundError:
-        pass
+        text = None
     except OSError:
         return None
-    if not create or not (cfg.dropbox_dir / user).is_dir():
+    if text is not None:
+        return text
+    if not create or not attempts.has_directory(cfg, user):
         return None
     value = secrets.token_hex(16)
     tmp = path.with_name(f".token.{os.getpid()}")
@@ -589,9 +592,12 @@ def write_views(cfg, students=None, official: dict | None = None):
     out_dir = _mkdir(public_root(cfg) / "to-student", 0o2771 if gid is not None else 0o711, gid)
     if students is not None:
         names = students
-    else:  # everyone with a directory in the drop box: only they can have a token
-        names = sorted(p.name for p in cfg.dropbox_dir.iterdir() if p.is_dir() and not p.name.startswith(".")) \
-            if cfg.dropbox_dir.is_dir() else []
+    else:  # the class (attempts.students: the roster's, when there is one); only they can have a token
+        import attempts
+        try:
+            names = attempts.students(scfg)
+        except Exception:  # noqa: BLE001  (a roster not readable here: whoever has a directory)
+            names = attempts.directory_names(cfg)
     written = 0
     for student in names:
         tok = token(cfg, student, create=False)

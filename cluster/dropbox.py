@@ -1,5 +1,7 @@
-"""dropbox.py — the drop box: collecting a hand-in, storing it as a new attempt, listing attempts,
-and choosing the attempt that counts under the deadline policy.
+"""dropbox.py — the drop box's writing side: collecting a hand-in, storing it as a new attempt,
+a student's withdrawal mark, and choosing the attempt that counts under the deadline policy.
+Everything that READS the drop box goes through attempts.py, its one door (links, owners, types,
+schemas).
 
 Layout (docs/instructor-guide.md explains the permissions):
 
@@ -28,7 +30,6 @@ import secrets
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
@@ -128,15 +129,18 @@ REPORT_VERDICTS = ("ok", "mismatch", "unstamped", "example", "none")
 
 
 def report_check(files: dict) -> dict:
-    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path: the
-    fingerprint of its stage files against the one its report.pdf carries (grader/scripts/
-    fingerprint.py; `differ` names the stage files whose hash is not the report's)."""
-    stages = fingerprint.of_files(files)["fingerprint"]
+    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path (the student's
+    own files) or name -> bytes (a stored hand-in, as attempts.py read it): the fingerprint of its
+    stage files against the one its report.pdf carries (grader/scripts/fingerprint.py; `differ` names
+    the stage files whose hash is not the report's)."""
+    data = {n: v if isinstance(v, (bytes, bytearray)) else Path(v).read_bytes() for n, v in files.items()}
+    mine = {n: fingerprint.sha256_bytes(b) for n, b in data.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
+    stages = fingerprint.combine(mine)
     out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": []}
-    if REPORT_NAME not in files:
+    if REPORT_NAME not in data:
         return out
     try:
-        stamp = fingerprint.read_report_stamp(files[REPORT_NAME])
+        stamp = fingerprint.read_report_stamp(data[REPORT_NAME])
     except (OSError, ValueError):
         stamp = fingerprint.parse_stamp("")
     out.update(report=stamp["fingerprint"], report_submission=stamp["submission"])
@@ -148,16 +152,10 @@ def report_check(files: dict) -> dict:
         out["verdict"] = "ok"
     else:
         out["verdict"] = "mismatch"
-        mine = {n: fingerprint.sha256_file(p) for n, p in files.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
         theirs = stamp["files"]  # name -> the first digits of its sha256
         out["differ"] = sorted(n for n in set(mine) | set(theirs)
                                if n not in mine or n not in theirs or not mine[n].startswith(theirs[n]))
     return out
-
-
-def report_check_dir(files_dir: Path) -> dict:
-    """report_check of a stored attempt's files/ directory."""
-    return report_check({p.name: p for p in Path(files_dir).iterdir() if p.is_file()})
 
 
 def report_warning(check: dict) -> str:
@@ -347,115 +345,14 @@ def _rmtree(p: Path):
     shutil.rmtree(p, ignore_errors=True)
 
 
-# An attempt's files and manifest are written once, then renamed into place: a change time (ctime)
-# later than its manifest's time by more than this was a change made after the hand-in was stored.
-STORED_WITHIN = dt.timedelta(minutes=2)
-
-
-@dataclass
-class Attempt:
-    path: Path
-    number: int
-    manifest: dict
-    entered: bool = False          # entered by the course staff (course_state: e-mailed files), not the student
-    staff_withdrawn: dict | None = None  # the staff's decision that withdraws it (course_state)
-    staff_restored: dict | None = None   # the staff's decision that counts it again despite the student's mark
-
-    @property
-    def student(self) -> str:
-        return self.manifest.get("user") or self.path.parent.name
-
-    @property
-    def label(self) -> str:
-        """How people name it: #3, or E1 for the first hand-in the staff entered."""
-        return f"E{self.number}" if self.entered else f"#{self.number}"
-
-    @property
-    def digest(self) -> str:
-        return self.manifest["attempt_sha256"]
-
-    @property
-    def submitted_at(self) -> dt.datetime:
-        return parse_iso(self.manifest["submitted_at"])
-
-    @property
-    def withdrawn(self) -> bool:
-        if self.staff_restored is not None:
-            return False
-        # A hand-in the staff entered lies in their area: only a decision withdraws it (and a student,
-        # who cannot read that area, must not look there).
-        return self.staff_withdrawn is not None or (not self.entered and (self.path / WITHDRAWN_NAME).is_file())
-
-    def _changed_times(self) -> list[tuple[dt.datetime, str]]:
-        return [(dt.datetime.fromtimestamp(p.stat().st_ctime, dt.timezone.utc), p.name)
-                for p in [self.path / "manifest.json", *(self.path / "files").iterdir()]]
-
-    def effective_time(self) -> dt.datetime:
-        """The later of the manifest's time and the change time (ctime) of every file in the attempt:
-        a user can rewrite a manifest but cannot set a ctime, so editing an attempt after the fact
-        makes it late rather than backdating it. A hand-in the staff entered keeps the time they gave
-        (the student cannot write it; the decision log says why)."""
-        if self.entered:
-            return self.submitted_at
-        times = [self.submitted_at]
-        times += [t - dt.timedelta(seconds=2) for t, _ in self._changed_times()]  # the manifest time is taken just before writing
-        return max(times)
-
-    def changed_after_store(self) -> str:
-        """'' when nothing in the attempt changed after it was stored, else what and when: an attempt
-        is a record, and one edited later (its manifest rewritten to match, even) is an integrity case
-        for a person, whatever its time would now make it."""
-        if self.entered:
-            return ""
-        stored = parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
-        if self.manifest.get("clock") == "drop-box file system" and abs(stored - self.submitted_at) > dt.timedelta(seconds=1):
-            return (f"has a manifest whose times disagree (handed in {self.manifest['submitted_at']}, stored "
-                    f"{self.manifest.get('stored_at')}): the manifest was rewritten")
-        late = [(t, name) for t, name in self._changed_times() if t - stored > STORED_WITHIN]
-        if not late:
-            return ""
-        t, _ = max(late)
-        names = ", ".join(sorted(name for _, name in late))
-        return f"was changed on {iso(t)}, after it was stored on {iso(stored)} ({names})"
-
-    def integrity_problem(self) -> str:
-        """'' for an intact attempt; else what a person must look at (verify, changed_after_store)."""
-        problem = self.verify()
-        return problem if problem else self.changed_after_store()
-
-    def verify(self) -> str:
-        """'' when the files match the manifest, else what differs."""
-        listed = self.manifest.get("files", {})
-        present = {p.name for p in (self.path / "files").iterdir()}
-        if present != set(listed):
-            return f"files {sorted(present ^ set(listed))} differ from the manifest"
-        for name, entry in listed.items():
-            if sha256_file(self.path / "files" / name) != entry["sha256"]:
-                return f"{name} does not match its sha256 in the manifest"
-        if attempt_digest(listed) != self.digest:
-            return "the manifest's attempt_sha256 does not match its files"
-        return ""
-
-
-def list_attempts(d: Path, entered=False) -> list[Attempt]:
+def list_attempts(d: Path, entered=False) -> list:
     """The attempts in a student's directory (or, entered: in the staff's directory of the hand-ins
-    they entered for the student), by number."""
-    out = []
-    if not d.is_dir():
-        return out
-    for p in d.iterdir():
-        m = (ENTERED_RE if entered else ATTEMPT_RE).match(p.name)
-        if not m or not p.is_dir():
-            continue
-        try:
-            manifest = json.loads((p / "manifest.json").read_text())
-        except (OSError, ValueError):
-            continue  # unreadable: reported by the sweep as a problem of that student
-        out.append(Attempt(path=p, number=int(m.group(1)), manifest=manifest, entered=entered))
-    return sorted(out, key=lambda a: a.number)
+    they entered for the student), by number, read through the drop box's door (attempts.py)."""
+    import attempts  # the door reads dropbox's names and helpers: imported here, not above
+    return attempts.in_directory(d, entered)
 
 
-def withdraw(attempt: Attempt, undo=False):
+def withdraw(attempt, undo=False):
     """Mark (or unmark) an attempt as withdrawn by its student."""
     mark = attempt.path / WITHDRAWN_NAME
     if undo:
@@ -466,17 +363,7 @@ def withdraw(attempt: Attempt, undo=False):
     os.replace(tmp, mark)
 
 
-def students(cfg) -> list[str]:
-    """The roster when there is one (checked: class_files.read_roster), plus everyone with a
-    directory in the drop box."""
-    from class_files import read_roster  # class_files reads dropbox's helpers: imported here, not above
-    names = set(read_roster(cfg))
-    if cfg.dropbox_dir.is_dir():
-        names.update(p.name for p in cfg.dropbox_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
-    return sorted(names)
-
-
-def choose(attempts: list[Attempt], deadline, accepted: Attempt | None = None) -> tuple[Attempt | None, dict]:
+def choose(attempts: list, deadline, accepted=None) -> tuple:
     """The attempt that counts under the late policy, and why: {late, days_late, penalty_pct, note}.
     Withdrawn attempts never count. accepted: the attempt the course staff decided counts (it does,
     with its own lateness)."""

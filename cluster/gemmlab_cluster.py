@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import attempts as door  # noqa: E402  (the one way into the drop box)
 import class_files  # noqa: E402
 import config as config_mod  # noqa: E402
 import course_state  # noqa: E402
@@ -91,9 +92,9 @@ def cmd_submit(cfg, args):
                                     extra={"report": report, "course_state": state.id if state else None})
     if user == dropbox.current_user():
         course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
-    manifest = json.loads((attempt / "manifest.json").read_text())
-    print(f"submit: stored attempt #{int(attempt.name.split('-')[1])} of {user}, {manifest['submitted_at']}: it is "
-          f"handed in ({attempt}, sha256 {manifest['attempt_sha256'][:12]})")
+    stored = door.one(cfg, attempt)
+    print(f"submit: stored attempt #{stored.number} of {user}, {stored.manifest['submitted_at']}: it is "
+          f"handed in ({attempt}, sha256 {stored.digest[:12]})")
     warning = dropbox.report_warning(report)
     if warning:
         print(f"submit: WARNING: {warning} This hand-in is stored as it is; the course staff see the report "
@@ -181,14 +182,14 @@ def student_decisions(cfg, user) -> "course_state.StudentDecisions | None":
     return None
 
 
-def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], dropbox.Attempt | None]:
+def attempts_of(cfg, student, decided=None) -> tuple[list[door.Attempt], door.Attempt | None]:
     """Every attempt of a student — their own, and the hand-ins the staff entered for them (where this
     account can read those) — oldest first, with the staff's withdrawals marked; and the attempt the
     staff decided counts, if any. decided: the student's decisions (default: student_decisions)."""
-    own = dropbox.list_attempts(cfg.dropbox_dir / student)
+    own = door.of_student(cfg, student)
     decided = student_decisions(cfg, student) if decided is None else decided
     try:
-        entered = dropbox.list_attempts(course_state.entered_dir(cfg, student), entered=True)
+        entered = door.entered_of(cfg, student)
     except PermissionError:  # a student: the staff's area is closed, what the staff left for them says it
         entered = _entered_as_told(cfg, student, decided)
     attempts = sorted(own + entered, key=lambda a: (a.submitted_at, a.entered, a.number))
@@ -202,15 +203,15 @@ def attempts_of(cfg, student, decided=None) -> tuple[list[dropbox.Attempt], drop
     return attempts, accepted
 
 
-def _entered_as_told(cfg, student, decided) -> list[dropbox.Attempt]:
+def _entered_as_told(cfg, student, decided) -> list[door.Attempt]:
     """The hand-ins the staff entered for a student, as the student may know them (their view: label
     and time of each, not its files): so `make status` lists them, and says which attempt counts."""
     out = []
     for e in (decided.history if decided else []):
         if e["action"] == "enter" and e.get("label", "")[1:].isdigit() and e.get("submitted_at"):
-            out.append(dropbox.Attempt(course_state.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
-                                       {"user": student, "submitted_at": e["submitted_at"], "files": {},
-                                        "attempt_sha256": ""}, entered=True))
+            out.append(door.Attempt(course_state.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
+                                    {"user": student, "submitted_at": e["submitted_at"], "files": {},
+                                     "attempt_sha256": ""}, entered=True, owner=student))
     return out
 
 
@@ -232,27 +233,27 @@ def _on_the_roster(cfg, user, override):
                       "the course staff to add you (they can also hand in for you: submit --off-roster)")
 
 
-def _waiting_jobs(attempts) -> list[dropbox.Attempt]:
+def _waiting_jobs(attempts) -> list[door.Attempt]:
     """The attempts whose grading job is still waiting or running."""
     out = []
     if not shutil.which("scontrol"):
         return out
     for a in attempts:
-        job = grading._read_json(a.path / "job.json") or {}
-        if job.get("job_id") and not (a.path / "grading" / "outcome.json").exists():
+        job = a.record("job.json") or {}
+        if job.get("job_id") and not a.record("grading/outcome.json"):
             if slurm.job_state(job["job_id"]) in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED"):
                 out.append(a)
     return out
 
 
-def _grading_stands(a: dropbox.Attempt) -> bool:
+def _grading_stands(a: door.Attempt) -> bool:
     """Whether an attempt's feedback grading says (or will say) what the files are worth: graded, or
     still queued — not one that found no GPU or failed (grading.SWEEP_RETRIES), nor a job that
     ended without a result."""
-    outcome = grading._read_json(a.path / "grading" / "outcome.json")
+    outcome = a.record("grading/outcome.json")
     if outcome:
         return outcome.get("status") not in grading.SWEEP_RETRIES
-    job = grading._read_json(a.path / "job.json") or {}
+    job = a.record("job.json") or {}
     if not job.get("job_id"):
         return False
     if not shutil.which("scontrol"):
@@ -266,7 +267,7 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
     course's limits on a student's gradings — how many an hour (on Slurm and on this machine alike),
     and, with Slurm, how many jobs wait at once (without a queue, a grading runs while make submit
     waits: none of a student's waits)."""
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    attempts = door.of_student(cfg, user)
     this = next(a for a in attempts if a.path == attempt_path)
     earlier = [a for a in attempts if a.number < this.number]
     same = [a for a in earlier if a.digest == this.digest and _grading_stands(a)]
@@ -295,13 +296,13 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
     return "", ""
 
 
-def _graded_at(a: dropbox.Attempt):
+def _graded_at(a: door.Attempt):
     """When an attempt's own grading was queued (Slurm: its job.json) or started on this machine
     (without Slurm: its outcome, which names no job); None when it had none."""
-    job = grading._read_json(a.path / "job.json") or {}
+    job = a.record("job.json") or {}
     if job.get("job_id") and job.get("queued"):
         return dropbox.parse_iso(job["queued"])
-    outcome = grading._read_json(a.path / "grading" / "outcome.json") or {}
+    outcome = a.record("grading/outcome.json") or {}
     if outcome.get("started") and not outcome.get("job_id"):
         return dropbox.parse_iso(outcome["started"])
     return None
@@ -392,7 +393,7 @@ def cmd_withdraw(cfg, args):
     if args.user and args.user != dropbox.current_user():
         return _staff_withdraw(cfg, args)
     user = dropbox.current_user()
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    attempts = door.of_student(cfg, user)
     a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
     if a is None:
         raise Refused(f"{user} has no attempt #{args.attempt}; `make status` lists yours")
@@ -437,12 +438,14 @@ def _compile_check(cfg, files):
 
 def grade_attempt(cfg, attempt_path: Path) -> dict:
     """Grade one attempt into <attempt>/grading/ (atomically); what the submit job runs."""
-    attempt_path = Path(attempt_path).resolve()
-    manifest = json.loads((attempt_path / "manifest.json").read_text())
-    a = dropbox.Attempt(attempt_path, int(attempt_path.name.split("-")[1]), manifest)
+    attempt_path = Path(os.path.abspath(attempt_path))
+    try:
+        a = door.one(cfg, attempt_path)
+    except (door.Case, FileNotFoundError) as e:
+        raise Refused(f"grade-attempt: {e}") from None
     job = os.environ.get("SLURM_JOB_ID")
     if job:
-        done = grading._read_json(attempt_path / "grading" / "outcome.json")
+        done = a.record("grading/outcome.json")
         if done and done.get("job_id") == job and done.get("status") not in grading.SWEEP_RETRIES:
             return done  # an earlier start of this job published it, then its node failed: not twice
         for stale in attempt_path.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
@@ -456,7 +459,7 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
             outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered",
                                                 message=problem))
         else:
-            outcome = grading.grade_into(cfg, attempt_path / "files", tmp, meta)
+            outcome = grading.grade_into(cfg, a.stage_bytes(), tmp, meta)
         grading.publish(tmp, attempt_path / "grading")
         return outcome
     except BaseException:
@@ -487,13 +490,15 @@ def _acting_user(args):
     return me
 
 
-def _attempt_state(a: dropbox.Attempt) -> str:
-    outcome = grading._read_json(a.path / "grading" / "outcome.json")
+def _attempt_state(a: door.Attempt) -> str:
+    outcome = a.record("grading/outcome.json")
+    if a.record_problems.get("grading/outcome.json"):
+        return f"its grading record cannot be read ({a.record_problems['grading/outcome.json']}): ask the course staff"
     if outcome:
         score = outcome.get("score")
         pts = f" {score['total']}/{score['max']}" if score and outcome["status"] == "graded" else ""
         return f"{outcome['status']}{pts}"
-    job = grading._read_json(a.path / "job.json")
+    job = a.record("job.json")
     if job and job.get("not_queued"):
         return f"not queued ({job['not_queued']})"
     if job:
@@ -509,6 +514,9 @@ def cmd_status(cfg, args):
     user = args.user or dropbox.current_user()
     if user == dropbox.current_user():
         _a_place_for_the_staff(cfg, user)
+    case = door.student_case(cfg, user)
+    if case:
+        print(f"status: {user}: needs_review: {case}. Nothing in it is graded")
     attempts, accepted = attempts_of(cfg, user)
     decided = student_decisions(cfg, user)
     if not attempts:
@@ -525,12 +533,14 @@ def cmd_status(cfg, args):
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
                  + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
-        files = (f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}" if a.manifest["files"]
-                 else "files kept by the course staff")  # entered: the student knows its label and time only
+        files = ("needs_review" if a.problem else f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}"
+                 if a.manifest["files"] else "files kept by the course staff")  # entered, as told: label and time only
         print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  "
               f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
               + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
+        if a.problem:
+            print(f"       {a.problem}")
     if pick is None:
         print("  none of these counts under the course's late policy")
     for e in (decided.visible() if decided else []):
@@ -545,7 +555,9 @@ def _a_place_for_the_staff(cfg, user):
     the drop box, which a hand-in makes; a student on the roster who has none (their hand-in reached the
     staff by e-mail) gets it from `make status`. Nobody else does: a directory makes its owner one of
     the class."""
-    if not (cfg.dropbox_dir / user).is_dir():
+    if not door.has_directory(cfg, user):
+        if door.student_case(cfg, user):
+            return  # a link, or another account's directory: no token goes there
         if getattr(cfg, "state", None) is None or not cfg.dropbox_dir.is_dir():
             return  # no course the staff set up: status makes no drop box
         try:
@@ -579,7 +591,7 @@ def cmd_results(cfg, args):
     official = _official_lines(cfg, user)
     for line in official:
         print(line)
-    attempts = [a for a in dropbox.list_attempts(cfg.dropbox_dir / user) if (a.path / "grading").is_dir()]
+    attempts = [a for a in door.of_student(cfg, user) if a.record("grading/outcome.json") or a.record_problems]
     if args.attempt:
         attempts = [a for a in attempts if a.number == args.attempt]
     if not attempts:
@@ -589,10 +601,13 @@ def cmd_results(cfg, args):
                       + " yet; `make status` shows where grading stands")
     a = attempts[-1]
     out = a.path / "grading"
-    outcome = json.loads((out / "outcome.json").read_text())
+    outcome = a.record("grading/outcome.json")
+    if outcome is None:
+        raise Refused(f"the grading record of attempt #{a.number} of {user} cannot be read: "
+                      f"{'; '.join(a.record_problems.values())}. Ask the course staff")
     print(f"attempt #{a.number} of {user} ({a.manifest['submitted_at']}): {outcome['status']}")
     print(f"  {outcome.get('message', '')}")
-    results = grading._read_json(out / "results.json")
+    results = a.record("grading/results.json")
     if results and results.get("score"):
         print(f"  {'stage':<10} {'precision':<9} {'variant':<7} {'disposition':<16} {'points':>8}")
         for row in results["score"].get("stages", []):
@@ -631,7 +646,7 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
         checked.append(f"roster: {len(roster)} student(s){accounts}")
     else:
         checked.append("roster: none set (the class is whoever hands in)")
-    known = set(dropbox.students(cfg))
+    known = set(door.students(cfg))
     ext = class_files.load_extensions(cfg, known, class_source(cfg))
     checked.append(f"extensions: {len(ext)}")
     archive = cfg.similarity_archive()
@@ -787,7 +802,7 @@ def _active_jobs(run: Path) -> dict:
 def class_source(cfg) -> str:
     """Where the class list comes from, for messages about a name that is not in it."""
     if cfg.roster_path:
-        return f"the roster {cfg.roster_path} does not list them and they have no directory in {cfg.dropbox_dir}"
+        return f"the roster {cfg.roster_path} does not list them (with a roster, only its students are students)"
     return (f"no roster is set ([cluster] roster), so the class is whoever has handed in, and {cfg.dropbox_dir} "
             "has no directory of theirs")
 
@@ -799,7 +814,7 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     pending, and no file a TA uploads gets a score for them. students: plan these only."""
     when = when or now()
     entries = []
-    everyone = dropbox.students(cfg)
+    everyone = door.students(cfg)
     extensions = class_files.load_extensions(cfg, set(everyone), class_source(cfg))
     folded = course_state.decisions(cfg)
     for student in (students if students is not None else everyone):
@@ -819,30 +834,33 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
         if pick is None:
             entry["status"] = "missing" if not attempts else "not_counted"
         else:
+            # Filed under the digest of the files as the door read them (never the manifest's word).
             entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name, label=pick.label,
                          digest=pick.digest)
-            # Checked again on the stored files (the manifest is the student's to write).
-            try:
-                entry["report"] = dropbox.report_check_dir(pick.path / "files")["verdict"]
-            except OSError:
-                entry["report"] = ""
-        # An attempt changed after it was stored, or whose files no longer match its manifest, is an
-        # integrity case for a person, whichever attempt it is (a late edit would otherwise only make
-        # it "after the cutoff, ignored"); the intact attempt that would count is kept in view. The
-        # staff settle it by accepting an attempt (its files as they are now) or setting the score.
+            entry["report"] = pick.report_verdict()  # checked again on the stored files
+        # An attempt changed after it was stored, whose files no longer match its manifest, or that
+        # holds what a hand-in does not (a link, a FIFO, another's file: attempts.py), is an integrity
+        # case for a person, whichever attempt it is (a late edit would otherwise only make it "after
+        # the cutoff, ignored"); the intact attempt that would count is kept in view. So is a student
+        # directory that is not the student's own (nothing in it is read). The staff settle it by
+        # accepting an attempt (its files as they are now) or setting the score.
+        case = door.student_case(cfg, student)
         problems = [(a, a.integrity_problem()) for a in attempts if not a.withdrawn]
         problems = [(a, why) for a, why in problems if why]
         if accepted is not None and pick is not None:
             waived = decided.accepted.get("files")
             problem = pick.integrity_problem()
-            if problem and waived == _files_digest(pick):
+            if problem and waived and waived == pick.digest:
                 entry.update(waived=problem, digest=waived)  # graded as it is now: the decision says why
             elif problem:
                 entry["review"] = (f"attempt {pick.label} {problem}, and it changed again after the staff accepted it "
                                    f"(decision #{decided.accepted['seq']})")
             problems = []
-        if problems and not (decided and decided.override):
-            entry["review"] = "; ".join(f"attempt {a.label} {why}" for a, why in problems)
+        if case and not (decided and decided.override):
+            entry["review"] = case
+        elif problems and not (decided and decided.override):
+            entry["review"] = "; ".join(why if why.startswith(a.where) else f"attempt {a.label} {why}"
+                                        for a, why in problems)
             intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline)
             if intact is not None:
                 entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name, "label": intact.label,
@@ -850,13 +868,6 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
                                    "penalty_pct": intact_info["penalty_pct"]}
         entries.append(entry)
     return entries
-
-
-def _files_digest(a: dropbox.Attempt) -> str:
-    """The digest of an attempt's files as they are now (dropbox.attempt_digest of their hashes): what
-    a staff decision that accepts an edited attempt pins."""
-    files = {p.name: {"sha256": dropbox.sha256_file(p)} for p in (a.path / "files").iterdir() if p.is_file()}
-    return dropbox.attempt_digest(files)
 
 
 @dataclasses.dataclass
@@ -880,9 +891,7 @@ def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False, sta
     for e in entries:
         if students and e["student"] not in students:
             continue
-        if not e.get("digest"):
-            continue
-        for g in [e] + ([e["intact"]] if e.get("intact") else []):
+        for g in ([e] if e.get("digest") else []) + ([e["intact"]] if e.get("intact") else []):
             task = dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"])
             if g is e and e.get("waived"):
                 task["waived"] = e["waived"]
@@ -992,10 +1001,10 @@ def cmd_sweep(cfg, args):
                       "(`make sweep-status`) before sweeping again")
     state, v = _published_state(cfg, args.name)
     cfg = state.config()
-    known = set(dropbox.students(cfg))
+    known = set(door.students(cfg))
     missing = [s for s in (args.student or []) if s not in known]
     if missing:
-        raise Refused(f"no such student in the drop box or roster: {', '.join(missing)}; nothing was queued")
+        raise Refused(f"no such student: {', '.join(missing)} ({class_source(cfg)}); nothing was queued")
     course_open = cfg.deadline.open_until()
     if course_open is not None and now() < course_open and not args.before_deadline:
         raise Refused(f"the course's deadline has not passed (hand-ins can still count until {dropbox.iso(course_open)}): "
@@ -1011,6 +1020,7 @@ def cmd_sweep(cfg, args):
     else:
         entries = plan_sweep(cfg)
     selected = [e for e in entries if not args.student or e["student"] in args.student]
+    off_roster = door.off_roster(cfg)
     # Only now, with everything checked, does the sweep leave anything on disk.
     sweep.mkdir(parents=True, exist_ok=True)
     for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
@@ -1018,7 +1028,7 @@ def cmd_sweep(cfg, args):
     grading.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": args.name, "course": cfg.course, "created": dropbox.iso(now()),
         "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-        "state": state.id, "decisions": course_state.last_seq(cfg), "students": entries})
+        "state": state.id, "decisions": course_state.last_seq(cfg), "students": entries, "off_roster": off_roster})
     work = sweep_todo(sweep, entries, args.student, args.force, state)
     counts = {s: sum(1 for e in selected if e["status"] == s) for s in ("selected", "missing", "not_counted")}
     who = f"{len(selected)} of {len(entries)} student(s)" if args.student else f"{len(entries)} student(s)"
@@ -1031,6 +1041,9 @@ def cmd_sweep(cfg, args):
           + f"; current (graded under this rubric and grader): {work.current}")
     if work.rescore:
         work.todo += _rescore(cfg, state, sweep, work.rescore, v.checker)
+    if off_roster:
+        print(f"sweep {args.name}: directories in the drop box for names not on the roster (never graded, never in "
+              f"an export; look at them in {cfg.dropbox_dir}): {', '.join(off_roster)}")
     still_open = [e for e in selected if e.get("open_until")]
     if still_open:
         last = max(e["open_until"] for e in still_open)
@@ -1146,20 +1159,26 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
     tmp = final.parent / f".tmp-{tag}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
-        path = Path(t["attempt"])
-        a = dropbox.Attempt(path, int(path.name.split("-")[1]), json.loads((path / "manifest.json").read_text()),
-                            entered=path.name.startswith("entered-"))
         meta = dict(_state_record(cfg), student=t["student"], attempt=t["attempt_name"], attempt_sha256=t["digest"],
                     run=run, task=index)
-        if t.get("waived"):  # the staff accepted this attempt's files as they are: graded while they stay so
-            problem = "" if _files_digest(a) == t["digest"] else "the attempt changed since the staff accepted it"
+        try:  # read again through the door: the bytes graded are the bytes whose digest is compared
+            a = door.one(cfg, Path(t["attempt"]))
+            problem = a.problem
+        except (door.Case, FileNotFoundError) as e:
+            a, problem = None, f"the attempt cannot be read: {e}"
+        if problem:
+            pass
+        elif a.student != t["student"]:
+            problem = f"the attempt lies in {a.student}'s directory, not {t['student']}'s"
+        elif t.get("waived"):  # the staff accepted this attempt's files as they are: graded while they stay so
+            problem = "" if a.digest == t["digest"] else "the attempt changed since the staff accepted it"
             meta["waived"] = t["waived"]
         else:
             problem = a.verify() or ("" if a.digest == t["digest"] else "the attempt changed since the sweep planned it")
         if problem:
             outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
         else:
-            outcome = grading.grade_into(cfg, path / "files", tmp, meta, say=lambda *_: None)
+            outcome = grading.grade_into(cfg, a.stage_bytes(), tmp, meta, say=lambda *_: None)
         with scratch_space.uninterrupted():  # a stop waits until the result and its record are in place
             now_there = grading._read_json(final / "outcome.json")
             if now_there and now_there.get("run") == run and now_there.get("task") == index \
@@ -1220,7 +1239,8 @@ def cmd_gradebook(cfg, args):
     except SubmissionError:
         stage_order = []
     decided = course_state.decisions(cfg)
-    book, rows, stages = gradebook.texts(sweep, stage_order, f"{cfg.course} / {sweep.name}", decided)
+    book, rows, stages = gradebook.texts(sweep, stage_order, f"{cfg.course} / {sweep.name}", decided,
+                                         feedback=lambda entry: _feedback_outcomes(cfg, entry))
     plan = grading._read_json(sweep / "plan.json") or {}
     stale = sorted({e["student"] for d in decided.values() for e in d.history
                     if e["seq"] > plan.get("decisions", 0) and e["action"] in ("accept", "withdraw", "unwithdraw", "enter")
@@ -1249,6 +1269,14 @@ def cmd_gradebook(cfg, args):
     for w in warnings:
         print(f"export: warning: {w}")
     return 0
+
+
+def _feedback_outcomes(cfg, entry: dict) -> list[dict]:
+    """The feedback gradings of a planned attempt (gradebook.gpu_change), read through the door."""
+    try:
+        return door.one(cfg, Path(entry["attempt"])).feedback_outcomes()
+    except (door.Case, OSError):
+        return []
 
 
 # ---- staff: around the grades (similarity, exports, leaderboard) ------------------------------------
@@ -1466,7 +1494,7 @@ def _why(args) -> str:
 
 
 def _known_student(cfg, student: str):
-    known = dropbox.students(cfg)
+    known = door.students(cfg)
     if student not in known:
         import difflib
         close = difflib.get_close_matches(student, known, n=1)
@@ -1474,7 +1502,7 @@ def _known_student(cfg, student: str):
                       + f": {class_source(cfg)}. Nothing was recorded")
 
 
-def _attempt_named(cfg, student: str, ref) -> dropbox.Attempt:
+def _attempt_named(cfg, student: str, ref) -> door.Attempt:
     """A student's attempt as staff name it: 3 or #3 (their own), E1 (the first the staff entered)."""
     attempts, _ = attempts_of(cfg, student, course_state.StudentDecisions())
     text = str(ref).strip().lstrip("#")
@@ -1501,7 +1529,7 @@ def cmd_accept(cfg, args):
     a = _attempt_named(cfg, args.user, args.attempt)
     problem = a.integrity_problem()
     e = _record(cfg, "settle" if args.settles else "accept", args.user, why, attempt=a.path.name, label=a.label,
-                files=_files_digest(a), integrity=problem or None)
+                files=a.digest, integrity=problem or None)
     print(f"{e['action']}: {args.user}: attempt {a.label} ({a.manifest['submitted_at']}) counts from now on "
           f"(decision #{e['seq']} by {e['by']})" + (f"; its files are graded as they are now: it {problem} (accepted "
                                                    "for these files only: a later change needs a person again)" if problem else ""))

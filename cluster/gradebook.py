@@ -72,19 +72,16 @@ def _same_gpu(a: dict, b: dict):
     return None
 
 
-def earlier_grades(sweep: Path, entry: dict) -> list[dict]:
+def earlier_grades(sweep: Path, entry: dict, feedback=None) -> list[dict]:
     """Earlier grades of the same attempt, oldest first: results this sweep replaced (regrades),
-    and the feedback grading of the attempt (and what it replaced). Unreadable ones are skipped."""
+    and — feedback(entry), read through the drop box's door (attempts.py) — the feedback grading of
+    the attempt and what it replaced. Unreadable ones are skipped."""
     found = []
     gdir = grade_dir(sweep, entry["student"], entry["digest"])
     found += [_load(p / "outcome.json") for p in gdir.parent.glob(f"{gdir.name}.replaced-*")]
-    if entry.get("attempt"):
-        attempt = Path(entry["attempt"])
-        try:
-            found += [_load(p / "outcome.json") for p in [attempt / "grading", *attempt.glob("grading.replaced-*")]]
-        except OSError:
-            pass
-    found = [o for o in found if o and o.get("attempt_sha256", entry["digest"]) == entry["digest"]]
+    if entry.get("attempt") and feedback is not None:
+        found += feedback(entry)
+    found = [o for o in found if isinstance(o, dict) and o.get("attempt_sha256", entry["digest"]) == entry["digest"]]
     return sorted(found, key=lambda o: o.get("started") or o.get("finished") or "")
 
 
@@ -93,12 +90,12 @@ def ran_on_a_gpu(outcome: dict) -> bool:
     return (outcome or {}).get("status") == "graded"
 
 
-def gpu_change(sweep: Path, entry: dict, outcome: dict) -> str:
+def gpu_change(sweep: Path, entry: dict, outcome: dict, feedback=None) -> str:
     """'' or 'first graded on <model>' when this grade ran on another GPU model than the first grade
     that ran on one; grades that did not (no_gpu, error, build_failed, tampered) are not compared."""
     if not ran_on_a_gpu(outcome):
         return ""
-    for first in filter(ran_on_a_gpu, earlier_grades(sweep, entry)):
+    for first in filter(ran_on_a_gpu, earlier_grades(sweep, entry, feedback)):
         same = _same_gpu(first, outcome)
         if same is None:
             continue  # that grade does not say which GPU: look further
@@ -135,9 +132,10 @@ def _decision_note(e: dict) -> str:
     return f"#{e['seq']} {what} ({e.get('by', '?')}: {e.get('why', '')})"
 
 
-def build(sweep: Path, stage_order: list[str], decided: dict | None = None) -> tuple[list[dict], list[str]]:
+def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feedback=None) -> tuple[list[dict], list[str]]:
     """Rows (one per planned student, in plan order) and the stage columns. decided: the staff's
-    standing decisions per student (course_state.decisions): an override sets the final score."""
+    standing decisions per student (course_state.decisions): an override sets the final score.
+    feedback: entry -> the outcomes of its attempt's feedback gradings (gpu_change), or None."""
     decided = decided or {}
     plan = _load(sweep / "plan.json")
     if plan is None:
@@ -159,6 +157,9 @@ def build(sweep: Path, stage_order: list[str], decided: dict | None = None) -> t
             if open_until:
                 row["message"] = f"due {open_until}: can still hand in (no attempt yet)"
             row["late"] = ""
+            if entry.get("review"):  # nothing of it can be graded (attempts.py): a person decides
+                row["status"] = "needs_review"
+                row["message"] = f"{entry['review']}: a person decides. " + _intact_note(sweep, entry)
             rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
             continue
         gdir = grade_dir(sweep, entry["student"], entry["digest"])
@@ -171,7 +172,7 @@ def build(sweep: Path, stage_order: list[str], decided: dict | None = None) -> t
         row["message"] = outcome.get("message", "")
         row["node"] = outcome.get("node") or outcome.get("host") or ""
         row["gpu"] = gpu_label(outcome)
-        row["gpu_changed"] = gpu_change(sweep, entry, outcome)
+        row["gpu_changed"] = gpu_change(sweep, entry, outcome, feedback)
         results = _load(gdir / "results.json")
         if results is not None:
             row["_results"] = results
@@ -324,11 +325,19 @@ def _atomic_write(path: Path, text: str):
     os.replace(tmp, path)
 
 
-def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None) -> tuple[dict, list[dict], list[str]]:
+def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None,
+          feedback=None) -> tuple[dict, list[dict], list[str]]:
     """gradebook.csv and summary.md of a sweep as texts (course_state.write_version keeps them), with
-    the rows and stage columns they were made from."""
-    rows, stages = build(sweep, stage_order, decided)
-    return {"gradebook.csv": csv_text(rows, stages), "summary.md": summary_text(rows, stages, title)}, rows, stages
+    the rows and stage columns they were made from. The drop box's directories for names the roster
+    does not list (the plan's off_roster) are named in the summary: never a row."""
+    rows, stages = build(sweep, stage_order, decided, feedback)
+    summary = summary_text(rows, stages, title)
+    off = (_load(sweep / "plan.json") or {}).get("off_roster") or []
+    if off:
+        summary += ("\n## Directories in the drop box for names not on the roster\n\n"
+                    f"{', '.join(map(str, off))}: never graded and in no export (a typo, a classmate's squat, or a "
+                    "student to add to the roster and sweep again).\n")
+    return {"gradebook.csv": csv_text(rows, stages), "summary.md": summary}, rows, stages
 
 
 def write(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None) -> tuple[Path, Path, list[dict]]:

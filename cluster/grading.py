@@ -478,9 +478,10 @@ def _grade_takes_fingerprint(grader: Path) -> bool:
     return "--fingerprint" in r.stdout + r.stderr
 
 
-def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
-    """Grade the stage files in files_dir; write outcome.json (+ results.json, gradescope.json,
-    build.log, grader.log) into out, which must be a fresh directory. Returns the outcome."""
+def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -> dict:
+    """Grade the stage files given as name -> bytes (what the drop box's door read: attempts.py, never a
+    path into the drop box); write outcome.json (+ results.json, gradescope.json, build.log,
+    grader.log) into out, which must be a fresh directory. Returns the outcome."""
     started = dt.datetime.now(dt.timezone.utc)
     outcome = dict(meta, schema=OUTCOME_SCHEMA, host=socket.gethostname(), started=iso(started),
                    job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""),
@@ -494,8 +495,9 @@ def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
     try:
         submission = scratch / "submission"
         submission.mkdir()
-        for src in sorted(files_dir.glob("*.cu")):  # stage files only: the report is not built
-            shutil.copyfile(src, submission / src.name)
+        for name, data in sorted(files.items()):
+            if name.endswith(".cu") and "/" not in name:  # stage files only: the report is not built
+                (submission / name).write_bytes(data)
         try:
             tools = Toolchain(cfg, say=say)
             grader = tools.build(submission, scratch / "build", log)

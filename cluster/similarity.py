@@ -39,6 +39,7 @@ import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import staff_pages
 from staff_pages import esc
@@ -105,8 +106,11 @@ def _copydetect():
     return copydetect
 
 
-def hand_ins(sweep: Path) -> tuple[dict[str, Path], dict]:
-    """student -> the files/ directory of their attempt that counts (from plan.json), and the plan."""
+def hand_ins(sweep: Path) -> tuple[dict[str, dict], dict]:
+    """student -> the stage files (name -> bytes) of their attempt that counts (from plan.json), read
+    through the drop box's door (attempts.py), and the plan. An attempt that cannot be read, or whose
+    files are no longer those the sweep planned, is left out (the sweep made it a case already)."""
+    import attempts
     try:
         plan = json.loads((sweep / "plan.json").read_text())
     except (OSError, ValueError):
@@ -115,15 +119,21 @@ def hand_ins(sweep: Path) -> tuple[dict[str, Path], dict]:
     out = {}
     for entry in plan.get("students", []):
         if entry.get("digest") and entry.get("attempt"):
-            out[entry["student"]] = Path(entry["attempt"]) / "files"
+            try:
+                a = attempts.at(Path(entry["attempt"]))
+            except (attempts.Case, OSError):
+                continue
+            if a.digest == entry["digest"]:
+                out[entry["student"]] = a.stage_bytes()
     return out, plan
 
 
-def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict[str, Path], list[str]]:
-    """<archive>/<user> -> the files/ directory of an earlier term's hand-in, and notes. A sweep
-    directory gives the attempt its plan counted; a drop box each user's latest attempt not withdrawn.
-    <archive> is the directory's last two path components (e.g. 2025-fall/dropbox)."""
-    import dropbox
+def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict[str, dict], list[str]]:
+    """<archive>/<user> -> the stage files (name -> bytes) of an earlier term's hand-in, and notes. A
+    sweep directory gives the attempt its plan counted; a drop box each user's latest attempt not
+    withdrawn (read through the door, attempts.py, like this term's). <archive> is the directory's
+    last two path components (e.g. 2025-fall/dropbox)."""
+    import attempts
     out, notes, names = {}, [], set()
     for path, layout in archive:
         name = "/".join(path.resolve().parts[-2:])
@@ -131,18 +141,28 @@ def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict[str, Path], 
             name += "+"
         names.add(name)
         if layout == "sweep":
-            dirs, _ = hand_ins(path)
+            dirs, plan = hand_ins(path)
+            gone = sorted({e["student"] for e in plan.get("students", []) if e.get("digest")} - set(dirs))
         else:
-            dirs = {}
-            for user in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
-                kept = [a for a in dropbox.list_attempts(user) if not a.withdrawn]
-                if kept:
-                    dirs[user.name] = kept[-1].path / "files"
-        gone = sorted(s for s, d in dirs.items() if not d.is_dir())
+            dirs, gone = {}, []
+            for user in attempts.directory_names(SimpleNamespace(dropbox_dir=path)):
+                kept = [a for a in attempts.in_directory(path / user) if not a.withdrawn and not a.problem]
+                if kept and kept[-1].stage_bytes():
+                    dirs[user] = kept[-1].stage_bytes()
         if gone:
             notes.append(f"archive {path}: the hand-ins of {', '.join(gone)} are no longer where its plan says")
-        out.update({f"{name}/{s}": d for s, d in dirs.items() if d.is_dir()})
+        out.update({f"{name}/{s}": d for s, d in dirs.items()})
     return out, notes
+
+
+def staged(where: Path, label: str, files: dict) -> Path:
+    """The checked bytes of one hand-in written into where/<label>/ for copydetect (which reads
+    paths): nothing is compared from a path in the drop box."""
+    d = where / label
+    d.mkdir(parents=True, exist_ok=True)
+    for stage_file, data in files.items():
+        (d / stage_file).write_bytes(data)
+    return d
 
 
 def given_complete(stub: Path) -> bool:
@@ -231,13 +251,16 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
     copydetect = _copydetect()
     settings = {k: cfg.setting("similarity", k)
                 for k in ("noise_threshold", "guarantee_threshold", "report_threshold", "top_pairs")}
-    dirs, plan = hand_ins(sweep)
-    archive, notes = archive_hand_ins(cfg.similarity_archive())
-    if not dirs:
+    students, plan = hand_ins(sweep)
+    earlier, notes = archive_hand_ins(cfg.similarity_archive())
+    if not students:
         raise SimilarityError(f"{sweep}/plan.json names no student with an attempt that counts: nothing to compare")
     tmp = sweep / f".similarity-tmp-{os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
+    files = sweep / f".similarity-files-{os.getpid()}-{secrets.token_hex(3)}"  # the hand-ins compared, removed after
     try:
+        dirs = {s: staged(files, s, stage_bytes) for s, stage_bytes in students.items()}
+        archive = {label: staged(files, label, stage_bytes) for label, stage_bytes in earlier.items()}
         results, skipped = [], []
         for stage_file in stage_files:
             stage = Path(stage_file).stem
@@ -275,6 +298,8 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(files, ignore_errors=True)
     return sweep / "similarity"
 
 

@@ -145,8 +145,9 @@ _KEYWORDS = re.compile(rb"/Keywords\s*(<[0-9A-Fa-f\s]*>|\((?:\\.|[^\\)])*\))", r
 def pdf_keywords(pdf) -> str | None:
     """The Keywords of a PDF's document information, read from its bytes and from every Flate
     stream (xelatex keeps the information dictionary in a compressed object stream); None when the
-    file has none. Needs no PDF tool, so `make submit` works on a login node without poppler."""
-    data = Path(pdf).read_bytes()
+    file has none. Needs no PDF tool, so `make submit` works on a login node without poppler.
+    pdf: a path, or the bytes of the file (as the drop box's door read them)."""
+    data = bytes(pdf) if isinstance(pdf, (bytes, bytearray)) else Path(pdf).read_bytes()
     chunks = [data]
     for m in re.finditer(rb"stream\r?\n", data):
         end = data.find(b"endstream", m.end())

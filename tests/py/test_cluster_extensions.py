@@ -12,7 +12,8 @@ import pytest
 import staff_class
 from staff_class import DUE, ROOT
 
-import class_files  # noqa: E402  (cluster/, on sys.path through staff_class)
+import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
+import class_files  # noqa: E402
 import config  # noqa: E402
 import gradebook  # noqa: E402
 
@@ -27,7 +28,7 @@ def course(tmp_path, extensions: str, roster=("alice", "bob", "carol", "dave"), 
 
 
 def load(cfg):
-    known = set(staff_class.dropbox.students(cfg))
+    known = set(attempts.students(cfg))
     return class_files.load_extensions(cfg, known, "the roster does not list them")
 
 

@@ -123,7 +123,8 @@ def test_without_the_stub_as_boilerplate_stubs_would_match(swept, tmp_path):
     """The control: the same comparison with an empty boilerplate file pairs identical stubs at 100 %,
     so the test above proves the stub is what keeps them apart."""
     cfg, sweep, _ = swept
-    dirs, _ = similarity.hand_ins(sweep)
+    files, _ = similarity.hand_ins(sweep)
+    dirs = {s: similarity.staged(tmp_path / "hand-ins", s, files[s]) for s in files}
     empty = tmp_path / "empty.cu"
     empty.write_text("\n")
     settings = {k: cfg.setting("similarity", k) for k in ("noise_threshold", "guarantee_threshold", "report_threshold")}

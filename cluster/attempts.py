@@ -1,0 +1,809 @@
+"""attempts.py — the one way into the drop box (and into the hand-ins the staff entered, and a
+student's token).
+
+Every student writes the drop box; the staff's tools read it with the staff's rights. What lies there
+is hostile input, so nothing else in cluster/ opens a path below the drop box: it asks this module,
+which hands back plain values — the checked bytes of each file, the parsed manifest, times — or a
+named case for a person. The rules, in one place (docs/instructor-guide.md, "The drop box and who
+can read it"):
+
+  * Every level below the drop box root (the student's own directory included) is opened with
+    O_NOFOLLOW | O_DIRECTORY relative to its parent's descriptor: no symbolic link is ever followed.
+  * A file is looked at (lstat) before it is opened, opened with O_NOFOLLOW | O_NONBLOCK (a FIFO or a
+    device never blocks) and checked again on the open descriptor (fstat: the same file, a regular
+    one, one link, no larger than its cap, owned by the directory's student), then read through that
+    descriptor: a file swapped for a link after the look is never read.
+  * Only a student with an account here is held to owning their files (pwd); for a name with no
+    local account (a synthetic class) the owner is not checked. A student's directory owned by another
+    account is a case of its own: nothing in it is graded.
+  * Records (manifest.json, grading/outcome.json, grading/results.json, job.json, withdrawn.json,
+    .token) are read through a schema: valid JSON of the right types, small, or a case.
+  * What breaks a rule is a Case ("alice's attempt #3: files/tiled.cu is a symbolic link; a hand-in
+    holds regular files only"): the sweep makes it needs_review, `status` prints it. Never a traceback,
+    never another student's data.
+
+Dating (effective_time) and change detection (changed_after_store) are precise, with no slack: an
+attempt is as old as the latest change time (ctime) of anything in it, which nobody can set back.
+"""
+import datetime as dt
+import errno
+import hashlib
+import json
+import math
+import os
+import pwd
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dropbox
+
+# The caps of what is read: a stage file and a report as the course allows ([cluster] max_source_kb,
+# max_report_mb; the defaults where no course is given), and every JSON record a fixed small size.
+RECORD_CAP = 256 * 1024
+RESULTS_CAP = 8 * 1024 * 1024      # a grading's results.json (written by the grader, in the student's job)
+TOKEN_CAP = 128
+DEFAULT_SOURCE_KB, DEFAULT_REPORT_MB = 256, 20
+FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+# A record's ctime may lie this much after the clock reading written into it: the manifest's times are
+# written with microseconds, the file system's clock has nanoseconds (rounding, never a window).
+RECORD_ROUNDING = dt.timedelta(microseconds=1)
+
+
+class Case(Exception):
+    """What a person must look at: the message says whose, where and what (never a traceback)."""
+
+
+@dataclass(frozen=True)
+class Caps:
+    source: int
+    report: int
+
+    def of(self, name: str) -> int:
+        return self.report if name == dropbox.REPORT_NAME else self.source
+
+
+def caps(cfg=None) -> Caps:
+    kb = getattr(cfg, "max_source_kb", None) or DEFAULT_SOURCE_KB
+    mb = getattr(cfg, "max_report_mb", None) or DEFAULT_REPORT_MB
+    return Caps(int(kb) * 1024, int(mb) * 1024 * 1024)
+
+
+def account_uid(name: str) -> int | None:
+    """The uid of a local account of that name; None for a name with no account (not checked)."""
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return None
+
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _ctime(st: os.stat_result) -> dt.datetime:
+    """A change time at the precision the file system keeps (its nanoseconds, to the microsecond)."""
+    return EPOCH + dt.timedelta(microseconds=st.st_ctime_ns // 1000)
+
+
+def _kind(st: os.stat_result) -> str:
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device node"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+# ---- opening, one level at a time ------------------------------------------------------------
+def open_dir(parent_fd: int, name: str, where: str) -> int:
+    """A directory below parent_fd, never through a link; Case names what it is instead."""
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise FileNotFoundError(errno.ENOENT, "no such directory", where) from None
+        if e.errno == errno.ELOOP:
+            raise Case(f"{where} is a symbolic link; the drop box holds directories and regular files only") from None
+        if e.errno == errno.ENOTDIR:
+            raise Case(f"{where} is not a directory") from None
+        raise Case(f"{where} cannot be opened ({e.strerror})") from None
+
+
+def open_root(path: Path, where: str | None = None) -> int:
+    """The drop box root (or the staff's directory of entered hand-ins) as the staff configured it;
+    everything below is opened from it with open_dir."""
+    try:
+        return os.open(str(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise FileNotFoundError(errno.ENOENT, "no such directory", str(path)) from None
+        raise
+
+
+def read_file(dir_fd: int, name: str, cap: int, owners: set | None, where: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file below dir_fd, read through the descriptor that was checked.
+    owners: the uids that may own it (None: not checked). FileNotFoundError when it is not there."""
+    try:
+        before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise Case(f"{where} cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(before.st_mode):
+        raise Case(f"{where} is {_kind(before)}; a hand-in holds regular files only")
+    _check_file(before, cap, owners, where)
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise Case(f"{where} is a symbolic link; a hand-in holds regular files only") from None
+        if e.errno == errno.ENOENT:
+            raise
+        raise Case(f"{where} cannot be read ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+            raise Case(f"{where} was replaced while it was read; a hand-in holds regular files only")
+        _check_file(st, cap, owners, where)
+        chunks, left = [], cap + 1
+        while left > 0:
+            block = os.read(fd, min(left, 1 << 20))
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+        data = b"".join(chunks)
+        if len(data) > cap:
+            raise Case(f"{where} grew past {cap} bytes while it was read")
+        return data, st
+    finally:
+        os.close(fd)
+
+
+def _check_file(st: os.stat_result, cap: int, owners: set | None, where: str):
+    if st.st_nlink != 1:
+        raise Case(f"{where} has {st.st_nlink} hard links; a hand-in holds files of its own only (one link)")
+    if st.st_size > cap:
+        raise Case(f"{where} is {st.st_size} bytes, more than the {cap} allowed")
+    if owners is not None and st.st_uid not in owners:
+        raise Case(f"{where} belongs to another account (uid {st.st_uid}); a hand-in holds its student's own files only")
+
+
+def list_names(dir_fd: int) -> list[str]:
+    return sorted(os.listdir(dir_fd))
+
+
+# ---- records: JSON with a schema ---------------------------------------------------------------
+def parse_json(data: bytes, where: str):
+    """JSON as the drop box may hold it: UTF-8, no NaN or Infinity, finite numbers, bounded nesting."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"{text[:20]} is too large a number")
+        return value
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise Case(f"{where} is not valid JSON ({str(e)[:120]})") from None
+
+
+def _types(record, spec: dict, where: str, required=()) -> dict:
+    """record, when it is a JSON object whose keys named in spec have those types (and the required
+    ones are there); else Case."""
+    if not isinstance(record, dict):
+        raise Case(f"{where} is not a JSON object (it holds {type(record).__name__} {json.dumps(record)[:40]})")
+    for key in required:
+        if key not in record:
+            raise Case(f"{where} has no {key!r}")
+    for key, types in spec.items():
+        if key in record and record[key] is not None and (
+                not isinstance(record[key], types) or isinstance(record[key], bool) and bool not in _tuple(types)):
+            raise Case(f"{where}: {key!r} is {type(record[key]).__name__}, not {_names(types)}")
+    return record
+
+
+def _tuple(types):
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _names(types) -> str:
+    return " or ".join({"str": "a text", "int": "an integer", "float": "a number", "dict": "an object",
+                        "list": "a list", "bool": "true/false"}.get(t.__name__, t.__name__) for t in _tuple(types))
+
+
+NUMBER = (int, float)
+
+
+def check_time(value, where: str, key: str) -> dt.datetime:
+    try:
+        t = dropbox.parse_iso(value)
+    except (TypeError, ValueError, AttributeError):
+        raise Case(f"{where}: {key!r} is not a time ({str(value)[:40]!r})") from None
+    if t.tzinfo is None:
+        raise Case(f"{where}: {key!r} has no time zone ({value!r})")
+    return t
+
+
+def check_manifest(record, where: str) -> dict:
+    m = _types(record, {"schema": str, "course": str, "user": str, "uid": int, "submitted_at": str, "stored_at": str,
+                        "clock": str, "host": str, "files": dict, "attempt_sha256": str, "git": dict, "report": dict,
+                        "course_state": str, "entered_by": str, "why": str},
+               where, required=("submitted_at", "files"))
+    check_time(m["submitted_at"], where, "submitted_at")
+    if m.get("stored_at") is not None:
+        check_time(m["stored_at"], where, "stored_at")
+    for name, entry in m["files"].items():
+        if not FILE_NAME_RE.match(name):
+            raise Case(f"{where}: {name[:40]!r} is not a file name a hand-in holds")
+        _types(entry, {"sha256": str, "bytes": int}, f"{where}: files[{name!r}]", required=("sha256",))
+        if not SHA256_RE.match(entry["sha256"]):
+            raise Case(f"{where}: files[{name!r}] has no sha256 (64 hex digits)")
+    return m
+
+
+def check_outcome(record, where: str) -> dict:
+    o = _types(record, {"status": str, "message": str, "score": dict, "job_id": (str, int), "started": str,
+                        "finished": str, "log_tail": str, "attempt_sha256": str, "gpu": dict, "node": str,
+                        "host": str}, where, required=("status",))
+    if o.get("score") is not None:
+        _types(o["score"], {"total": NUMBER, "max": NUMBER}, f"{where}: score")
+    for key in ("started",):
+        if o.get(key):
+            check_time(o[key], where, key)
+    return o
+
+
+def check_results(record, where: str) -> dict:
+    r = _types(record, {"score": dict, "results": list, "status": str}, where)
+    score = r.get("score") or {}
+    _types(score, {"total": NUMBER, "max": NUMBER, "stages": list}, f"{where}: score")
+    for row in score.get("stages") or []:
+        _types(row, {"stage": str, "precision": str, "variant_used": str, "disposition": str, "correctness": NUMBER,
+                     "performance": NUMBER, "correctness_max": NUMBER, "performance_max": NUMBER},
+               f"{where}: score.stages[]", required=("stage", "precision"))
+    return r
+
+
+def check_job(record, where: str) -> dict:
+    j = _types(record, {"job_id": (str, int), "queued": str, "not_queued": str, "why": str, "at": str}, where)
+    if j.get("queued"):
+        check_time(j["queued"], where, "queued")
+    return j
+
+
+def check_withdrawn(record, where: str) -> dict:
+    return _types(record, {"withdrawn_at": str, "by": str}, where)
+
+
+RECORDS = {"job.json": (check_job, RECORD_CAP), "grading/outcome.json": (check_outcome, RECORD_CAP),
+           "grading/results.json": (check_results, RESULTS_CAP)}
+
+
+# ---- an attempt ---------------------------------------------------------------------------------
+@dataclass
+class Attempt:
+    """One hand-in as the door read it. path: where it lies (for messages, and for what the tools
+    write beside it: grading/, job.json) — never read through by the rest of the cluster.
+    manifest: the checked manifest (a stand-in with the time of the directory's name where the
+    attempt has a problem that keeps its manifest from being read). problem: the door's named case
+    ('' when every entry is what a hand-in holds)."""
+    path: Path
+    number: int
+    manifest: dict
+    entered: bool = False          # entered by the course staff (course_state: e-mailed files), not the student
+    staff_withdrawn: dict | None = None  # the staff's decision that withdraws it (course_state)
+    staff_restored: dict | None = None   # the staff's decision that counts it again despite the student's mark
+    owner: str = ""                # the student whose directory it lies in (never the manifest's word)
+    problem: str = ""
+    marked_withdrawn: bool = False
+    changes: list = field(default_factory=list)   # (ctime, name) of the manifest, files/ and each file in it
+    dir_ctime: dt.datetime | None = None
+    caps: Caps = field(default_factory=caps)
+    record_problems: dict = field(default_factory=dict)
+    _read: dict | None = None      # name -> (sha256, bytes or None): one pass of the checked files
+
+    @property
+    def student(self) -> str:
+        return self.owner or self.path.parent.name
+
+    @property
+    def label(self) -> str:
+        """How people name it: #3, or E1 for the first hand-in the staff entered."""
+        return f"E{self.number}" if self.entered else f"#{self.number}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.student}'s {'entered hand-in' if self.entered else 'attempt'} {self.label}"
+
+    @property
+    def submitted_at(self) -> dt.datetime:
+        return dropbox.parse_iso(self.manifest["submitted_at"])
+
+    @property
+    def withdrawn(self) -> bool:
+        if self.staff_restored is not None:
+            return False
+        # A hand-in the staff entered lies in their area: only a decision withdraws it.
+        return self.staff_withdrawn is not None or (not self.entered and self.marked_withdrawn)
+
+    # -- the files, read once through the door --
+    def _files(self) -> dict:
+        if self._read is None:
+            if self.problem:
+                self._read = {}
+            else:
+                try:
+                    self._read = _read_files(self)
+                except Case as e:
+                    self.problem = self.problem or f"{self.where}: {e}"
+                    self._read = {}
+                except OSError as e:
+                    self.problem = self.problem or f"{self.where}: cannot be read ({e.strerror or e})"
+                    self._read = {}
+        return self._read
+
+    def file_hashes(self) -> dict[str, str]:
+        """name -> sha256 of each file as read (not as the manifest says)."""
+        return {n: h for n, (h, _) in self._files().items()}
+
+    def stage_bytes(self) -> dict[str, bytes]:
+        """name -> the checked bytes of each stage file (*.cu): what grading and similarity get."""
+        return {n: b for n, (_, b) in self._files().items() if b is not None}
+
+    def report_bytes(self) -> bytes | None:
+        if dropbox.REPORT_NAME not in self._files():
+            return None
+        return _read_one(self, dropbox.REPORT_NAME)
+
+    @property
+    def digest(self) -> str:
+        """The digest of the files as read (dropbox.attempt_digest): what grade records are filed
+        under. '' when the files cannot be read (the problem says why)."""
+        hashes = self.file_hashes()
+        if self.problem or not hashes:
+            return ""
+        return dropbox.attempt_digest({n: {"sha256": h} for n, h in hashes.items()})
+
+    def report_verdict(self) -> str:
+        """dropbox.report_check's verdict of the stored files (the manifest's is the student's word)."""
+        files = dict(self.stage_bytes())
+        report = self.report_bytes()
+        if report is not None:
+            files[dropbox.REPORT_NAME] = report
+        return dropbox.report_check(files)["verdict"] if files else ""
+
+    @property
+    def claimed_digest(self) -> str:
+        return str(self.manifest.get("attempt_sha256") or "")
+
+    def verify(self) -> str:
+        """'' when the files match the manifest, else what differs (or the door's case)."""
+        hashes = self.file_hashes()
+        if self.problem:
+            return self.problem
+        listed = self.manifest.get("files", {})
+        if set(hashes) != set(listed):
+            return f"files {sorted(set(hashes) ^ set(listed))} differ from the manifest"
+        for name, entry in sorted(listed.items()):
+            if hashes[name] != entry["sha256"]:
+                return f"{name} does not match its sha256 in the manifest"
+        if dropbox.attempt_digest(listed) != self.claimed_digest:
+            return "the manifest's attempt_sha256 does not match its files"
+        return ""
+
+    # -- times --
+    def effective_time(self) -> dt.datetime:
+        """The later of the manifest's time and the latest change time (ctime) of anything in the
+        attempt (its manifest, files/ and every file in it), at full precision and with no slack: a
+        user can rewrite a manifest but cannot set a ctime back, so an attempt edited after the fact
+        is as late as its last change. A hand-in the staff entered keeps the time they gave."""
+        if self.entered:
+            return self.submitted_at
+        return max([self.submitted_at, *(t for t, _ in self.changes)])
+
+    def changed_after_store(self) -> str:
+        """'' when nothing in the attempt changed after it was stored, else what and when. The store
+        writes every file of files/ before it reads the drop box's clock into the manifest (stored_at),
+        then writes the manifest, then renames the attempt into place: so files/ and its files have
+        no change time after stored_at, and the manifest none after the attempt directory's own
+        (which the rename sets; later writes beside it, grading/ and job.json, only move it on). A
+        hand-in stored as root (staff for a student) is changed once more by its chown, before the
+        rename: its files are held to the directory's time too."""
+        if self.entered or self.problem:
+            return ""
+        stored = dropbox.parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
+        if self.manifest.get("clock") == "drop-box file system" and abs(stored - self.submitted_at) > dt.timedelta(seconds=1):
+            return (f"has a manifest whose times disagree (handed in {self.manifest['submitted_at']}, stored "
+                    f"{self.manifest.get('stored_at')}): the manifest was rewritten")
+        by_root = self.manifest.get("uid") == 0 and self.dir_ctime is not None
+        late = []
+        for t, name in self.changes:
+            bound = self.dir_ctime if name == "manifest.json" or by_root else stored
+            if bound is not None and t > bound + RECORD_ROUNDING:
+                late.append((t, name))
+        if not late:
+            return ""
+        hashes, listed = self.file_hashes(), self.manifest.get("files", {})
+
+        def what(name):
+            base = name.removeprefix("files/")
+            if name.startswith("files/") and base in hashes and base in listed and hashes[base] == listed[base]["sha256"]:
+                return f"{name}: touched, bytes intact"
+            return f"{name}: changed"
+        t = max(t for t, _ in late)
+        return (f"was changed on {dropbox.iso(t)}, after it was stored on {dropbox.iso(stored)} "
+                f"({'; '.join(what(n) for _, n in sorted(late, key=lambda x: x[1]))})")
+
+    def integrity_problem(self) -> str:
+        """'' for an intact attempt; else what a person must look at (the door's case, verify,
+        changed_after_store)."""
+        return self.verify() or self.changed_after_store()
+
+    # -- what the grading left beside it --
+    def record(self, name: str) -> dict | None:
+        """A record beside the hand-in (job.json, grading/outcome.json, grading/results.json), checked
+        with its schema; None when there is none, or when it breaks the schema (record_problems[name]
+        says how)."""
+        check, cap = RECORDS[name]
+        try:
+            data = _read_beside(self, name, cap)
+        except FileNotFoundError:
+            return None
+        except (Case, OSError) as e:
+            self.record_problems[name] = f"{self.where}: {e}"
+            return None
+        try:
+            return check(parse_json(data, name), name)
+        except Case as e:
+            self.record_problems[name] = f"{self.where}: {e}"
+            return None
+
+    def feedback_outcomes(self) -> list[dict]:
+        """The outcome.json of the attempt's feedback grading and of each it replaced (grading.
+        replaced-*), checked; unreadable ones left out."""
+        out = []
+        try:
+            with _Walk(self) as fd:
+                names = [n for n in list_names(fd) if n == "grading" or n.startswith("grading.replaced-")]
+                for n in names:
+                    try:
+                        sub = open_dir(fd, n, f"{self.where}: {n}")
+                    except (Case, OSError):
+                        continue
+                    try:
+                        data, _ = read_file(sub, "outcome.json", RECORD_CAP, self._record_owners(), n)
+                        out.append(check_outcome(parse_json(data, n), n))
+                    except (Case, OSError):
+                        continue
+                    finally:
+                        os.close(sub)
+        except (Case, OSError):
+            pass
+        return out
+
+    def _record_owners(self):
+        uid = account_uid(self.student)
+        return None if uid is None or self.entered else {uid, 0, os.geteuid()}
+
+
+class _Walk:
+    """The attempt's directory as an open descriptor, walked from the root again (never through a
+    link): with _Walk(attempt) as fd: ..."""
+
+    def __init__(self, a: Attempt):
+        self.a = a
+        self.fds = []
+
+    def __enter__(self) -> int:
+        a = self.a
+        root = open_root(a.path.parent.parent)
+        self.fds.append(root)
+        self.fds.append(open_dir(root, a.path.parent.name, f"the directory {a.path.parent}"))
+        self.fds.append(open_dir(self.fds[-1], a.path.name, a.where))
+        return self.fds[-1]
+
+    def __exit__(self, *exc):
+        for fd in reversed(self.fds):
+            os.close(fd)
+        return False
+
+
+def _content_owners(a: Attempt):
+    uid = account_uid(a.student)
+    return None if uid is None or a.entered else {uid}
+
+
+def _read_files(a: Attempt) -> dict:
+    """name -> (sha256, bytes of a stage file, None for the report) of files/, each checked."""
+    out = {}
+    with _Walk(a) as fd:
+        files = open_dir(fd, "files", f"{a.where}: files/")
+        try:
+            for name in list_names(files):
+                where = f"files/{name}"
+                if not FILE_NAME_RE.match(name):
+                    raise Case(f"{where[:60]!r} is not a file name a hand-in holds")
+                data, _ = read_file(files, name, a.caps.of(name), _content_owners(a), where)
+                out[name] = (hashlib.sha256(data).hexdigest(), data if name.endswith(".cu") else None)
+        finally:
+            os.close(files)
+    return out
+
+
+def _read_one(a: Attempt, name: str) -> bytes | None:
+    try:
+        with _Walk(a) as fd:
+            files = open_dir(fd, "files", f"{a.where}: files/")
+            try:
+                data, _ = read_file(files, name, a.caps.of(name), _content_owners(a), f"files/{name}")
+            finally:
+                os.close(files)
+    except (Case, OSError):
+        return None
+    return data
+
+
+def _read_beside(a: Attempt, name: str, cap: int) -> bytes:
+    with _Walk(a) as fd:
+        parts = name.split("/")
+        fds = []
+        try:
+            d = fd
+            for part in parts[:-1]:
+                d = open_dir(d, part, f"{part}/")
+                fds.append(d)
+            data, _ = read_file(d, parts[-1], cap, a._record_owners(), name)
+        finally:
+            for x in fds:
+                os.close(x)
+    return data
+
+
+def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, entered: bool, cap: Caps) -> Attempt:
+    """An attempt's directory looked at (not its files' bytes: those are read on first use, through
+    the door again): its manifest checked, the change times of what it holds, its mark."""
+    a = Attempt(path=parent / name, number=number, manifest={}, entered=entered, owner=student, caps=cap)
+    stamp = (dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE).match(name).group(2)
+    named_time = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
+    a.manifest = {"user": student, "submitted_at": dropbox.iso(named_time), "files": {}, "attempt_sha256": ""}
+    try:
+        fd = open_dir(parent_fd, name, a.where)
+    except Case as e:
+        a.problem = f"{a.where}: {e}"
+        try:
+            st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            a.changes.append((_ctime(st), name))
+        except OSError:
+            pass
+        return a
+    try:
+        st = os.fstat(fd)
+        a.dir_ctime = _ctime(st)
+        owners = _content_owners(a)
+        if owners is not None and st.st_uid not in owners:
+            a.problem = (f"{a.where}: its directory belongs to another account (uid {st.st_uid}); a hand-in holds its "
+                         "student's own files only")
+            return a
+        for entry in ("manifest.json", "files"):
+            try:
+                est = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                a.changes.append((_ctime(est), entry))
+            except OSError:
+                pass
+        try:
+            data, _ = read_file(fd, "manifest.json", RECORD_CAP, owners, "manifest.json")
+            a.manifest = check_manifest(parse_json(data, "manifest.json"), "manifest.json")
+        except FileNotFoundError:
+            a.problem = f"{a.where}: has no manifest.json"
+        except Case as e:
+            a.problem = f"{a.where}: {e}"
+        try:
+            files = open_dir(fd, "files", "files/")
+        except FileNotFoundError:
+            a.problem = a.problem or f"{a.where}: has no files/ directory"
+        except Case as e:
+            a.problem = a.problem or f"{a.where}: {e}"
+        else:
+            try:
+                for n in list_names(files):
+                    try:
+                        est = os.stat(n, dir_fd=files, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    a.changes.append((_ctime(est), f"files/{n}"))
+            finally:
+                os.close(files)
+        try:
+            mark, _ = read_file(fd, dropbox.WITHDRAWN_NAME, RECORD_CAP, owners, dropbox.WITHDRAWN_NAME)
+            check_withdrawn(parse_json(mark, dropbox.WITHDRAWN_NAME), dropbox.WITHDRAWN_NAME)
+            a.marked_withdrawn = True
+        except FileNotFoundError:
+            pass
+        except Case as e:
+            a.problem = a.problem or f"{a.where}: {e}"
+    finally:
+        os.close(fd)
+    return a
+
+
+def _list(parent_fd: int, parent: Path, student: str, entered: bool, cap: Caps) -> list[Attempt]:
+    pattern = dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE
+    out = []
+    for name in list_names(parent_fd):
+        m = pattern.match(name)
+        if m:
+            out.append(_scan(parent_fd, parent, name, int(m.group(1)), student, entered, cap))
+    return sorted(out, key=lambda a: a.number)
+
+
+# ---- a student's directory ----------------------------------------------------------------------
+def _open_student(box: Path, student: str, entered: bool) -> tuple[int, int]:
+    """(root fd, the student's directory fd) — Case for a directory that is not the student's own."""
+    if not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$", student) or len(student) > 64:
+        raise Case(f"{student[:40]!r} is not a user name")
+    root = open_root(box)
+    try:
+        d = open_dir(root, student, f"the directory {box / student}")
+    except BaseException:
+        os.close(root)
+        raise
+    if not entered:
+        uid, st = account_uid(student), os.fstat(d)
+        if uid is not None and st.st_uid != uid:
+            os.close(d)
+            os.close(root)
+            raise Case(f"the directory {box / student} was created by another account (uid {st.st_uid}): {student}'s "
+                       "hand-ins cannot be told from a planted one")
+    return root, d
+
+
+def student_case(cfg, student: str) -> str:
+    """'' when the student's directory in the drop box is theirs (or they have none), else the case."""
+    try:
+        root, d = _open_student(cfg.dropbox_dir, student, False)
+    except FileNotFoundError:
+        return ""
+    except Case as e:
+        return str(e)
+    os.close(d)
+    os.close(root)
+    return ""
+
+
+def has_directory(cfg, student: str) -> bool:
+    """Whether the student has a directory of their own in the drop box (not a link, not another's)."""
+    try:
+        root, d = _open_student(cfg.dropbox_dir, student, False)
+    except (FileNotFoundError, Case):
+        return False
+    os.close(d)
+    os.close(root)
+    return True
+
+
+def of_student(cfg, student: str) -> list[Attempt]:
+    """The student's attempts in the drop box, by number; [] when the directory is missing or is not
+    theirs (student_case names it)."""
+    return _attempts_in(cfg.dropbox_dir, student, False, caps(cfg))
+
+
+def entered_of(cfg, student: str) -> list[Attempt]:
+    """The hand-ins the staff entered for the student (course_state.entered_dir), by number.
+    PermissionError where this account cannot read the staff's area (a student)."""
+    import course_state
+    d = course_state.entered_dir(cfg, student)
+    return _attempts_in(d.parent, d.name, True, caps(cfg))
+
+
+def _attempts_in(parent: Path, student: str, entered: bool, cap: Caps) -> list[Attempt]:
+    try:
+        root, d = _open_student(parent, student, entered)
+    except FileNotFoundError:
+        return []
+    except Case:
+        return []
+    try:
+        return _list(d, parent / student, student, entered, cap)
+    finally:
+        os.close(d)
+        os.close(root)
+
+
+def in_directory(d: Path, entered=False) -> list[Attempt]:
+    """The attempts in a directory named by its path (its last component never a link): for the
+    writing side's numbering and a student's own commands."""
+    d = Path(d)
+    return _attempts_in(d.parent, d.name, entered, caps())
+
+
+def one(cfg, path: Path) -> Attempt:
+    """The attempt at path — <dropbox>/<student>/attempt-... or <entered>/<student>/entered-... — read
+    through the door; Case when it is no attempt of this course."""
+    import course_state
+    path = Path(os.path.abspath(path))
+    entered = bool(dropbox.ENTERED_RE.match(path.name))
+    base = course_state.entered_dir(cfg, path.parent.name).parent if entered else cfg.dropbox_dir
+    if path.parent.parent != Path(os.path.abspath(base)):
+        raise Case(f"{path} is not an attempt in {base}/<student>/")
+    return at(path, caps(cfg))
+
+
+def at(path: Path, cap: Caps | None = None) -> Attempt:
+    """The attempt at <root>/<student>/<attempt-...|entered-...>, opened from <root> down (an earlier
+    term's drop box, a sweep plan's path); Case when it is not one."""
+    path = Path(os.path.abspath(path))
+    entered = bool(dropbox.ENTERED_RE.match(path.name))
+    m = (dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE).match(path.name)
+    if not m:
+        raise Case(f"{path} is not named like an attempt (attempt-NNNN-<time>)")
+    student = path.parent.name
+    root, d = _open_student(path.parent.parent, student, entered)
+    try:
+        return _scan(d, path.parent, path.name, int(m.group(1)), student, entered, cap or caps())
+    finally:
+        os.close(d)
+        os.close(root)
+
+
+# ---- who is a student ------------------------------------------------------------------------
+def directory_names(cfg) -> list[str]:
+    """The names of the entries in the drop box that stand for students (not the staff's `.course`)."""
+    try:
+        root = open_root(cfg.dropbox_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        return [n for n in list_names(root) if not n.startswith(".")]
+    finally:
+        os.close(root)
+
+
+def students(cfg) -> list[str]:
+    """The class: the roster when there is one (checked: class_files.read_roster) — only its students
+    are students; without a roster, everyone with a directory in the drop box."""
+    from class_files import read_roster
+    if cfg.roster_path:
+        return sorted(read_roster(cfg))
+    return sorted(directory_names(cfg))
+
+
+def off_roster(cfg) -> list[str]:
+    """The drop box's directories for names the roster does not list (never students: the staff look)."""
+    if not cfg.roster_path:
+        return []
+    from class_files import read_roster
+    roster = set(read_roster(cfg))
+    return [n for n in directory_names(cfg) if n not in roster]
+
+
+# ---- the student's token ------------------------------------------------------------------------
+def read_token(cfg, student: str, name: str) -> str | None:
+    """The student's token (<dropbox>/<student>/<name>): a regular file of theirs, one link, 32 hex
+    digits; None otherwise (FileNotFoundError when there is none)."""
+    try:
+        root, d = _open_student(cfg.dropbox_dir, student, False)
+    except Case:
+        return None
+    try:
+        uid = account_uid(student)
+        data, _ = read_file(d, name, TOKEN_CAP, None if uid is None else {uid}, name)
+    except Case:
+        return None
+    finally:
+        os.close(d)
+        os.close(root)
+    text = data.decode("ascii", errors="replace").strip()
+    return text if re.fullmatch(r"[0-9a-f]{32}", text) else None
