@@ -311,6 +311,7 @@ class Attempt:
     marked_withdrawn: bool = False
     changes: list = field(default_factory=list)   # (ctime, name) of the manifest, files/ and each file in it
     dir_ctime: dt.datetime | None = None
+    dir_uid: int | None = None
     caps: Caps = field(default_factory=caps)
     record_problems: dict = field(default_factory=dict)
     _read: dict | None = None      # name -> (sha256, bytes or None): one pass of the checked files
@@ -420,15 +421,15 @@ class Attempt:
         then writes the manifest, then renames the attempt into place: so files/ and its files have
         no change time after stored_at, and the manifest none after the attempt directory's own
         (which the rename sets; later writes beside it, grading/ and job.json, only move it on). A
-        hand-in stored as root (staff for a student) is changed once more by its chown, before the
-        rename: its files are held to the directory's time too."""
+        hand-in stored as root for a student's account (`submit --user`) is changed once more by its
+        chown, before the rename: its files are held to the directory's time too."""
         if self.entered or self.problem:
             return ""
         stored = dropbox.parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
         if self.manifest.get("clock") == "drop-box file system" and abs(stored - self.submitted_at) > dt.timedelta(seconds=1):
             return (f"has a manifest whose times disagree (handed in {self.manifest['submitted_at']}, stored "
                     f"{self.manifest.get('stored_at')}): the manifest was rewritten")
-        by_root = self.manifest.get("uid") == 0 and self.dir_ctime is not None
+        by_root = self.manifest.get("uid") == 0 and self.dir_uid not in (None, 0)  # stored as root, then chowned
         late = []
         for t, name in self.changes:
             bound = self.dir_ctime if name == "manifest.json" or by_root else stored
@@ -437,10 +438,11 @@ class Attempt:
         if not late:
             return ""
         hashes, listed = self.file_hashes(), self.manifest.get("files", {})
+        manifest_as_stored = "manifest.json" not in {n for _, n in late}
 
-        def what(name):
+        def what(name):  # bytes intact: the file's hash is still the one the manifest, itself unchanged, gives
             base = name.removeprefix("files/")
-            if name.startswith("files/") and base in hashes and base in listed and hashes[base] == listed[base]["sha256"]:
+            if manifest_as_stored and name.startswith("files/") and base in listed and hashes.get(base) == listed[base]["sha256"]:
                 return f"{name}: touched, bytes intact"
             return f"{name}: changed"
         t = max(t for t, _ in late)
@@ -591,7 +593,7 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
         return a
     try:
         st = os.fstat(fd)
-        a.dir_ctime = _ctime(st)
+        a.dir_ctime, a.dir_uid = _ctime(st), st.st_uid
         owners = _content_owners(a)
         if owners is not None and st.st_uid not in owners:
             a.problem = (f"{a.where}: its directory belongs to another account (uid {st.st_uid}); a hand-in holds its "

@@ -1,0 +1,97 @@
+"""The drop box's door (cluster/attempts.py): how an attempt is dated and how a change after storing
+is told apart from the store's own writes — precisely, with no slack and no window. The hostile
+drop boxes themselves (links, FIFOs, squatted directories, hostile JSON, ...) are the gallery's:
+tests/dropbox_gallery/, tests/py/test_dropbox_gallery.py."""
+import datetime as dt
+import json
+import os
+import time
+
+import staff_class
+
+import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
+import config  # noqa: E402
+import dropbox  # noqa: E402
+
+
+def course(tmp_path):
+    return config.load(staff_class.write_config(tmp_path, roster=["alice"]))
+
+
+def only_attempt(cfg, student="alice"):
+    (a,) = attempts.of_student(cfg, student)
+    return a
+
+
+def rehash(attempt_dir, keep_times=True):
+    """Rewrite the manifest so that it matches the files as they are now (what a careful student does)."""
+    m = json.loads((attempt_dir / "manifest.json").read_text())
+    for p in (attempt_dir / "files").iterdir():
+        m["files"][p.name] = {"sha256": dropbox.sha256_file(p), "bytes": p.stat().st_size}
+    m["attempt_sha256"] = dropbox.attempt_digest(m["files"])
+    (attempt_dir / "manifest.json").write_text(json.dumps(m))
+
+
+def test_an_attempt_is_dated_by_its_latest_change_to_the_microsecond(tmp_path):
+    """A manifest rewritten 0.6 s after the deadline makes the attempt 0.6 s late (the old rule took
+    2 s off every change time: on time)."""
+    cfg = course(tmp_path)
+    d = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, staff_class.ROOT / "student", None))
+    due = only_attempt(cfg).effective_time() + dt.timedelta(seconds=0.3)
+    deadline = cfg.deadline.shifted(due)
+    assert deadline.lateness(only_attempt(cfg).effective_time()) <= dt.timedelta(0)
+    time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 0.6)
+    (d / "manifest.json").write_bytes((d / "manifest.json").read_bytes())  # the same bytes, written again
+    a = only_attempt(cfg)
+    ctime = attempts.EPOCH + dt.timedelta(microseconds=(d / "manifest.json").stat().st_ctime_ns // 1000)
+    assert a.effective_time() == ctime  # no slack: the change time itself
+    assert deadline.lateness(a.effective_time()) >= dt.timedelta(seconds=0.5), (a.effective_time(), due)
+
+
+def test_the_stores_own_writes_are_not_a_change(tmp_path):
+    cfg = course(tmp_path)
+    dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, staff_class.ROOT / "student", None))
+    a = only_attempt(cfg)
+    assert a.changed_after_store() == "" and a.integrity_problem() == ""
+
+
+def test_an_edit_seconds_after_storing_is_a_case_for_a_person(tmp_path):
+    """Edited (and the manifest rewritten to match) 50 ms after the store: raised for a person, where
+    the old rule let any change within two minutes of the store pass as the store's own."""
+    cfg = course(tmp_path)
+    d = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, staff_class.ROOT / "student", None))
+    time.sleep(0.05)
+    f = d / "files" / "tiled.cu"
+    f.write_text(staff_class.splice("tiled", "tiled_textbook"))
+    rehash(d)
+    a = only_attempt(cfg)
+    assert a.verify() == ""  # the manifest matches the files: only the change times tell
+    why = a.changed_after_store()
+    assert why.startswith("was changed on ") and "after it was stored on" in why, why
+    assert "files/tiled.cu: changed" in why and "manifest.json: changed" in why, why
+
+
+def test_a_touch_is_named_as_such(tmp_path):
+    cfg = course(tmp_path)
+    d = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, staff_class.ROOT / "student", None))
+    time.sleep(0.05)
+    os.utime(d / "files" / "tiled.cu")
+    why = only_attempt(cfg).changed_after_store()
+    assert why.endswith("(files/tiled.cu: touched, bytes intact)"), why
+
+
+def test_records_are_read_with_a_schema(tmp_path):
+    """Whatever JSON a student leaves beside a hand-in, the door answers a record or names the case."""
+    cfg = course(tmp_path)
+    d = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, staff_class.ROOT / "student", None))
+    (d / "grading").mkdir()
+    for text, words in [("1", "is not a JSON object"), ("[]", "is not a JSON object"),
+                        ("[" * 100000 + "]" * 100000, "is not valid JSON"), ('{"status": NaN}', "is not valid JSON"),
+                        ('{"status": "graded", "score": {"total": 1e999}}', "is not valid JSON"),
+                        ('{"status": 7}', "'status' is int, not a text"), ("\xff", "is not valid JSON")]:
+        (d / "grading" / "outcome.json").write_bytes(text.encode("latin-1"))
+        a = only_attempt(cfg)
+        assert a.record("grading/outcome.json") is None
+        assert words in a.record_problems["grading/outcome.json"], (text[:20], a.record_problems)
+    (d / "grading" / "outcome.json").write_text('{"status": "graded", "score": {"total": 3, "max": 10}}')
+    assert only_attempt(cfg).record("grading/outcome.json")["score"]["total"] == 3
