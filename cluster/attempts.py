@@ -112,10 +112,14 @@ def open_dir(parent_fd: int, name: str, where: str) -> int:
     except OSError as e:
         if e.errno == errno.ENOENT:
             raise FileNotFoundError(errno.ENOENT, "no such directory", where) from None
-        if e.errno == errno.ELOOP:
-            raise Case(f"{where} is a symbolic link; the drop box holds directories and regular files only") from None
-        if e.errno == errno.ENOTDIR:
-            raise Case(f"{where} is not a directory") from None
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):  # what it is instead (O_DIRECTORY meets a link: ENOTDIR)
+            try:
+                kind = _kind(os.stat(name, dir_fd=parent_fd, follow_symlinks=False))
+            except OSError:
+                kind = "not a directory"
+            if kind == "a symbolic link":
+                raise Case(f"{where} is a symbolic link; the drop box holds directories and regular files only") from None
+            raise Case(f"{where} is {kind}, not a directory") from None
         raise Case(f"{where} cannot be opened ({e.strerror})") from None
 
 
@@ -171,6 +175,8 @@ def read_file(dir_fd: int, name: str, cap: int, owners: set | None, where: str) 
 
 
 def _check_file(st: os.stat_result, cap: int, owners: set | None, where: str):
+    if st.st_nlink == 0:
+        raise Case(f"{where} was removed or replaced while it was read")
     if st.st_nlink != 1:
         raise Case(f"{where} has {st.st_nlink} hard links; a hand-in holds files of its own only (one link)")
     if st.st_size > cap:
@@ -582,7 +588,7 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
     named_time = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
     a.manifest = {"user": student, "submitted_at": dropbox.iso(named_time), "files": {}, "attempt_sha256": ""}
     try:
-        fd = open_dir(parent_fd, name, a.where)
+        fd = open_dir(parent_fd, name, "its directory")
     except Case as e:
         a.problem = f"{a.where}: {e}"
         try:

@@ -870,6 +870,15 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     return entries
 
 
+def plan_record(cfg, name: str, entries: list[dict], state_id=None) -> dict:
+    """A sweep's plan.json: its students' entries (plan_sweep), and the drop box's directories for names
+    the roster does not list (never students: the gradebook's summary names them for the staff)."""
+    return {"schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": dropbox.iso(now()),
+            "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
+            "state": state_id, "decisions": course_state.last_seq(cfg), "students": entries,
+            "off_roster": door.off_roster(cfg)}
+
+
 @dataclasses.dataclass
 class SweepWork:
     """What a sweep does with each planned attempt: grade it on a GPU (todo), rescore its grade from the
@@ -1020,15 +1029,13 @@ def cmd_sweep(cfg, args):
     else:
         entries = plan_sweep(cfg)
     selected = [e for e in entries if not args.student or e["student"] in args.student]
-    off_roster = door.off_roster(cfg)
+    plan = plan_record(cfg, args.name, entries, state.id)
+    off_roster = plan["off_roster"]
     # Only now, with everything checked, does the sweep leave anything on disk.
     sweep.mkdir(parents=True, exist_ok=True)
     for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
         shutil.rmtree(stale, ignore_errors=True)
-    grading.write_json_atomic(sweep / "plan.json", {
-        "schema": "gemmlab.sweep-plan/1", "sweep": args.name, "course": cfg.course, "created": dropbox.iso(now()),
-        "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-        "state": state.id, "decisions": course_state.last_seq(cfg), "students": entries, "off_roster": off_roster})
+    grading.write_json_atomic(sweep / "plan.json", plan)
     work = sweep_todo(sweep, entries, args.student, args.force, state)
     counts = {s: sum(1 for e in selected if e["status"] == s) for s in ("selected", "missing", "not_counted")}
     who = f"{len(selected)} of {len(entries)} student(s)" if args.student else f"{len(entries)} student(s)"

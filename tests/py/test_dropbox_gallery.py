@@ -1,0 +1,209 @@
+"""The drop-box gallery (tests/dropbox_gallery/): each entry is something a student (or a careless TA)
+can plant in the drop box, mounted on a real course and checked through the staff's own tools — the
+sweep's planner and grading tasks (a stand-in records what the GPU grader would be given), the
+gradebook, `status --user`, decisions. tests/dropbox_gallery/README.md describes an entry's files."""
+import contextlib
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import private_accounts
+import staff_class
+from cluster_helpers import read_gradebook, tool
+
+import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
+import config  # noqa: E402
+import course_state  # noqa: E402
+import dropbox  # noqa: E402
+import gemmlab_cluster  # noqa: E402
+import gradebook  # noqa: E402
+import grading  # noqa: E402
+
+GALLERY = staff_class.ROOT / "tests" / "dropbox_gallery"
+ENTRIES = sorted(p for p in GALLERY.iterdir() if (p / "expected.json").is_file())
+CLASS = ["alice", "bob", "mallory"]
+ATTACKER, VICTIM = "mallory", "alice"
+TIME_LIMIT = 120  # seconds for the sweep, and for each command: a hang is a failure, never a stuck test
+
+
+def marker(student: str) -> bytes:
+    return f"// {student}'s own work\n".encode()
+
+
+@pytest.fixture(scope="module")
+def accounts():
+    """(PrivateAccounts, '') for the class, or (None, why not)."""
+    why = private_accounts.available()
+    if why:
+        yield None, why
+        return
+    acc = private_accounts.PrivateAccounts({s: [] for s in CLASS}, [])
+    try:
+        acc.__enter__()
+    except OSError as e:
+        yield None, str(e)
+        return
+    try:
+        yield acc, ""
+    finally:
+        acc.__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int, what: str):
+    def stop(signum, frame):
+        raise TimeoutError(f"{what} did not finish in {seconds} s (a hang)")
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def hand_in(cfg, base: Path, student: str) -> Path:
+    src = base / "src" / student
+    src.mkdir(parents=True)
+    for name in staff_class.STAGE_FILES:
+        (src / name).write_bytes((staff_class.ROOT / "student" / name).read_bytes() + marker(student))
+    return dropbox.store_attempt(cfg, student, dropbox.collect(cfg, src, None))
+
+
+def as_user(acc, who: str) -> list[str]:
+    return ["runuser", "-u", who, "--"] if acc is not None and who != "root" else []
+
+
+def staff(cfg, *args) -> subprocess.CompletedProcess:
+    r = tool(cfg.path, *args, timeout=TIME_LIMIT)
+    assert "Traceback" not in r.stderr, f"{' '.join(args)}:\n{r.stderr}"
+    return r
+
+
+def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
+    """The course, its hand-ins, the plant and the sweep; returns (cfg, sweep, graded bytes)."""
+    cfg = config.load(staff_class.write_config(base, roster=CLASS))
+    dropbox.setup_dirs(cfg)
+    bob_first = expected.get("bob", "hands in") == "hands in"
+    stored = {s: hand_in(cfg, base, s) for s in CLASS if s != "bob" or bob_first}
+    for s in stored:
+        course_state.token(cfg, s, create=True)
+        if acc is not None:
+            os.chown(cfg.dropbox_dir / s / course_state.TOKEN_NAME, acc.uid[s], acc.gid[s])
+    course_state.write_views(cfg)
+    theirs, mine = stored[VICTIM], stored[ATTACKER]
+    files_json = base / "their-files.json"
+    files_json.write_text(json.dumps(json.loads((theirs / "manifest.json").read_text())["files"]))
+    os.chmod(files_json, 0o644)
+    env = dict(os.environ, BOX=str(cfg.dropbox_dir), ME=ATTACKER, MINE=str(mine), VICTIM=VICTIM, THEIRS=str(theirs),
+               THEIR_SHA_TILED=dropbox.sha256_file(theirs / "files" / "tiled.cu"), THEIR_FILES_JSON=str(files_json),
+               MY_DIGEST=json.loads((mine / "manifest.json").read_text())["attempt_sha256"], GALLERY=str(GALLERY),
+               PY=sys.executable)
+    who = expected.get("plant_as", ATTACKER)
+    r = subprocess.run([*as_user(acc, who), "sh", str(entry / "plant.sh")], env=env, cwd=base, capture_output=True,
+                       text=True, timeout=TIME_LIMIT)
+    if r.returncode == 77:
+        pytest.skip(f"{entry.name}: the attack cannot be made on this machine: {r.stderr.strip()}")
+    assert r.returncode == 0, f"plant.sh failed:\n{r.stdout}{r.stderr}"
+    if expected.get("bob") == "refused after the plant":
+        with pytest.raises(dropbox.SubmissionError, match="is not owned by bob"):
+            hand_in(cfg, base, "bob")
+    fired = race(monkeypatch, expected["race"], entry, env, acc) if expected.get("race") else None
+
+    graded = {}
+
+    def stand_in_grader(gcfg, files, out, meta, say=print):  # what the GPU grader would be given, kept
+        graded.setdefault(meta["student"], []).append(dict(files))
+        (out / "results.json").write_text(json.dumps({"score": {"total": 10.0, "max": 100, "stages": []}, "results": []}))
+        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", node="gallery",
+                                         score={"total": 10.0, "max": 100}, message="graded: 10 / 100 (stand-in)"))
+    monkeypatch.setattr(grading, "grade_into", stand_in_grader)
+    for var in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT"):
+        monkeypatch.delenv(var, raising=False)
+    sweep = cfg.sweeps_dir / "final"
+    with time_limit(TIME_LIMIT, "the sweep"):
+        entries = gemmlab_cluster.plan_sweep(cfg, when=staff_class.PLANNED)
+        sweep.mkdir(parents=True)
+        grading.write_json_atomic(sweep / "plan.json", gemmlab_cluster.plan_record(cfg, "final", entries))
+        todo = gemmlab_cluster.sweep_todo(sweep, entries).todo
+        run = sweep / "runs" / "run-001"
+        (run / "logs").mkdir(parents=True)
+        grading.write_json_atomic(run / "tasks.json", todo)
+        for i in range(len(todo)):
+            gemmlab_cluster.run_task(cfg, sweep, run.name, i)
+    assert fired is None or fired, "the race's script never ran: the door did not open the file"
+    return cfg, sweep, graded
+
+
+def race(monkeypatch, spec: dict, entry: Path, env: dict, acc):
+    """Run spec's script (as the attacker) the instant after the door first opens the attacker's
+    files/<spec file>: the worst timing a student could hit."""
+    real_open, fired = os.open, []
+
+    def open_then_swap(path, flags, mode=0o777, *, dir_fd=None):
+        fd = real_open(path, flags, mode, dir_fd=dir_fd)
+        if not fired and path == spec["file"] and dir_fd is not None and flags == attempts.FILE_FLAGS:
+            where = os.readlink(f"/proc/self/fd/{dir_fd}")
+            if where.startswith(str(Path(env["BOX"]) / ATTACKER)):
+                fired.append(where)
+                subprocess.run([*as_user(acc, ATTACKER), "sh", str(entry / spec["script"])], env=env, check=True)
+        return fd
+    monkeypatch.setattr(attempts.os, "open", open_then_swap)
+    return fired
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda p: p.name)
+def test_the_drop_box_gallery(entry, accounts, monkeypatch):
+    expected = json.loads((entry / "expected.json").read_text())
+    acc, why = accounts
+    if expected.get("needs_accounts") and acc is None:
+        pytest.skip(f"{entry.name} needs students with Unix accounts of their own (a private mount namespace): {why}")
+    base = Path(tempfile.mkdtemp(prefix="gemmlab-dropbox-gallery-", dir="/tmp"))
+    os.chmod(base, 0o755)  # the students reach the drop box through it
+    try:
+        cfg, sweep, graded = mount(entry, expected, acc, base, monkeypatch)
+        monkeypatch.undo()  # the staff's commands below run as they are
+        for cmd in expected.get("staff_commands", []):
+            r = staff(cfg, *cmd)
+            assert r.returncode == 0, r.stdout + r.stderr
+        r = staff(cfg, "gradebook", "--name", "final")
+        assert r.returncode == 0, r.stdout + r.stderr
+        rows = {row["student"]: row for row in read_gradebook(sweep)}
+        with open(sweep / "export" / "grades.csv") as f:
+            exported = {row["student"] for row in csv.DictReader(f)}
+        assert set(rows) == set(CLASS) == exported, (sorted(rows), sorted(exported))
+        for student, want in expected.get("students", {}).items():
+            row = rows[student]
+            assert row["status"] == want["status"], (student, row["status"], row["message"])
+            for words in want.get("message", []):
+                assert words in row["message"], (student, words, row["message"])
+        for student, other in expected.get("never_graded_as", {}).items():
+            for files in graded.get(student, []):
+                assert not any(marker(other) in data for data in files.values()), f"{other}'s code graded as {student}'s"
+        for student, want in expected.get("record_of", {}).items():
+            a = next(a for a in attempts.of_student(cfg, student) if a.number == want["attempt"])
+            outcome = json.loads((gradebook.grade_dir(sweep, student, a.digest) / "outcome.json").read_text())
+            assert (outcome["attempt"], outcome["status"]) == (a.path.name, want["status"]), outcome
+        summary = (sweep / "summary.md").read_text()
+        for words in expected.get("summary", []):
+            assert words in summary, (words, summary)
+        for name in expected.get("not_in_export", []):
+            assert name not in rows and name not in exported
+        for student in sorted(set(expected.get("status", {})) | {ATTACKER}):
+            r = staff(cfg, "status", "--user", student)
+            assert r.returncode == 0, r.stdout + r.stderr
+            for words in expected.get("status", {}).get(student, []):
+                assert words in r.stdout + r.stderr, (student, words, r.stdout + r.stderr)
+        for student, whose in expected.get("views", {}).items():
+            view = course_state.read_view(cfg, student)
+            assert (view or {}).get("student") == whose, (student, view)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
