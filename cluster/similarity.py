@@ -65,7 +65,8 @@ class Entry:
     (label: <archive>/<user>, never a user name)."""
     label: str
     kind: str     # "student", "reference" or "archive"
-    path: Path
+    path: Path    # the file compared (a hand-in's: the door's checked bytes, written for copydetect)
+    origin: Path | None = None  # where a hand-in's file lies in the drop box, for the pages
 
 
 @dataclass
@@ -106,9 +107,9 @@ def _copydetect():
     return copydetect
 
 
-def hand_ins(sweep: Path) -> tuple[dict[str, dict], dict]:
-    """student -> the stage files (name -> bytes) of their attempt that counts (from plan.json), read
-    through the drop box's door (attempts.py), and the plan. An attempt that cannot be read, or whose
+def hand_ins(sweep: Path) -> tuple[dict, dict]:
+    """student -> their attempt that counts (from plan.json), read through the drop box's door
+    (attempts.py: its stage_bytes() are what is compared), and the plan. An attempt that cannot be read, or whose
     files are no longer those the sweep planned, is left out (the sweep made it a case already)."""
     import attempts
     try:
@@ -124,12 +125,12 @@ def hand_ins(sweep: Path) -> tuple[dict[str, dict], dict]:
             except (attempts.Case, OSError):
                 continue
             if a.digest == entry["digest"]:
-                out[entry["student"]] = a.stage_bytes()
+                out[entry["student"]] = a
     return out, plan
 
 
-def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict[str, dict], list[str]]:
-    """<archive>/<user> -> the stage files (name -> bytes) of an earlier term's hand-in, and notes. A
+def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict, list[str]]:
+    """<archive>/<user> -> an earlier term's hand-in (attempts.Attempt), and notes. A
     sweep directory gives the attempt its plan counted; a drop box each user's latest attempt not
     withdrawn (read through the door, attempts.py, like this term's). <archive> is the directory's
     last two path components (e.g. 2025-fall/dropbox)."""
@@ -148,7 +149,7 @@ def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict[str, dict], 
             for user in attempts.directory_names(SimpleNamespace(dropbox_dir=path)):
                 kept = [a for a in attempts.in_directory(path / user) if not a.withdrawn and not a.problem]
                 if kept and kept[-1].stage_bytes():
-                    dirs[user] = kept[-1].stage_bytes()
+                    dirs[user] = kept[-1]
         if gone:
             notes.append(f"archive {path}: the hand-ins of {', '.join(gone)} are no longer where its plan says")
         out.update({f"{name}/{s}": d for s, d in dirs.items()})
@@ -259,8 +260,9 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
     tmp.mkdir()
     files = sweep / f".similarity-files-{os.getpid()}-{secrets.token_hex(3)}"  # the hand-ins compared, removed after
     try:
-        dirs = {s: staged(files, s, stage_bytes) for s, stage_bytes in students.items()}
-        archive = {label: staged(files, label, stage_bytes) for label, stage_bytes in earlier.items()}
+        dirs = {s: staged(files, s, a.stage_bytes()) for s, a in students.items()}
+        archive = {label: staged(files, label, a.stage_bytes()) for label, a in earlier.items()}
+        origin = {label: a.path / "files" for label, a in {**students, **earlier}.items()}  # what a page names
         results, skipped = [], []
         for stage_file in stage_files:
             stage = Path(stage_file).stem
@@ -269,15 +271,16 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
                 skipped.append(stage)
                 say(f"similarity: {stage}: given complete in the handout (no {TODO_TAG} in its stub): not compared")
                 continue
-            entries = [Entry(s, "student", d / stage_file) for s, d in sorted(dirs.items()) if (d / stage_file).is_file()]
+            entries = [Entry(s, "student", d / stage_file, origin[s] / stage_file) for s, d in sorted(dirs.items())
+                       if (d / stage_file).is_file()]
             missing = sorted(set(dirs) - {e.label for e in entries})
             if missing:
                 notes.append(f"{stage}: no {stage_file} in the attempt of {', '.join(missing)}")
             reference = cfg.grader_dir / "reference" / stage_file
             if reference.is_file():
                 entries.append(Entry(REFERENCE, "reference", reference))
-            entries += [Entry(label, "archive", d / stage_file) for label, d in sorted(archive.items())
-                        if (d / stage_file).is_file()]
+            entries += [Entry(label, "archive", d / stage_file, origin[label] / stage_file)
+                        for label, d in sorted(archive.items()) if (d / stage_file).is_file()]
             result = compare_stage(stage_file, stub, entries, settings)
             _write_pair_pages(tmp, result, settings["top_pairs"])
             results.append(result)
@@ -344,7 +347,7 @@ def _pair_body(result: StageResult, p: Pair) -> str:
                 "archive": "an earlier term's hand-in"}[e.kind]
         code = result.code.get(str(e.path), "")
         return (f'<div class="side"><h2>{esc(e.label)} <small>({esc(what)})</small></h2>'
-                f"<p>{_pct(share)} of this file's own code is found in the other. <code>{esc(e.path)}</code></p>"
+                f"<p>{_pct(share)} of this file's own code is found in the other. <code>{esc(e.origin or e.path)}</code></p>"
                 f"<pre>{_highlighted(code, slices, css)}</pre></div>")
     return (
         "<style>.pair { display: flex; gap: 1em; } .side { flex: 1; min-width: 0; } "

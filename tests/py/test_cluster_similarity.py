@@ -124,7 +124,7 @@ def test_without_the_stub_as_boilerplate_stubs_would_match(swept, tmp_path):
     so the test above proves the stub is what keeps them apart."""
     cfg, sweep, _ = swept
     files, _ = similarity.hand_ins(sweep)
-    dirs = {s: similarity.staged(tmp_path / "hand-ins", s, files[s]) for s in files}
+    dirs = {s: similarity.staged(tmp_path / "hand-ins", s, files[s].stage_bytes()) for s in files}
     empty = tmp_path / "empty.cu"
     empty.write_text("\n")
     settings = {k: cfg.setting("similarity", k) for k in ("noise_threshold", "guarantee_threshold", "report_threshold")}
