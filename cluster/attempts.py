@@ -517,10 +517,8 @@ class _Walk:
 
     def __enter__(self) -> int:
         a = self.a
-        root = open_root(a.path.parent.parent)
-        self.fds.append(root)
-        self.fds.append(open_dir(root, a.path.parent.name, f"the directory {a.path.parent}"))
-        self.fds.append(open_dir(self.fds[-1], a.path.name, a.where))
+        self.fds.extend(_open_student(a.path.parent.parent, a.path.parent.name, a.entered))
+        self.fds.append(open_dir(self.fds[-1], a.path.name, "its directory"))
         return self.fds[-1]
 
     def __exit__(self, *exc):

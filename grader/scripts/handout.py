@@ -63,6 +63,8 @@ NEVER = [
     "tests/py/test_cluster*.py",    # course staff's tests of the cluster tools: they start a real
     "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest,
     "tests/py/private_accounts.py", #   with its test accounts
+    "tests/dropbox_gallery",        # hostile drop boxes, and the staff's tests of the drop box's door
+    "tests/py/test_dropbox_*.py",
     "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
     "docs/instructor-guide.md",
     "docs/handout.md",

@@ -22,9 +22,12 @@ def test_staff_tools_and_developer_scripts_stay_out():
     for rel in ("cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
                 "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "tests/cluster_gpu_demo.sh",
                 "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/py/cluster_helpers.py",
-                "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json", "tests/py/private_accounts.py"):
+                "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json", "tests/py/private_accounts.py",
+                "tests/dropbox_gallery/README.md", "tests/dropbox_gallery/link-file/plant.sh",
+                "tests/py/test_dropbox_gallery.py", "tests/py/test_dropbox_door.py"):
         assert rel not in files, rel
-    for rel in ("cluster/gemmlab_cluster.py", "cluster/dropbox.py", "cluster/class_files.py", "cluster/config.py",
+    for rel in ("cluster/gemmlab_cluster.py", "cluster/dropbox.py", "cluster/attempts.py", "cluster/class_files.py",
+                "cluster/config.py",
                 "cluster/grading.py", "cluster/slurm.py", "cluster/scratch.py", "cluster/local_grading.py",
                 "cluster/templates/grade-attempt.sbatch"):
         assert rel in files, rel
