@@ -518,12 +518,16 @@ class _Walk:
     def __enter__(self) -> int:
         a = self.a
         self.fds.extend(_open_student(a.path.parent.parent, a.path.parent.name, a.entered))
-        self.fds.append(open_dir(self.fds[-1], a.path.name, "its directory"))
+        try:
+            self.fds.append(open_dir(self.fds[-1], a.path.name, "its directory"))
+        except BaseException:
+            self.__exit__()
+            raise
         return self.fds[-1]
 
     def __exit__(self, *exc):
-        for fd in reversed(self.fds):
-            os.close(fd)
+        while self.fds:
+            os.close(self.fds.pop())
         return False
 
 
