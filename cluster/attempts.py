@@ -123,11 +123,12 @@ def open_dir(parent_fd: int, name: str, where: str) -> int:
         raise Case(f"{where} cannot be opened ({e.strerror})") from None
 
 
-def open_root(path: Path, where: str | None = None) -> int:
+def open_root(path: Path, listing=False) -> int:
     """The drop box root (or the staff's directory of entered hand-ins) as the staff configured it;
-    everything below is opened from it with open_dir."""
+    everything below is opened from it with open_dir. Only to pass through (O_PATH: a student may
+    pass through the drop box but not list it), unless listing."""
     try:
-        return os.open(str(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return os.open(str(path), (os.O_RDONLY if listing else os.O_PATH) | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
         if e.errno == errno.ENOENT:
             raise FileNotFoundError(errno.ENOENT, "no such directory", str(path)) from None
@@ -772,7 +773,7 @@ def at(path: Path, cap: Caps | None = None) -> Attempt:
 def directory_names(cfg) -> list[str]:
     """The names of the entries in the drop box that stand for students (not the staff's `.course`)."""
     try:
-        root = open_root(cfg.dropbox_dir)
+        root = open_root(cfg.dropbox_dir, listing=True)
     except (FileNotFoundError, NotADirectoryError):
         return []
     try:

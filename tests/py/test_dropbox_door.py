@@ -95,3 +95,27 @@ def test_records_are_read_with_a_schema(tmp_path):
         assert words in a.record_problems["grading/outcome.json"], (text[:20], a.record_problems)
     (d / "grading" / "outcome.json").write_text('{"status": "graded", "score": {"total": 3, "max": 10}}')
     assert only_attempt(cfg).record("grading/outcome.json")["score"]["total"] == 3
+
+
+def test_the_sweep_lists_off_roster_directories_and_grades_only_roster_students(tmp_path):
+    """The real `sweep` (graded here, the GPU hidden): a directory for a name the roster does not list
+    is named in its output and the summary, and is no row of the gradebook or the export."""
+    import csv
+    import subprocess
+    import sys
+    path = staff_class.write_config(tmp_path, roster=["alice"])
+    path.write_text(path.read_text().replace(f"due = {staff_class.DUE.isoformat()}", "due = 2026-01-01T00:00:00Z"))
+    cfg = config.load(path)
+    staff_class.hand_in(cfg, tmp_path, "alice", {})
+    staff_class.hand_in(cfg, tmp_path, "zed", {})  # (stored as root: what a student's own mkdir in the box leaves)
+    r = subprocess.run([sys.executable, str(staff_class.ROOT / "cluster" / "gemmlab_cluster.py"), "--config", str(path),
+                        "sweep"], capture_output=True, text=True, timeout=900, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "directories in the drop box for names not on the roster (never graded, never in an export; look at " \
+           f"them in {cfg.dropbox_dir}): zed" in r.stdout, r.stdout
+    sweep = cfg.sweeps_dir / "final"
+    with open(sweep / "gradebook.csv") as f:
+        assert [row["student"] for row in csv.DictReader(f)] == ["alice"]
+    with open(sweep / "export" / "grades.csv") as f:
+        assert [row["student"] for row in csv.DictReader(f)] == ["alice"]
+    assert "## Directories in the drop box for names not on the roster\n\nzed:" in (sweep / "summary.md").read_text()
