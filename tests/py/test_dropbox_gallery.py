@@ -202,6 +202,9 @@ def test_the_drop_box_gallery(entry, accounts, monkeypatch):
             assert r.returncode == 0, r.stdout + r.stderr
             for words in expected.get("status", {}).get(student, []):
                 assert words in r.stdout + r.stderr, (student, words, r.stdout + r.stderr)
+        if acc is not None:  # and the student's own `make status`, with the student's rights
+            r = tool(cfg.path, "status", user=ATTACKER, timeout=TIME_LIMIT)
+            assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
         for student, whose in expected.get("views", {}).items():
             view = course_state.read_view(cfg, student)
             assert (view or {}).get("student") == whose, (student, view)
