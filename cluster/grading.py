@@ -54,7 +54,11 @@ import time
 from pathlib import Path
 
 import scratch as scratch_space
+from config import ConfigError, confinement_overlap
 from dropbox import fingerprint, iso, sha256_file
+
+import compile_stage  # noqa: E402  (grader/scripts, on sys.path through dropbox: what a machine error is)
+import confine  # noqa: E402
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
 # The statuses a grading job fails with (exit 1; `sweep-status` counts them failed).
@@ -79,16 +83,38 @@ class BuildError(Exception):
         self.submission_fault = submission_fault  # False: the grading set-up failed, not the student
 
 
+def machine_failure(rc, log: Path, build: Path, submission: Path) -> str | None:
+    """Why the machine, not the hand-in, stopped a make of this submission: a stage compile that
+    compile_stage.py recorded as the machine's (<object>.error), make stopped by a signal or not
+    found, or what a tool said of the disk, memory or a missing program (compile_stage.machine_cause,
+    which never counts a line of the student's own). None when nothing says so."""
+    causes = [f"{r.get('shown') or r.get('source')}: {r.get('cause')}"
+              for r in (_read_json(p) for p in sorted(build.rglob(f"*.o{compile_stage.ERROR_SUFFIX}"))) if r]
+    if causes:
+        return "a stage file could not be compiled, and not because of the hand-in: " + "; ".join(causes)
+    if rc is not None and rc < 0:
+        return f"make was stopped by signal {-rc}"
+    if rc == 127:
+        return "make exited 127: a program it runs was not found"
+    try:
+        said = log.read_text(errors="replace")
+    except OSError:
+        return None
+    cause = compile_stage.machine_cause(1, said, submission / "x.cu")
+    return f"the build failed because of the machine: {cause}" if cause else None
+
+
 def jobs() -> int:
     return int(os.environ.get("SLURM_CPUS_PER_TASK") or min(os.cpu_count() or 1, 8))
 
 
-def make_vars(root: Path, build: Path | None, submission: Path, arch: str) -> dict:
+def make_vars(root: Path, build: Path | None, submission: Path, arch: str, extra=()) -> dict:
     """The Makefile's paths and flags for this build directory (None: the Makefile's own), submission
-    and architecture ("": the Makefile's own)."""
+    and architecture ("": the Makefile's own); extra: more variables (CONFINE=...)."""
     cmd = [*MAKE, "-s", "--no-print-directory", "-f", "Makefile", "-f",
            str(Path(__file__).resolve().parent / "make-vars.mk"),
-           *([f"BUILD={build}"] if build is not None else []), f"SUBMISSION={submission}", "print-cluster-vars"]
+           *([f"BUILD={build}"] if build is not None else []), f"SUBMISSION={submission}", *extra,
+           "print-cluster-vars"]
     if arch:
         cmd.insert(-1, f"ARCH={arch}")
     r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
@@ -166,8 +192,11 @@ def run_logged(cmd, cwd, log, env=None) -> int:
     with open(log, "a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
-        return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
-                              env=clean_env(env)).returncode
+        try:
+            return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                                  env=clean_env(env)).returncode
+        except OSError as e:  # make itself missing: the machine's
+            raise BuildError(f"{cmd[0]} could not be started on {socket.gethostname()}: {e.strerror}") from None
 
 
 def run_streamed(cmd, cwd, log, on_line) -> int:
@@ -175,8 +204,11 @@ def run_streamed(cmd, cwd, log, on_line) -> int:
     with open(log, "a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
-        proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", env=clean_env())
+        try:
+            proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, errors="replace", env=clean_env())
+        except OSError as e:
+            raise BuildError(f"{cmd[0]} could not be started on {socket.gethostname()}: {e.strerror}") from None
         for line in proc.stdout:
             f.write(line)
             f.flush()
@@ -218,6 +250,27 @@ class Toolchain:
             tree_digest(self.root), nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["CXXFLAGS"],
         ]).encode()).hexdigest()
         self.name = f"trusted-{self.arch}-{self.key[:16]}"
+        self.cuda_home = Path(self.nvcc).resolve().parents[1]
+
+    # ---- the confinement of each stage compile (grader/scripts/confine.py) -----------------------
+    def confinement(self, submission: Path) -> list[str]:
+        """The make variable that confines each stage compile of `submission` to what it may read:
+        the hand-in's scratch copy, the stage API headers (grader/include, never the rest of the
+        trusted tree), the CUDA toolkit (and the system compiler's files, confine.py); [] where the
+        course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
+        unconfined instead."""
+        if not self.cfg.confine_builds:
+            return []
+        overlap = confinement_overlap(self.cfg, [self.cuda_home])
+        if overlap:
+            raise BuildError(f"{self.cfg.source}: [cluster] confine_builds: {overlap}")
+        try:
+            confine.abi()
+        except confine.Unavailable as e:
+            raise BuildError(f"{e}. This course compiles every hand-in confined ([cluster] confine_builds = true "
+                             f"in {self.cfg.source}) and compiles none without it: grade on nodes whose kernel "
+                             "has Landlock, or set confine_builds = false to compile unconfined") from None
+        return [f"CONFINE={submission}:{self.root / 'grader' / 'include'}:{self.cuda_home}"]
 
     # ---- the trusted build ------------------------------------------------------------------
     def find_trusted(self) -> Path | None:
@@ -281,7 +334,10 @@ class Toolchain:
         keys = {}
         for src in sorted(submission.glob("*.cu")):
             keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
-        return {obj: hashlib.sha256(f"{self.key} {what}".encode()).hexdigest() for obj, what in keys.items()}
+        # An object compiled unconfined is never reused by a confined build (it could hold what the
+        # confinement refuses), nor the other way round.
+        confined = "confined" if self.cfg.confine_builds else "unconfined"
+        return {obj: hashlib.sha256(f"{self.key} {confined} {what}".encode()).hexdigest() for obj, what in keys.items()}
 
     def _seed(self, v: dict, keys: dict[Path, str]):
         """Copy cached objects into place so make keeps them: first the stamp of the flags they were
@@ -341,25 +397,31 @@ class Toolchain:
         """Compile each stage file as the Makefile does; returns the names that do not compile.
         on_line: called with each line make prints (compile_stage.py's "  NVCC    <file>" as each
         compile starts; every line also goes to the log)."""
-        v = make_vars(self.root, build, submission, self.arch)
+        confined = self.confinement(submission)
+        v = make_vars(self.root, build, submission, self.arch, confined)
         keys = self._object_keys(v, submission)
         stage_objs = {obj: k for obj, k in keys.items() if obj.parent.name == "stages"}
         self._seed(v, stage_objs)
         cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
-               f"SUBMISSION={submission}", f"ARCH={self.arch}", *stage_objs]
+               f"SUBMISSION={submission}", f"ARCH={self.arch}", *confined, *stage_objs]
         with self._compiling(v, stage_objs):
             if on_line is None:
-                run_logged(cmd, self.root, log)
+                rc = run_logged(cmd, self.root, log)
             else:
-                run_streamed(cmd, self.root, log, on_line)
+                rc = run_streamed(cmd, self.root, log, on_line)
             self._store(stage_objs)
-        return sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
+        broken = sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
+        machine = rc != 0 and machine_failure(rc, log, build, submission)
+        if machine:
+            raise BuildError(machine, tail(log))
+        return broken
 
     def build(self, submission: Path, build: Path, log: Path) -> Path:
         """The gemmlab binary of this submission, linked against the trusted libraries."""
+        confined = self.confinement(submission)
         trusted = self.trusted(log)
         tv = make_vars(self.root, trusted, submission, self.arch)
-        v = make_vars(self.root, build, submission, self.arch)
+        v = make_vars(self.root, build, submission, self.arch, confined)
         keys = self._object_keys(v, submission)
         self._seed(v, keys)
         libs = [f"GRADER_BUILD={tv['GRADER_BUILD']}", f"REF_LIB={tv['REF_LIB']}"]
@@ -372,11 +434,14 @@ class Toolchain:
             scan_cache = []
         with self._compiling(v, keys):
             rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
-                             f"ARCH={self.arch}", *libs, *scan_cache, v["GRADER"]], self.root, log)
+                             f"ARCH={self.arch}", *confined, *libs, *scan_cache, v["GRADER"]], self.root, log)
             self._store(keys)
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
-        # grader at all is a build failure.
+        # grader at all is a build failure, and the student's only where the machine did not stop it.
+        machine = machine_failure(rc, log, build, submission) if rc != 0 or not Path(v["GRADER"]).is_file() else None
+        if machine:
+            raise BuildError(machine, tail(log))
         if rc != 0 or not Path(v["GRADER"]).is_file():
             raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
                              tail(log), submission_fault=True)
@@ -478,13 +543,25 @@ def _grade_takes_fingerprint(grader: Path) -> bool:
     return "--fingerprint" in r.stdout + r.stderr
 
 
+def confinement_note(cfg) -> str:
+    """How this grading compiles the hand-in, for its outcome: confined, or not (and by which setting)."""
+    if not cfg.confine_builds:
+        return ("off ([cluster] confine_builds = false): the stage files were compiled unconfined, able to read "
+                "any file the grading account can")
+    try:
+        return f"on (Linux Landlock ABI {confine.abi()}): the compiler could read only the hand-in, the stage API, " \
+               "the CUDA toolkit and the system compiler"
+    except confine.Unavailable as e:
+        return f"required, and unavailable here: {e}"
+
+
 def grade_into(cfg, files_dir: Path, out: Path, meta: dict, say=print) -> dict:
     """Grade the stage files in files_dir; write outcome.json (+ results.json, gradescope.json,
     build.log, grader.log) into out, which must be a fresh directory. Returns the outcome."""
     started = dt.datetime.now(dt.timezone.utc)
     outcome = dict(meta, schema=OUTCOME_SCHEMA, host=socket.gethostname(), started=iso(started),
                    job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""),
-                   **job_context())
+                   **job_context(), build_confinement=confinement_note(cfg))
     log = out / "build.log"
     # What gradings of this user on this node left when they were killed (SIGKILL, a lost node):
     # gone before this one makes its own (scratch.py says what is never touched).

@@ -61,7 +61,12 @@ def compile_check(cfg, files: dict, say=print, warn=print):
                 started.append(name)
                 say(f"submit:   [{len(started)}/{len(stage)}] {as_typed(stage[name])}")
 
-        broken = tools.compile_only(sub, Path(tmp) / "build", log, on_line=progress)
+        try:
+            broken = tools.compile_only(sub, Path(tmp) / "build", log, on_line=progress)
+        except grading.BuildError as e:  # the machine stopped it (a full disk, no sandbox here): not the files
+            warn(f"submit: note: your stage files could not be compiled here before handing in ({e}); the "
+                 "grading job compiles them.")
+            return []
         reused = [n for n in stage if n not in started and n not in broken]
         if reused:
             say(f"submit:   {', '.join(as_typed(stage[n]) for n in reused)}: compiled before from the same bytes "
