@@ -521,7 +521,7 @@ report-demo:  ## the example report from the instructor's example data, "EXAMPLE
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
 # WHY= (a staff decision's reason) reaches the tool through the environment, so any text is safe in it.
 export WHY
-.PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
+.PHONY: submit status results requeue withdraw regrade sweep validate sweep-status gradebook-export similarity leaderboard \
         publish-course decisions accept override settle enter publish-grades rehearsal
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	@$(CLUSTER) submit --student-dir $(SUBMISSION)
@@ -529,6 +529,9 @@ status:  ## your attempts and their grading jobs
 	@$(CLUSTER) status
 results:  ## the results of your latest graded attempt
 	@$(CLUSTER) results
+requeue:  ## queue the grading of your attempt ATTEMPT=N again (where make submit could not queue it)
+	@test -n "$(ATTEMPT)" || { echo "make requeue: say which attempt, e.g. make requeue ATTEMPT=3 (make status lists them)" >&2; exit 2; }
+	@$(CLUSTER) requeue --attempt $(ATTEMPT)
 withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)
 	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
 	@$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo) $(if $(STUDENT),--user "$(STUDENT)" --why "$$WHY")
@@ -551,6 +554,8 @@ rehearsal:  ## (instructors) the dry run before a term: a class of seven through
 	$(PYTHON) tests/semester_rehearsal.py
 sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline, LOCAL=1 on this machine)
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline) $(if $(LOCAL),--local)
+regrade:  ## (instructors) grade STUDENT's attempt ATTEMPT=N again for feedback, as a job of yours (its script from the trusted template)
+	$(CLUSTER) regrade --user "$(STUDENT)" --attempt "$(ATTEMPT)"
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
 	$(CLUSTER) validate
 sweep-status:  ## (instructors) progress of the latest sweep (SWEEP=name for another; FOLLOW=1 until it ends)
