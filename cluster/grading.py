@@ -117,7 +117,10 @@ def make_vars(root: Path, build: Path | None, submission: Path, arch: str, extra
            "print-cluster-vars"]
     if arch:
         cmd.insert(-1, f"ARCH={arch}")
-    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
+    try:
+        r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
+    except OSError as e:  # no make on this node: the machine's
+        raise BuildError(f"{cmd[0]} could not be started on {socket.gethostname()}: {e.strerror}") from None
     if r.returncode != 0:
         raise BuildError(f"could not read the Makefile's variables in {root}: {r.stderr.strip()}")
     return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
@@ -439,7 +442,12 @@ class Toolchain:
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
         # grader at all is a build failure, and the student's only where the machine did not stop it.
-        machine = machine_failure(rc, log, build, submission) if rc != 0 or not Path(v["GRADER"]).is_file() else None
+        machine = None
+        if rc != 0 or not Path(v["GRADER"]).is_file():
+            lost = [t for t in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] if not Path(t).exists()]
+            machine = machine_failure(rc, log, build, submission) or (lost and (
+                f"the trusted grader build {trusted} lost {len(lost)} of its files while this grading used it "
+                f"(e.g. {lost[0]}; a newer build pruned it?)"))
         if machine:
             raise BuildError(machine, tail(log))
         if rc != 0 or not Path(v["GRADER"]).is_file():
