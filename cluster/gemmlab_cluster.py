@@ -730,6 +730,11 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
             raise ConfigError(str(e)) from None
         checked.append("[handout]")
     tool = grading.Toolchain(cfg, say=say)
+    # what a confined compile may read, the CUDA toolkit included (config.load could not know it)
+    overlap = cfg.values["confine_builds"] and config_mod.confinement_overlap(cfg, [tool.cuda_home])
+    if overlap:
+        raise ConfigError(f"{cfg.source}: [cluster] confine_builds: {overlap}")
+    checked.append(f"the compiles of hand-ins (on this machine): {grading.confinement_note(cfg)}")
     checker = tool.config_checker(tool.trusted(build_log))
     try:
         r = subprocess.run([str(checker), "--config", str(cfg.path)], capture_output=True, text=True, timeout=60)
