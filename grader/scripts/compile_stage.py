@@ -178,16 +178,17 @@ def machine_cause(returncode, output, source):
         return "the compiler was not found (exit 127)"
     folder = Path(source).parent
     theirs = [str(folder) + "/", str(folder.resolve()) + "/"]
-    words = ""
-    for p in folder.iterdir() if folder.is_dir() else ():
-        if p.is_file():
-            words += p.read_text(errors="replace").lower()
+    def words(text):  # as a stringized macro argument would give them: one space between words
+        return " ".join(text.lower().split())
+
+    theirs_words = words(" ".join(p.read_text(errors="replace") for p in (folder.iterdir() if folder.is_dir() else ())
+                                  if p.is_file()))
     for line in output.splitlines():
         if _ECHO.match(line) or any(t in line for t in theirs):
             continue
         for pattern, cause in _MACHINE:
             m = pattern.search(line)
-            if m and m.group(0).strip(": ").lower() not in words:
+            if m and words(m.group(0).strip(": ")) not in theirs_words:
                 return f"{cause} (\"{line.strip()}\")"
     return None
 
@@ -311,10 +312,10 @@ def compile_now(command, source, obj, failed, warned, log, cmdline, confine=None
     warned.unlink(missing_ok=True)
     proc = run_compiler(command, obj, confine)
     log.write_text(f"$ {cmdline}\n{proc.stdout}" + ("" if proc.returncode == 0 else f"(exit {proc.returncode})\n"))
+    show(proc.stdout, source)
     cause = machine_cause(proc.returncode, proc.stdout, source) if proc.returncode != 0 else None
     if cause:
         raise MachineError(cause)
-    show(proc.stdout, source)
     if proc.returncode == 0 and obj.is_file():
         failed.unlink(missing_ok=True)
         if warnings_in(proc.stdout):

@@ -49,8 +49,8 @@ def stage_file(tmp_path, text="int x;\n") -> Path:
     return src
 
 
-def run_compile_stage(tmp_path, command):
-    src = stage_file(tmp_path)
+def run_compile_stage(tmp_path, command, text="int x;\n"):
+    src = stage_file(tmp_path, text)
     obj = tmp_path / "build" / "tiled.o"
     obj.parent.mkdir(exist_ok=True)
     r = subprocess.run([sys.executable, ROOT / "grader/scripts/compile_stage.py", "--source", src, "--object", obj,
@@ -79,14 +79,17 @@ def test_a_missing_compiler_is_not_the_students(tmp_path):
     "{src}:3:2: error: #error No space left on device\n    3 | #error No space left on device\n",
     '{src}:5:1: error: static assertion failed: No space left on device\n',   # "No space " "left on device"
     "{src}:7:10: fatal error: /elsewhere/x.h: Permission denied\n",          # a read the sandbox refused
+    "/usr/include/stdio.h:1:1: error: expected ';' before No space left on device\n",  # STR(No   space ...)
 ])
 def test_what_a_stage_file_makes_the_compiler_say_stays_the_students(tmp_path, said):
-    src = stage_file(tmp_path, '#error No space left on device\nstatic_assert(0, "No space " "left on device");\n')
+    source = ('#error No space left on device\nstatic_assert(0, "No space " "left on device");\n'
+              '#define STR(x) #x\nconst char* s = STR(No   space left   on device);\n')
+    src = stage_file(tmp_path, source)
     text = said.format(src=src)
     cause = compile_stage.machine_cause(1, text, src)
     assert cause is None, cause
     work = f"cat >&2 <<'EOF'\n{text}EOF\nexit 1"
-    r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, work), "-c"])
+    r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, work), "-c"], source)
     assert r.returncode == 0 and Path(f"{obj}.failed").is_file() and not Path(f"{obj}.error").exists(), r.stderr
 
 
