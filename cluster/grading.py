@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 
 import scratch as scratch_space
-from config import ConfigError, confinement_overlap
+from config import confinement_overlap
 from dropbox import fingerprint, iso, sha256_file
 
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through dropbox: what a machine error is)
@@ -83,11 +83,12 @@ class BuildError(Exception):
         self.submission_fault = submission_fault  # False: the grading set-up failed, not the student
 
 
-def machine_failure(rc, log: Path, build: Path, submission: Path) -> str | None:
-    """Why the machine, not the hand-in, stopped a make of this submission: a stage compile that
-    compile_stage.py recorded as the machine's (<object>.error), make stopped by a signal or not
-    found, or what a tool said of the disk, memory or a missing program (compile_stage.machine_cause,
-    which never counts a line of the student's own). None when nothing says so."""
+def machine_failure(rc, log: Path, since: int, build: Path, submission: Path) -> str | None:
+    """Why the machine, not the hand-in, stopped a make of this submission (exit status rc; its output
+    is the log from byte `since`): a stage compile that compile_stage.py recorded as the machine's
+    (<object>.error), make stopped by a signal or not found, or what a tool said of the disk, memory
+    or a missing program (compile_stage.machine_cause, which never counts a line of the student's
+    own). None when nothing says so."""
     causes = [f"{r.get('shown') or r.get('source')}: {r.get('cause')}"
               for r in (_read_json(p) for p in sorted(build.rglob(f"*.o{compile_stage.ERROR_SUFFIX}"))) if r]
     if causes:
@@ -97,7 +98,9 @@ def machine_failure(rc, log: Path, build: Path, submission: Path) -> str | None:
     if rc == 127:
         return "make exited 127: a program it runs was not found"
     try:
-        said = log.read_text(errors="replace")
+        with open(log, "rb") as f:
+            f.seek(since)
+            said = f.read().decode(errors="replace")
     except OSError:
         return None
     cause = compile_stage.machine_cause(1, said, submission / "x.cu")
@@ -407,6 +410,7 @@ class Toolchain:
         self._seed(v, stage_objs)
         cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
                f"SUBMISSION={submission}", f"ARCH={self.arch}", *confined, *stage_objs]
+        since = log.stat().st_size if log.exists() else 0
         with self._compiling(v, stage_objs):
             if on_line is None:
                 rc = run_logged(cmd, self.root, log)
@@ -414,7 +418,7 @@ class Toolchain:
                 rc = run_streamed(cmd, self.root, log, on_line)
             self._store(stage_objs)
         broken = sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
-        machine = rc != 0 and machine_failure(rc, log, build, submission)
+        machine = rc != 0 and machine_failure(rc, log, since, build, submission)
         if machine:
             raise BuildError(machine, tail(log))
         return broken
@@ -435,6 +439,7 @@ class Toolchain:
             scan_cache = [f"SCAN_CACHE={self.object_cache()}"]
         except BuildError:
             scan_cache = []
+        since = log.stat().st_size if log.exists() else 0  # what this make says: the trusted build's is before
         with self._compiling(v, keys):
             rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
                              f"ARCH={self.arch}", *confined, *libs, *scan_cache, v["GRADER"]], self.root, log)
@@ -442,18 +447,16 @@ class Toolchain:
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
         # grader at all is a build failure, and the student's only where the machine did not stop it.
-        machine = None
-        if rc != 0 or not Path(v["GRADER"]).is_file():
-            lost = [t for t in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] if not Path(t).exists()]
-            machine = machine_failure(rc, log, build, submission) or (lost and (
-                f"the trusted grader build {trusted} lost {len(lost)} of its files while this grading used it "
-                f"(e.g. {lost[0]}; a newer build pruned it?)"))
+        if rc == 0 and Path(v["GRADER"]).is_file():
+            return Path(v["GRADER"])
+        lost = [t for t in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] if not Path(t).exists()]
+        machine = machine_failure(rc, log, since, build, submission) or (lost and (
+            f"the trusted grader build {trusted} lost {len(lost)} of its files while this grading used it "
+            f"(e.g. {lost[0]}; a newer build pruned it?)"))
         if machine:
             raise BuildError(machine, tail(log))
-        if rc != 0 or not Path(v["GRADER"]).is_file():
-            raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
-                             tail(log), submission_fault=True)
-        return Path(v["GRADER"])
+        raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
+                         tail(log), submission_fault=True)
 
 
 # One node's line of `scontrol show job -d`: "Nodes=gpu07 CPU_IDs=0-1 Mem=0 GRES=gpu:h100:1(IDX:0)";
