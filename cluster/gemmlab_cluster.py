@@ -144,12 +144,12 @@ def attempt_number(attempt: Path) -> int:
     return int(attempt.name.split("-")[1])
 
 
-def _grade_script(cfg, user, attempt: Path, script: Path, log: Path) -> Path:
-    """The batch job that grades `attempt`, rendered from the trusted template
+def _grade_script(cfg, user, attempt: Path, script: Path, log: Path, into: Path) -> Path:
+    """The batch job that grades `attempt` into `into`, rendered from the trusted template
     (cluster/templates/grade-attempt.sbatch) into `script`, a file of the account that queues it: never
     a file of the attempt's, which its student can write (the job runs as whoever queues it)."""
     return slurm.render("grade-attempt.sbatch", script, cfg.sbatch_options(),
-                        user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
+                        user=user, course=cfg.course, attempt=attempt, into=into, job_name=f"gemmlab-grade-{user}",
                         log=log, python=cfg.python_exe, config=cfg.path, tool=trusted_tool(cfg))
 
 
@@ -157,7 +157,8 @@ def _sbatch_own(cfg, user, attempt: Path) -> str:
     """The student's feedback job (it runs as them): its script rendered into a private temporary
     directory of theirs and queued (sbatch keeps its own copy); its log in the attempt."""
     with tempfile.TemporaryDirectory(prefix="gemmlab-grade-") as tmp:
-        script = _grade_script(cfg, user, attempt, Path(tmp) / "grade-attempt.sbatch", attempt / "grade-%j.log")
+        script = _grade_script(cfg, user, attempt, Path(tmp) / "grade-attempt.sbatch", attempt / "grade-%j.log",
+                               attempt / "grading")
         return slurm.sbatch(script, cwd=attempt)
 
 
@@ -180,33 +181,35 @@ def cmd_requeue(cfg, args):
 
 
 def cmd_regrade(cfg, args):
-    """(staff) Grade one attempt of a student again for feedback (into <attempt>/grading/, the old
-    result kept beside it), as a batch job of this account's: its script is rendered from the trusted
-    template into <sweeps>/.course/regrades/ (the staff's only) with its log, never taken from the
-    attempt. The sweeps are not touched (`make sweep STUDENT=` regrades the attempt that counts)."""
+    """(staff) Grade one attempt of a student again for feedback, as this account: into a directory of
+    the staff's, <sweeps>/.course/regrades/<student>-<attempt>-<time>/ (grading/, and on Slurm the job's
+    script, rendered from the trusted template, and its log) — never a file of the attempt's, nor a
+    write into the attempt's directory, which is its student's. The sweeps are not touched (`make sweep
+    STUDENT=` regrades the attempt that counts)."""
     _staff_only(cfg, "regrade")
     _known_student(cfg, args.user)
     a = _attempt_named(cfg, args.user, args.attempt)
     mode = cfg.grading_mode()
-    if mode == "local":
-        print(f"regrade: grading {args.user}'s attempt {a.label} now on this machine: {local_grading.here()} ...",
-              flush=True)
-        outcome = grade_attempt(cfg, a.path)
-        print(f"regrade: {outcome['status']}: {outcome.get('message', '')} ({a.path / 'grading'})")
-        return 1 if outcome["status"] in grading.FAILED else 0
     if mode == "no-slurm":
         raise Refused(f"Slurm was not found here (sbatch is not on PATH), and this course grades on Slurm ([cluster] "
                       f"scheduler = \"{cfg.values['scheduler']}\" in {cfg.source}): nothing was queued. Load Slurm "
                       "(e.g. `module load slurm`) and regrade again")
-    jobs = course_state._mkdir(course_state.private_root(cfg) / "regrades", 0o750)
-    name = f"{args.user}-{a.path.name}-{now():%Y%m%dT%H%M%S}"
-    script = _grade_script(cfg, args.user, a.path, jobs / f"{name}.sbatch", jobs / f"{name}-%j.log")
+    regrades = course_state._mkdir(course_state.private_root(cfg) / "regrades", 0o750)
+    here = course_state._mkdir(regrades / f"{args.user}-{a.path.name}-{now():%Y%m%dT%H%M%S}", 0o750)
+    if mode == "local":
+        print(f"regrade: grading {args.user}'s attempt {a.label} now on this machine: {local_grading.here()} ...",
+              flush=True)
+        outcome = grade_attempt(cfg, a.path, into=here / "grading")
+        print(f"regrade: {outcome['status']}: {outcome.get('message', '')} ({here / 'grading'})")
+        return 1 if outcome["status"] in grading.FAILED else 0
+    script = _grade_script(cfg, args.user, a.path, here / "grade-attempt.sbatch", here / "grade-%j.log",
+                           here / "grading")
     try:
-        job = slurm.sbatch(script, cwd=jobs)
+        job = slurm.sbatch(script, cwd=here)
     except slurm.SlurmError as e:
         raise Refused(str(e)) from None
-    print(f"regrade: job {job} grades {args.user}'s attempt {a.label} ({a.path}) into its grading/ (the old result "
-          f"is kept beside it); script and log: {jobs / name}.sbatch, {jobs / name}-{job}.log")
+    print(f"regrade: job {job} grades {args.user}'s attempt {a.label} ({a.path}) into {here / 'grading'}; its "
+          f"script and log: {script}, {here / f'grade-{job}.log'}")
     return 0
 
 
@@ -509,19 +512,21 @@ def _compile_check(cfg, files):
                          say=lambda line: print(line, flush=True))
 
 
-def grade_attempt(cfg, attempt_path: Path) -> dict:
-    """Grade one attempt into <attempt>/grading/ (atomically); what the submit job runs."""
+def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:
+    """Grade one attempt into `into` (default <attempt>/grading/; the staff's regrade: a directory of
+    theirs), atomically; what the grading job runs."""
     attempt_path = Path(attempt_path).resolve()
+    into = Path(into).resolve() if into else attempt_path / "grading"
     manifest = json.loads((attempt_path / "manifest.json").read_text())
     a = dropbox.Attempt(attempt_path, int(attempt_path.name.split("-")[1]), manifest)
     job = os.environ.get("SLURM_JOB_ID")
     if job:
-        done = grading._read_json(attempt_path / "grading" / "outcome.json")
+        done = grading._read_json(into / "outcome.json")
         if done and done.get("job_id") == job and done.get("status") not in grading.SWEEP_RETRIES:
             return done  # an earlier start of this job published it, then its node failed: not twice
-        for stale in attempt_path.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
+        for stale in into.parent.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
             shutil.rmtree(stale, ignore_errors=True)
-    tmp = attempt_path / f".grading-tmp-{job or os.getpid()}-{secrets.token_hex(3)}"
+    tmp = into.parent / f".grading-tmp-{job or os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
         meta = dict(_state_record(cfg), student=a.student, attempt=attempt_path.name, attempt_sha256=a.digest)
@@ -531,7 +536,7 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
                                                 message=problem))
         else:
             outcome = grading.grade_into(cfg, attempt_path / "files", tmp, meta)
-        grading.publish(tmp, attempt_path / "grading")
+        grading.publish(tmp, into)
         return outcome
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -547,7 +552,7 @@ def _state_record(cfg) -> dict:
 
 
 def cmd_grade_attempt(cfg, args):
-    outcome = grade_attempt(cfg, Path(args.attempt))
+    outcome = grade_attempt(cfg, Path(args.attempt), Path(args.into) if args.into else None)
     print(f"grade-attempt: {outcome['status']}: {outcome.get('message', '')}")
     return 1 if outcome["status"] in grading.FAILED else 0
 
@@ -1750,6 +1755,7 @@ def parser():
 
     p = sub.add_parser("grade-attempt", help="(job) grade one attempt into <attempt>/grading")
     p.add_argument("--attempt", required=True)
+    p.add_argument("--into", help="the results directory instead of <attempt>/grading (the staff's regrade)")
     p.set_defaults(fn=cmd_grade_attempt)
 
     p = sub.add_parser("setup", help="(staff) create the drop box, sweeps and cache directories")

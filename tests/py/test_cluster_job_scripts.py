@@ -4,10 +4,14 @@ student's own feedback job (it runs as them) into a private temporary file of th
 `make regrade STUDENT= ATTEMPT=` renders its job (it runs as the staff) into <sweeps>/.course/regrades/.
 A grade.sbatch planted in an attempt is never what any of them queues. A stand-in `sbatch` on PATH
 keeps a copy of every script it is given (as Slurm keeps one) and queues nothing."""
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import staff_class
 from staff_class import ROOT
@@ -85,6 +89,7 @@ def test_submit_keeps_no_job_script_in_the_attempt_and_queues_the_trusted_one(tm
     assert attempt not in given.parents and not given.exists(), given  # a temporary file of the student's, gone
     assert TEMPLATE_LINE in script and f"grade-attempt --attempt {attempt}" in script, script
     assert f"#SBATCH --output={attempt}/grade-%j.log" in script, script
+    assert f"--into {attempt}/grading" in script, script
 
 
 def test_the_staff_regrade_renders_the_trusted_template_and_never_runs_a_planted_script(tmp_path):
@@ -98,11 +103,12 @@ def test_the_staff_regrade_renders_the_trusted_template_and_never_runs_a_planted
     r = tool(cfg_path, env, "regrade", "--user", "alice", "--attempt", "1")
     assert r.returncode == 0, r.stdout + r.stderr
     ((given, script),) = queued(tmp_path)
-    regrades = course_state.private_root(cfg) / "regrades"
-    assert given.parent == regrades and given.name.startswith(f"alice-{attempt.name}-"), given
-    assert TEMPLATE_LINE in script and f"grade-attempt --attempt {attempt}" in script, script
-    assert "PWNED" not in script and f"#SBATCH --output={regrades}/" in script, script  # its log is the staff's
-    assert f"job 4000 grades alice's attempt #1" in r.stdout, r.stdout
+    here = given.parent  # <sweeps>/.course/regrades/alice-attempt-0001-...-<time>/: the staff's only
+    assert here.parent == course_state.private_root(cfg) / "regrades", given
+    assert here.name.startswith(f"alice-{attempt.name}-") and given.name == "grade-attempt.sbatch", given
+    assert TEMPLATE_LINE in script and f"grade-attempt --attempt {attempt} --into {here}/grading" in script, script
+    assert "PWNED" not in script and f"#SBATCH --output={here}/grade-%j.log" in script, script  # its log: the staff's
+    assert f"job 4000 grades alice's attempt #1 ({attempt}) into {here}/grading" in r.stdout, r.stdout
     assert planted.read_text() == before and not (tmp_path / "PWNED").exists()
     # the Makefile's target for it, beside the other staff targets
     assert '$(CLUSTER) regrade --user "$(STUDENT)" --attempt "$(ATTEMPT)"' in (ROOT / "Makefile").read_text()
@@ -127,3 +133,21 @@ def test_a_student_queues_a_hand_in_again_with_make_requeue(tmp_path):
     r = tool(cfg_path, env, "requeue", "--attempt", "1")
     assert r.returncode == 1 and "needs no grading" in r.stderr, r.stdout + r.stderr
     assert len(queued(tmp_path)) == 1
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
+                    reason="needs nvcc (the CUDA toolkit) to build the hand-in")
+def test_a_local_regrade_writes_its_results_where_the_staff_keep_them(tmp_path):
+    """scheduler = "local": the regrade grades here, into <sweeps>/.course/regrades/...; the attempt's
+    directory (the student's) is left as it was."""
+    cfg_path = staff_class.write_config(tmp_path, roster=["alice"])
+    cfg = config.load(cfg_path)
+    staff_class.hand_in(cfg, tmp_path, "alice", {})
+    (attempt,) = (cfg.dropbox_dir / "alice").glob("attempt-0001-*")
+    before = sorted(os.listdir(attempt))
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    r = tool(cfg_path, env, "regrade", "--user", "alice", "--attempt", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (outcome,) = (course_state.private_root(cfg) / "regrades").glob(f"alice-{attempt.name}-*/grading/outcome.json")
+    assert json.loads(outcome.read_text())["status"] == "no_gpu", outcome.read_text()
+    assert sorted(os.listdir(attempt)) == before
