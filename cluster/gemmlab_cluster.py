@@ -736,7 +736,8 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
         checked.append("[handout]")
     tool = grading.Toolchain(cfg, say=say)
     # what a confined compile may read, the CUDA toolkit included (config.load could not know it)
-    overlap = cfg.values["confine_builds"] and config_mod.confinement_overlap(cfg, [tool.cuda_home])
+    overlap = cfg.values["confine_builds"] and config_mod.confinement_overlap(
+        cfg, [tool.cuda_home, *grading.confine.host_compiler_home()])
     if overlap:
         raise ConfigError(f"{cfg.source}: [cluster] confine_builds: {overlap}")
     checked.append(f"the compiles of hand-ins (on this machine): {grading.confinement_note(cfg)}")

@@ -262,12 +262,13 @@ class Toolchain:
     def confinement(self, submission: Path) -> list[str]:
         """The make variable that confines each stage compile of `submission` to what it may read:
         the hand-in's scratch copy, the stage API headers (grader/include, never the rest of the
-        trusted tree), the CUDA toolkit (and the system compiler's files, confine.py); [] where the
-        course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
+        trusted tree), the CUDA toolkit, a host compiler installed outside the system's directories
+        (and the system compiler's files, confine.py); [] where the course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
         unconfined instead."""
         if not self.cfg.confine_builds:
             return []
-        overlap = confinement_overlap(self.cfg, [self.cuda_home])
+        reads = [self.cuda_home, *confine.host_compiler_home()]
+        overlap = confinement_overlap(self.cfg, reads)
         if overlap:
             raise BuildError(f"{self.cfg.source}: [cluster] confine_builds: {overlap}")
         try:
@@ -276,7 +277,7 @@ class Toolchain:
             raise BuildError(f"{e}. This course compiles every hand-in confined ([cluster] confine_builds = true "
                              f"in {self.cfg.source}) and compiles none without it: grade on nodes whose kernel "
                              "has Landlock, or set confine_builds = false to compile unconfined") from None
-        return [f"CONFINE={submission}:{self.root / 'grader' / 'include'}:{self.cuda_home}"]
+        return ["CONFINE=" + ":".join(map(str, [submission, self.root / "grader" / "include", *reads]))]
 
     # ---- the trusted build ------------------------------------------------------------------
     def find_trusted(self) -> Path | None:

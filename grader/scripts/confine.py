@@ -2,8 +2,8 @@
 
 compile_stage.py --confine uses it when the cluster grades (cluster/grading.py passes CONFINE=): the
 compiler of a stage file, and every program it starts, may then read only the directories it is
-given (the hand-in's scratch copy, the stage API headers, the CUDA toolkit) and the system compiler's
-own files (SYSTEM_COMPILER_PATHS), and write only its build directory and a private TMPDIR. An
+given (the hand-in's scratch copy, the stage API headers, the CUDA toolkit, a host compiler installed
+elsewhere: host_compiler_home) and the system compiler's own files (SYSTEM_COMPILER_PATHS), and write only its build directory and a private TMPDIR. An
 `#include`, `.incbin` or `#embed` of anything else fails with "Permission denied", so a stage file
 can never compile another student's hand-in, the reference solutions or a staff file into its own.
 
@@ -16,6 +16,7 @@ nor granted.
 """
 import ctypes
 import os
+import shutil
 import stat
 
 # The system compiler's own files (binaries, headers, libraries, the dynamic loader's cache), and the
@@ -23,6 +24,19 @@ import stat
 SYSTEM_COMPILER_PATHS = ("/usr/bin", "/usr/include", "/usr/lib", "/usr/lib64", "/usr/libexec",
                          "/bin", "/lib", "/lib64", "/etc/ld.so.cache")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
+
+
+def host_compiler_home() -> list[str]:
+    """[the installation of the g++ on PATH] where it is not the system's (a site's `module load gcc`
+    under /opt, say): nvcc runs it, so a confined compile must read it; [] for the system's g++."""
+    found = shutil.which("g++")
+    if not found:
+        return []
+    gxx = os.path.realpath(found)
+    if any(gxx.startswith(p.rstrip("/") + "/") for p in SYSTEM_COMPILER_PATHS):
+        return []
+    return [os.path.dirname(os.path.dirname(gxx))]
+
 
 _SYS = {"create_ruleset": 444, "add_rule": 445, "restrict_self": 446}  # the same on every architecture
 _CREATE_RULESET_VERSION = 1

@@ -167,3 +167,16 @@ def test_a_layout_that_exposes_staff_files_to_the_sandbox_is_refused(tmp_path, k
     assert f"[cluster] {key}" in str(e.value), e.value
     # Unconfined, nothing a compile reads is limited, so there is no layout to refuse.
     config.load(laid_out(confine_builds=False))
+
+
+def test_a_host_compiler_of_the_sites_own_is_readable_confined(tmp_path, monkeypatch):
+    """nvcc runs the g++ on PATH: one a site installs outside the system's directories (`module load
+    gcc`: /opt/gcc-12/bin/g++) is readable in the sandbox, its whole installation; the system's adds nothing."""
+    gxx = tmp_path / "opt" / "gcc-12" / "bin" / "g++"
+    gxx.parent.mkdir(parents=True)
+    gxx.write_text("#!/bin/sh\n")
+    gxx.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{gxx.parent}{os.pathsep}{os.environ['PATH']}")
+    assert confine.host_compiler_home() == [str(tmp_path / "opt" / "gcc-12")]
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert confine.host_compiler_home() == []
