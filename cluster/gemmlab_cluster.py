@@ -194,8 +194,7 @@ def cmd_regrade(cfg, args):
         raise Refused(f"Slurm was not found here (sbatch is not on PATH), and this course grades on Slurm ([cluster] "
                       f"scheduler = \"{cfg.values['scheduler']}\" in {cfg.source}): nothing was queued. Load Slurm "
                       "(e.g. `module load slurm`) and regrade again")
-    regrades = course_state._mkdir(course_state.private_root(cfg) / "regrades", 0o750)
-    here = course_state._mkdir(regrades / f"{args.user}-{a.path.name}-{now():%Y%m%dT%H%M%S}", 0o750)
+    here = course_state.new_regrade_dir(cfg, args.user, a.path.name)
     if mode == "local":
         print(f"regrade: grading {args.user}'s attempt {a.label} now on this machine: {local_grading.here()} ...",
               flush=True)

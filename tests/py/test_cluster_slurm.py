@@ -435,7 +435,7 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     assert r.returncode == 0, r.stdout + r.stderr  # handed in: only its feedback grading waits
     assert "your hand-in is stored and counts" in r.stderr, r.stderr
     assert "Slurm, the cluster's scheduler, did not answer" in r.stderr and "the cluster's problem" in r.stderr, r.stderr
-    assert "check [cluster]" not in r.stderr and "sbatch " in r.stderr, r.stderr
+    assert "check [cluster]" not in r.stderr and "make requeue ATTEMPT=" in r.stderr, r.stderr
 
 
 def _snapshot(*dirs):
