@@ -90,18 +90,22 @@ def ruleset(read, write) -> int:
     fd = _call("create_ruleset", ctypes.byref(ctypes.c_uint64(handled)), ctypes.c_size_t(8), ctypes.c_uint32(0))
     grants = [(p, READ) for p in read] + [(p, READ | WRITE_FILE | TRUNCATE) for p in DEVICES]
     grants += [(p, handled) for p in write]
-    for path, rights in grants:
-        try:
-            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            continue  # a path this machine does not have (/usr/lib64 on Debian): nothing to allow
-        try:
-            if not stat.S_ISDIR(os.fstat(target).st_mode):
-                rights &= FILE_RIGHTS
-            rule = PathBeneath(rights & handled, target)
-            _call("add_rule", fd, _RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
-        finally:
-            os.close(target)
+    try:
+        for path, rights in grants:
+            try:
+                target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # a path this machine does not have (/usr/lib64 on Debian): nothing to allow
+            try:
+                if not stat.S_ISDIR(os.fstat(target).st_mode):
+                    rights &= FILE_RIGHTS
+                rule = PathBeneath(rights & handled, target)
+                _call("add_rule", fd, _RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
+            finally:
+                os.close(target)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import re
+import secrets
 import shutil
 from pathlib import Path
 
@@ -98,8 +99,11 @@ def test_an_embed_is_refused_confined(tmp_path, secret):
 
 
 def test_a_clean_hand_in_compiles_confined(tmp_path):
-    broken, verdicts = compile_hand_in(course(tmp_path, True), tmp_path, STUB, "clean")
+    fresh = STUB + f"// {secrets.token_hex(8)}: bytes no cache holds, so it is compiled here\n"
+    broken, verdicts = compile_hand_in(course(tmp_path, True), tmp_path, fresh, "clean")
     assert broken == [] and verdicts == {}
+    (obj,) = (tmp_path / "clean-build").rglob("tiled.o")
+    assert "confined to" in (obj.parent.parent / "stage-flags").read_text()  # the Makefile's CONFINE= was on
 
 
 def test_the_rest_of_the_trusted_tree_is_not_readable_confined(tmp_path):
