@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,20 @@ def test_a_host_compiler_of_the_sites_own_is_readable_confined(tmp_path, monkeyp
     assert confine.host_compiler_home() == [str(tmp_path / "opt" / "gcc-12")]
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     assert confine.host_compiler_home() == []
+
+
+def test_a_local_build_is_not_confined_and_confine_reaches_each_stage_compile(tmp_path):
+    """`make check` as a student runs it compiles as before (no CONFINE: no --confine); CONFINE=, which
+    the cluster passes, reaches every stage compile and the stamp its objects depend on (a build
+    confined after an unconfined one compiles again)."""
+    obj = Path(grading.make_vars(ROOT, tmp_path, ROOT / "student", "")["SUB_BUILD"]) / "stages" / "naive.o"
+
+    def dry_run(*extra):
+        r = subprocess.run(["make", "-n", "-B", f"BUILD={tmp_path}", "SUBMISSION=student", "OBJECT_CACHE=", *extra,
+                            str(obj)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    assert "--confine" not in dry_run()
+    confined = dry_run("CONFINE=/somewhere:/else")
+    assert "--confine '/somewhere:/else'" in confined and "confined to /somewhere:/else" in confined, confined
