@@ -41,6 +41,7 @@ endif
 ## V=1 show every command (by default one line per file; stage files' commands and output go to build.log)
 ## WERROR=1 the stage files' compiler warnings are errors
 ## CCACHE= compile without ccache; OBJECT_CACHE= compile every stage file afresh
+## CONFINE=<dir>:<dir> (the cluster) compile stage files in a sandbox that may read only these directories
 ## SWEEP=<name> (instructors) the sweep to work on (sweep, sweep-status, gradebook-export, similarity, leaderboard)
 ## STUDENT=<id> (instructors) make sweep: regrade this student only; the staff's decisions (accept, override, settle, enter, withdraw, decisions): the student
 ## WHY=<text> (instructors) the staff's decisions and publish-course: why (recorded with who and when)
@@ -203,7 +204,7 @@ endif
 # rule runs when the file does not hold that command (stamp_stale) and rewrites it: then what it
 # compiles is out of date and is compiled again; otherwise nothing happens. (cluster/grading.py writes
 # the submission's stamp itself before it puts cached stage objects in place: make-vars.mk prints both.)
-SUB_FLAGS = $(NVCC) $(SUB_NVCCFLAGS)
+SUB_FLAGS = $(NVCC) $(SUB_NVCCFLAGS)$(if $(CONFINE), | confined to $(CONFINE))
 REF_FLAGS = $(NVCC) $(STAGE_NVCCFLAGS)
 GRADER_FLAGS = $(CXX) $(CXXFLAGS) | $(NVCC) $(NVCCFLAGS) | host tests: $(HOST_TEST_OPT)
 SUB_FLAGS_STAMP = $(SUB_BUILD)/stage-flags
@@ -300,7 +301,14 @@ STAGE_API := $(wildcard grader/include/gemmlab/*.h)
 # symbol check records such a file as refused ("does not compile"), so its stages are `rejected` and
 # every other stage builds, checks and scores. (With no object, the rule runs again on the next make:
 # the errors are shown until the file is fixed.)
+#
+# CONFINE=<dir>:<dir>... (what the cluster passes when it grades: cluster/grading.py) compiles each
+# stage file in a Landlock sandbox (grader/scripts/confine.py): it may read only these directories
+# and the system compiler's own files, and write only its object's directory. Empty (the default):
+# not confined, as `make check` compiles.
+CONFINE ?=
 COMPILE_STAGE = $(PYTHON) grader/scripts/compile_stage.py --source $< --object $@ $(if $(V_ON),--verbose) \
+    $(if $(CONFINE),--confine '$(CONFINE)') \
     $(if $(OBJECT_CACHE),--cache $(OBJECT_CACHE) --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h)) --
 $(SUB_FLAGS_STAMP): $(call stamp_stale,$(SUB_FLAGS_STAMP),$(SUB_FLAGS))
 	$(call write_if_changed,$(SUB_FLAGS),the stage files)
@@ -513,7 +521,7 @@ report-demo:  ## the example report from the instructor's example data, "EXAMPLE
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
 # WHY= (a staff decision's reason) reaches the tool through the environment, so any text is safe in it.
 export WHY
-.PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
+.PHONY: submit status results requeue withdraw regrade sweep validate sweep-status gradebook-export similarity leaderboard \
         publish-course decisions accept override settle enter publish-grades rehearsal
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	@$(CLUSTER) submit --student-dir $(SUBMISSION)
@@ -521,6 +529,9 @@ status:  ## your attempts and their grading jobs
 	@$(CLUSTER) status
 results:  ## the results of your latest graded attempt
 	@$(CLUSTER) results
+requeue:  ## queue the grading of your attempt ATTEMPT=N again (where make submit could not queue it)
+	@test -n "$(ATTEMPT)" || { echo "make requeue: say which attempt, e.g. make requeue ATTEMPT=3 (make status lists them)" >&2; exit 2; }
+	@$(CLUSTER) requeue --attempt $(ATTEMPT)
 withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)
 	@test -n "$(ATTEMPT)" || { echo "make withdraw: say which attempt, e.g. make withdraw ATTEMPT=3 (make status lists them)" >&2; exit 2; }
 	@$(CLUSTER) withdraw --attempt $(ATTEMPT) $(if $(UNDO),--undo) $(if $(STUDENT),--user "$(STUDENT)" --why "$$WHY")
@@ -543,6 +554,8 @@ rehearsal:  ## (instructors) the dry run before a term: a class of seven through
 	$(PYTHON) tests/semester_rehearsal.py
 sweep:  ## (instructors) grade the whole class on Slurm and build the gradebook (SWEEP=name, STUDENT=one to regrade, FORCE=1 before the deadline, LOCAL=1 on this machine)
 	$(CLUSTER) sweep $(if $(SWEEP),--name $(SWEEP)) $(if $(STUDENT),--student $(STUDENT) --force) $(if $(FORCE),--before-deadline) $(if $(LOCAL),--local)
+regrade:  ## (instructors) grade STUDENT's attempt ATTEMPT=N again for feedback, as a job of yours (its script from the trusted template)
+	$(CLUSTER) regrade --user "$(STUDENT)" --attempt "$(ATTEMPT)"
 validate:  ## (instructors) check course.toml, the roster and the class files as every tool reads them
 	$(CLUSTER) validate
 sweep-status:  ## (instructors) progress of the latest sweep (SWEEP=name for another; FOLLOW=1 until it ends)

@@ -18,6 +18,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
+import confine  # noqa: E402  (what a confined compile may read: SYSTEM_COMPILER_PATHS)
+
 
 class ConfigError(Exception):
     """A missing, unreadable or wrong course.toml value; the message says which and what to do."""
@@ -54,6 +57,10 @@ DEFAULTS = {
     ("cluster", "roster"): ("", "file with one student user name per line (# comments); \"\" = whoever handed in"),
     ("cluster", "roster_accounts"): (True, "every roster name must be an account on this machine (false where "
                                      "the login node cannot see the students' accounts)"),
+    ("cluster", "confine_builds"): (True, "compile every stage file of a grading in a sandbox (Linux Landlock) that "
+                                    "may read only the hand-in, the stage API headers, the CUDA toolkit and the "
+                                    "system compiler; false = unconfined (a stage file can then #include any file "
+                                    "the grading account can read)"),
     ("cluster", "python"): ("", "Python 3.11+ on the compute nodes; \"\" = the one running this tool"),
     ("deadline", "due"): ("", "due date with a time zone, e.g. 2026-12-04T23:59:00Z; \"\" = no deadline"),
     ("deadline", "grace_minutes"): (0, "minutes after `due` that still count as on time"),
@@ -286,6 +293,35 @@ class ClusterConfig:
         return opts
 
 
+def _under(a: str, b: str) -> bool:
+    return a == b or a.startswith(b.rstrip("/") + "/")
+
+
+def confinement_overlap(cfg, readable=()) -> str | None:
+    """Where a confined compile ([cluster] confine_builds) could read something of the staff's: a
+    staff-only path (the drop box, the sweeps, the reference solutions, the scratch of other gradings,
+    the compiled hand-ins, the extensions and Canvas files) that lies under a directory the sandbox
+    lets it read (the system compiler's, the stage API headers, `readable`: the CUDA toolkit), or the
+    other way round. None when there is none; else a sentence naming both paths and what to do."""
+    roots = [*confine.SYSTEM_COMPILER_PATHS, str(cfg.grader_dir / "grader" / "include"), *map(str, readable)]
+    staff = {"[cluster] dropbox": cfg.dropbox_dir, "[cluster] sweeps": cfg.sweeps_dir,
+             "the reference solutions": cfg.grader_dir / "reference", "[cluster] scratch": cfg.scratch_dir,
+             "the compiled hand-ins": cfg.trusted_cache_dir / "objects",
+             "[extensions] file": cfg.file_setting("extensions", "file"),
+             "[export] canvas_roster": cfg.file_setting("export", "canvas_roster")}
+    for what, path in staff.items():
+        if path is None:
+            continue
+        mine = os.path.realpath(path)
+        for root in roots:
+            theirs = os.path.realpath(root)
+            if _under(mine, theirs) or _under(theirs, mine):
+                return (f"{what} ({path}) and {root}, which a confined compile of a stage file may read "
+                        f"([cluster] confine_builds), overlap: a stage file could read {what} into its "
+                        f"object. Move {what} out of {root}, or set confine_builds = false")
+    return None
+
+
 def _where(path, section, key):
     return f"{path}: [{section}] {key}"
 
@@ -480,4 +516,7 @@ def load(path, root=None, files=None) -> ClusterConfig:
     if not (cfg.grader_dir / "Makefile").is_file() or not (cfg.grader_dir / "grader").is_dir():
         raise ConfigError(f"{_where(path, 'cluster', 'grader_root')} = {c['grader_root']!r}: "
                           f"{cfg.grader_dir} is not a GEMM Lab tree (no Makefile and grader/ there)")
+    overlap = c["confine_builds"] and confinement_overlap(cfg)
+    if overlap:
+        raise ConfigError(f"{_where(path, 'cluster', 'confine_builds')}: {overlap}")
     return cfg

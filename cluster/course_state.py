@@ -14,6 +14,7 @@ gradebooks. Every other module asks this one; none reads a decision or a publish
         states/<id>/extensions.toml, aliases.toml   the private files of a state
         decisions.jsonl                      the decision log: one JSON object a line, appended only
         entered/<student>/entered-NNNN-<stamp>/     hand-ins the staff entered (e-mailed files)
+        regrades/<student>-<attempt>-<time>/        one `make regrade`: its job script, log, grading/
     <sweep>/runs/run-NNN/manifest.json       who swept, when, with which flags, state and grader
     <sweep>/versions/NNN/                    each gradebook and its exports, never overwritten; the
                                              sweep's gradebook.csv, summary.md and export/* link to
@@ -528,6 +529,16 @@ def last_seq(cfg) -> int:
 # ---- hand-ins the staff entered ----------------------------------------------------------------
 def entered_dir(cfg, student: str) -> Path:
     return private_root(cfg) / "entered" / student
+
+
+# ---- the staff's regrades of one attempt ---------------------------------------------------------
+def new_regrade_dir(cfg, student: str, attempt: str) -> Path:
+    """A new directory of the staff's for one regrade (`make regrade`): its job script, its log and
+    its grading/, <sweeps>/.course/regrades/<student>-<attempt>-<time>/."""
+    gid = cfg.staff_gid
+    mode = 0o2770 if gid is not None else 0o700
+    parent = _mkdir(_mkdir(private_root(cfg), mode, gid) / "regrades", mode, gid)
+    return _mkdir(parent / f"{student}-{attempt}-{now():%Y%m%dT%H%M%S%f}", mode, gid)
 
 
 # ---- what one student may see ----------------------------------------------------------------

@@ -5,11 +5,13 @@ Students (through the Makefile):
   make submit         submit --student-dir student     hand in student/ (+ report/report.pdf), queue grading
   make status         status                           your attempts and their grading jobs
   make results        results [--attempt N]            the results of your latest graded attempt
+  make requeue        requeue --attempt N              queue the grading of your attempt N (where submit could not)
 Course staff:
   setup                                                create the drop box, sweeps and cache directories
   make sweep          sweep [--name final] [--student S ... --force] [--local]
                                                        grade the attempt that counts of every student
   make sweep-status   sweep-status [--name N] [--follow] the sweeps; done / running / queued / failed of one
+  make regrade        regrade --user S --attempt N     grade one attempt again for feedback, as a job of the staff's
   make gradebook-export  gradebook [--name final]      (re)build gradebook.csv, summary.md and export/
                                                        (canvas.csv: Canvas's import layout; grades.csv)
   make similarity     similarity [--name final]        similarity report of the hand-ins, per stage
@@ -34,6 +36,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -106,35 +109,108 @@ def cmd_submit(cfg, args):
         grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": why_not, "at": dropbox.iso(now())})
         print(f"submit: not queued for grading: {why_not}")
         return 0
-    mode = cfg.grading_mode()
-    if mode == "slurm":
-        script = _grade_script(cfg, user, attempt)
-        try:
-            job = slurm.sbatch(script, cwd=attempt)
-        except slurm.SlurmError as e:
-            _grading_not_queued(attempt, script, e)
-            return 0
-        grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
-        print(f"submit: grading job {job} queued. Follow it with `make status`; when it has run, "
-              "`make results` shows the score.")
-    elif mode == "no-slurm":  # never graded here: stored (its time counts), its grading left for later
-        short, message = local_grading.not_queued_message(cfg, _grade_script(cfg, user, attempt))
-        grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": message, "at": dropbox.iso(now())})
-        print(f"submit: WARNING: {message}", file=sys.stderr)
-    else:
-        print(f"submit: grading now on this machine ([cluster] scheduler = \"local\"): {local_grading.here()} ...",
-              flush=True)
-        outcome = grade_attempt(cfg, attempt)
-        print(f"submit: {outcome['status']}: {outcome.get('message', '')}")
-        print("submit: `make results` shows the details; `make status` lists your attempts.")
+    _queue_own_grading(cfg, user, attempt, "submit")  # not queued: said, and recorded; the hand-in is stored
     return 0
 
 
-def _grade_script(cfg, user, attempt: Path) -> Path:
-    """<attempt>/grade.sbatch: the batch job that grades the attempt (queued by submit, or by hand)."""
-    return slurm.render("grade-attempt.sbatch", attempt / "grade.sbatch", cfg.sbatch_options(),
-                        user=user, course=cfg.course, attempt=attempt, job_name=f"gemmlab-grade-{user}",
-                        log=attempt / "grade-%j.log", python=cfg.python_exe, config=cfg.path, tool=trusted_tool(cfg))
+def _queue_own_grading(cfg, user, attempt: Path, verb: str) -> bool:
+    """The student's own feedback grading of a stored attempt: queued on Slurm, or graded here where
+    the course grades here, or recorded as not queued (job.json) with what to do. True when queued
+    or graded."""
+    mode = cfg.grading_mode()
+    if mode == "slurm":
+        try:
+            job = _sbatch_own(cfg, user, attempt)
+        except slurm.SlurmError as e:
+            _grading_not_queued(attempt, e, verb)
+            return False
+        grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
+        print(f"{verb}: grading job {job} queued. Follow it with `make status`; when it has run, "
+              "`make results` shows the score.")
+    elif mode == "no-slurm":  # never graded here: stored (its time counts), its grading left for later
+        short, message = local_grading.not_queued_message(cfg, attempt_number(attempt))
+        grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": message, "at": dropbox.iso(now())})
+        print(f"{verb}: WARNING: {message}", file=sys.stderr)
+        return False
+    else:
+        print(f"{verb}: grading now on this machine ([cluster] scheduler = \"local\"): {local_grading.here()} ...",
+              flush=True)
+        outcome = grade_attempt(cfg, attempt)
+        print(f"{verb}: {outcome['status']}: {outcome.get('message', '')}")
+        print(f"{verb}: `make results` shows the details; `make status` lists your attempts.")
+    return True
+
+
+def attempt_number(attempt: Path) -> int:
+    return int(attempt.name.split("-")[1])
+
+
+def _grade_script(cfg, user, attempt: Path, script: Path, log: Path, into: Path) -> Path:
+    """The batch job that grades `attempt` into `into`, rendered from the trusted template
+    (cluster/templates/grade-attempt.sbatch) into `script`, a file of the account that queues it: never
+    a file of the attempt's, which its student can write (the job runs as whoever queues it)."""
+    return slurm.render("grade-attempt.sbatch", script, cfg.sbatch_options(),
+                        user=user, course=cfg.course, attempt=attempt, into=into, job_name=f"gemmlab-grade-{user}",
+                        log=log, python=cfg.python_exe, config=cfg.path, tool=trusted_tool(cfg))
+
+
+def _sbatch_own(cfg, user, attempt: Path) -> str:
+    """The student's feedback job (it runs as them): its script rendered into a private temporary
+    directory of theirs and queued (sbatch keeps its own copy); its log in the attempt."""
+    with tempfile.TemporaryDirectory(prefix="gemmlab-grade-") as tmp:
+        script = _grade_script(cfg, user, attempt, Path(tmp) / "grade-attempt.sbatch", attempt / "grade-%j.log",
+                               attempt / "grading")
+        return slurm.sbatch(script, cwd=attempt)
+
+
+def cmd_requeue(cfg, args):
+    """Queue the feedback grading of one of your stored attempts again: one whose job sbatch did not
+    take at `make submit` (Slurm down, an option refused), or whose grading found no GPU or failed."""
+    _refuse_without_a_shared_dropbox(cfg)
+    user = _acting_user(args)
+    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
+    if a is None:
+        listing = ", ".join(f"#{x.number}" for x in attempts) or "none"
+        raise Refused(f"you have no attempt {args.attempt!r} (your attempts: {listing}; `make status` lists them)")
+    if _grading_stands(a):
+        raise Refused(f"attempt #{a.number} needs no grading: {_attempt_state(a)} (`make status`, `make results`)")
+    short, why_not = _why_not_queue(cfg, user, a.path)
+    if why_not:
+        raise Refused(f"attempt #{a.number} is not queued: {why_not}")
+    return 0 if _queue_own_grading(cfg, user, a.path, "requeue") else 1
+
+
+def cmd_regrade(cfg, args):
+    """(staff) Grade one attempt of a student again for feedback, as this account: into a directory of
+    the staff's, <sweeps>/.course/regrades/<student>-<attempt>-<time>/ (grading/, and on Slurm the job's
+    script, rendered from the trusted template, and its log) — never a file of the attempt's, nor a
+    write into the attempt's directory, which is its student's. The sweeps are not touched (`make sweep
+    STUDENT=` regrades the attempt that counts)."""
+    _staff_only(cfg, "regrade")
+    _known_student(cfg, args.user)
+    a = _attempt_named(cfg, args.user, args.attempt)
+    mode = cfg.grading_mode()
+    if mode == "no-slurm":
+        raise Refused(f"Slurm was not found here (sbatch is not on PATH), and this course grades on Slurm ([cluster] "
+                      f"scheduler = \"{cfg.values['scheduler']}\" in {cfg.source}): nothing was queued. Load Slurm "
+                      "(e.g. `module load slurm`) and regrade again")
+    here = course_state.new_regrade_dir(cfg, args.user, a.path.name)
+    if mode == "local":
+        print(f"regrade: grading {args.user}'s attempt {a.label} now on this machine: {local_grading.here()} ...",
+              flush=True)
+        outcome = grade_attempt(cfg, a.path, into=here / "grading")
+        print(f"regrade: {outcome['status']}: {outcome.get('message', '')} ({here / 'grading'})")
+        return 1 if outcome["status"] in grading.FAILED else 0
+    script = _grade_script(cfg, args.user, a.path, here / "grade-attempt.sbatch", here / "grade-%j.log",
+                           here / "grading")
+    try:
+        job = slurm.sbatch(script, cwd=here)
+    except slurm.SlurmError as e:
+        raise Refused(str(e)) from None
+    print(f"regrade: job {job} grades {args.user}'s attempt {a.label} ({a.path}) into {here / 'grading'}; its "
+          f"script and log: {script}, {here / f'grade-{job}.log'}")
+    return 0
 
 
 def _refuse_without_a_shared_dropbox(cfg):
@@ -150,12 +226,12 @@ def _note_without_a_shared_dropbox(cfg):
         print(f"status: note: {note}", file=sys.stderr)
 
 
-def _grading_not_queued(attempt: Path, script: Path, error: slurm.SlurmError):
+def _grading_not_queued(attempt: Path, error: slurm.SlurmError, verb="submit"):
     """sbatch did not take the grading job of a stored hand-in: recorded for `make status`, and the
     student told whose problem it is and how to queue it later (handin.not_queued)."""
-    short, lines = handin.not_queued(error, script)
+    short, lines = handin.not_queued(error, attempt_number(attempt))
     grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": lines[0], "at": dropbox.iso(now())})
-    print(f"submit: your hand-in is stored and counts; {lines[0]}", file=sys.stderr)
+    print(f"{verb}: your hand-in is stored and counts; {lines[0]}", file=sys.stderr)
     for line in lines[1:]:
         print(f"  {line}", file=sys.stderr)
 
@@ -436,21 +512,25 @@ def _compile_check(cfg, files):
                          say=lambda line: print(line, flush=True))
 
 
-def grade_attempt(cfg, attempt_path: Path) -> dict:
-    """Grade one attempt into <attempt>/grading/ (atomically); what the submit job runs."""
+def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:
+    """Grade one attempt into `into` (default <attempt>/grading/; the staff's regrade: a directory of
+    theirs), atomically; what the grading job runs. The hand-in is read through the drop box's door."""
     attempt_path = Path(os.path.abspath(attempt_path))
+    into = Path(os.path.abspath(into)) if into else attempt_path / "grading"
     try:
         a = door.one(cfg, attempt_path)
     except (door.Case, FileNotFoundError) as e:
         raise Refused(f"grade-attempt: {e}") from None
     job = os.environ.get("SLURM_JOB_ID")
     if job:
-        done = a.record("grading/outcome.json")
+        # The staff's own directory is read as any staff file; the attempt's, through the door.
+        done = grading._read_json(into / "outcome.json") if into != attempt_path / "grading" \
+            else a.record("grading/outcome.json")
         if done and done.get("job_id") == job and done.get("status") not in grading.SWEEP_RETRIES:
             return done  # an earlier start of this job published it, then its node failed: not twice
-        for stale in attempt_path.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
+        for stale in into.parent.glob(f".grading-tmp-{job}-*"):  # what that earlier start left
             shutil.rmtree(stale, ignore_errors=True)
-    tmp = attempt_path / f".grading-tmp-{job or os.getpid()}-{secrets.token_hex(3)}"
+    tmp = into.parent / f".grading-tmp-{job or os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
     try:
         meta = dict(_state_record(cfg), student=a.student, attempt=attempt_path.name, attempt_sha256=a.digest)
@@ -460,7 +540,7 @@ def grade_attempt(cfg, attempt_path: Path) -> dict:
                                                 message=problem))
         else:
             outcome = grading.grade_into(cfg, a.stage_bytes(), tmp, meta)
-        grading.publish(tmp, attempt_path / "grading")
+        grading.publish(tmp, into)
         return outcome
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -476,7 +556,7 @@ def _state_record(cfg) -> dict:
 
 
 def cmd_grade_attempt(cfg, args):
-    outcome = grade_attempt(cfg, Path(args.attempt))
+    outcome = grade_attempt(cfg, Path(args.attempt), Path(args.into) if args.into else None)
     print(f"grade-attempt: {outcome['status']}: {outcome.get('message', '')}")
     return 1 if outcome["status"] in grading.FAILED else 0
 
@@ -671,6 +751,12 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
             raise ConfigError(str(e)) from None
         checked.append("[handout]")
     tool = grading.Toolchain(cfg, say=say)
+    # what a confined compile may read, the CUDA toolkit included (config.load could not know it)
+    overlap = cfg.values["confine_builds"] and config_mod.confinement_overlap(
+        cfg, [tool.cuda_home, *grading.confine.host_compiler_home()])
+    if overlap:
+        raise ConfigError(f"{cfg.source}: [cluster] confine_builds: {overlap}")
+    checked.append(f"the compiles of hand-ins (on this machine): {grading.confinement_note(cfg)}")
     checker = tool.config_checker(tool.trusted(build_log))
     try:
         r = subprocess.run([str(checker), "--config", str(cfg.path)], capture_output=True, text=True, timeout=60)
@@ -1693,8 +1779,20 @@ def parser():
     p.add_argument("--user", help="another student's (staff)")
     p.set_defaults(fn=cmd_results)
 
+    p = sub.add_parser("requeue", help="queue the grading of one of your attempts (where make submit could not)")
+    p.add_argument("--attempt", required=True, help="the attempt's number (`make status` lists them)")
+    p.add_argument("--user", help="(staff, as root) for this student")
+    p.set_defaults(fn=cmd_requeue)
+
+    p = sub.add_parser("regrade", help="(staff) grade one attempt of a student again for feedback, as a job of "
+                       "this account's")
+    p.add_argument("--user", required=True, help="the student")
+    p.add_argument("--attempt", required=True, help="the attempt: 3 (their #3) or E1 (one the staff entered)")
+    p.set_defaults(fn=cmd_regrade)
+
     p = sub.add_parser("grade-attempt", help="(job) grade one attempt into <attempt>/grading")
     p.add_argument("--attempt", required=True)
+    p.add_argument("--into", help="the results directory instead of <attempt>/grading (the staff's regrade)")
     p.set_defaults(fn=cmd_grade_attempt)
 
     p = sub.add_parser("setup", help="(staff) create the drop box, sweeps and cache directories")
@@ -1797,12 +1895,12 @@ def parser():
 
 # Commands a student runs (and the grading job of a hand-in): they read the course's published state
 # (course_state.py), never the copy of course.toml in the student's checkout.
-STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt")
+STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "requeue", "grade-attempt")
 # Commands that read the staff's course.toml as given: they check it, or make the published state of it.
 LIVE_COMMANDS = ("setup", "publish", "validate")
 # Commands that grade (or may: submit on the local scheduler, sweep's trusted build): SIGTERM, SIGINT
 # and SIGHUP remove their scratch and unfinished results on the way out (scratch.py).
-GRADING_COMMANDS = ("submit", "grade-attempt", "sweep", "sweep-task", "sweep-local")
+GRADING_COMMANDS = ("submit", "requeue", "regrade", "grade-attempt", "sweep", "sweep-task", "sweep-local")
 # The staff's modules of cluster/, which a handout leaves out (grader/scripts/handout.py).
 STAFF_MODULES = ("gradebook", "lms_export", "similarity", "leaderboard", "staff_pages")
 

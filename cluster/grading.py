@@ -54,7 +54,11 @@ import time
 from pathlib import Path
 
 import scratch as scratch_space
+from config import confinement_overlap
 from dropbox import fingerprint, iso, sha256_file
+
+import compile_stage  # noqa: E402  (grader/scripts, on sys.path through dropbox: what a machine error is)
+import confine  # noqa: E402
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
 # The statuses a grading job fails with (exit 1; `sweep-status` counts them failed).
@@ -79,19 +83,47 @@ class BuildError(Exception):
         self.submission_fault = submission_fault  # False: the grading set-up failed, not the student
 
 
+def machine_failure(rc, log: Path, since: int, build: Path, submission: Path) -> str | None:
+    """Why the machine, not the hand-in, stopped a make of this submission (exit status rc; its output
+    is the log from byte `since`): a stage compile that compile_stage.py recorded as the machine's
+    (<object>.error), make stopped by a signal or not found, or what a tool said of the disk, memory
+    or a missing program (compile_stage.machine_cause, which never counts a line of the student's
+    own). None when nothing says so."""
+    causes = [f"{r.get('shown') or r.get('source')}: {r.get('cause')}"
+              for r in (_read_json(p) for p in sorted(build.rglob(f"*.o{compile_stage.ERROR_SUFFIX}"))) if r]
+    if causes:
+        return "a stage file could not be compiled, and not because of the hand-in: " + "; ".join(causes)
+    if rc is not None and rc < 0:
+        return f"make was stopped by signal {-rc}"
+    if rc == 127:
+        return "make exited 127: a program it runs was not found"
+    try:
+        with open(log, "rb") as f:
+            f.seek(since)
+            said = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    cause = compile_stage.machine_cause(1, said, submission / "x.cu")
+    return f"the build failed because of the machine: {cause}" if cause else None
+
+
 def jobs() -> int:
     return int(os.environ.get("SLURM_CPUS_PER_TASK") or min(os.cpu_count() or 1, 8))
 
 
-def make_vars(root: Path, build: Path | None, submission: Path, arch: str) -> dict:
+def make_vars(root: Path, build: Path | None, submission: Path, arch: str, extra=()) -> dict:
     """The Makefile's paths and flags for this build directory (None: the Makefile's own), submission
-    and architecture ("": the Makefile's own)."""
+    and architecture ("": the Makefile's own); extra: more variables (CONFINE=...)."""
     cmd = [*MAKE, "-s", "--no-print-directory", "-f", "Makefile", "-f",
            str(Path(__file__).resolve().parent / "make-vars.mk"),
-           *([f"BUILD={build}"] if build is not None else []), f"SUBMISSION={submission}", "print-cluster-vars"]
+           *([f"BUILD={build}"] if build is not None else []), f"SUBMISSION={submission}", *extra,
+           "print-cluster-vars"]
     if arch:
         cmd.insert(-1, f"ARCH={arch}")
-    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
+    try:
+        r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=clean_env())
+    except OSError as e:  # no make on this node: the machine's
+        raise BuildError(f"{cmd[0]} could not be started on {socket.gethostname()}: {e.strerror}") from None
     if r.returncode != 0:
         raise BuildError(f"could not read the Makefile's variables in {root}: {r.stderr.strip()}")
     return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
@@ -166,8 +198,11 @@ def run_logged(cmd, cwd, log, env=None) -> int:
     with open(log, "a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
-        return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
-                              env=clean_env(env)).returncode
+        try:
+            return subprocess.run(list(map(str, cmd)), cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                                  env=clean_env(env)).returncode
+        except OSError as e:  # make itself missing: the machine's
+            raise BuildError(f"{cmd[0]} could not be started on {socket.gethostname()}: {e.strerror}") from None
 
 
 def run_streamed(cmd, cwd, log, on_line) -> int:
@@ -175,8 +210,11 @@ def run_streamed(cmd, cwd, log, on_line) -> int:
     with open(log, "a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
-        proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", env=clean_env())
+        try:
+            proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, errors="replace", env=clean_env())
+        except OSError as e:
+            raise BuildError(f"{cmd[0]} could not be started on {socket.gethostname()}: {e.strerror}") from None
         for line in proc.stdout:
             f.write(line)
             f.flush()
@@ -218,6 +256,28 @@ class Toolchain:
             tree_digest(self.root), nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["CXXFLAGS"],
         ]).encode()).hexdigest()
         self.name = f"trusted-{self.arch}-{self.key[:16]}"
+        self.cuda_home = Path(self.nvcc).resolve().parents[1]
+
+    # ---- the confinement of each stage compile (grader/scripts/confine.py) -----------------------
+    def confinement(self, submission: Path) -> list[str]:
+        """The make variable that confines each stage compile of `submission` to what it may read:
+        the hand-in's scratch copy, the stage API headers (grader/include, never the rest of the
+        trusted tree), the CUDA toolkit, a host compiler installed outside the system's directories
+        (and the system compiler's files, confine.py); [] where the course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
+        unconfined instead."""
+        if not self.cfg.confine_builds:
+            return []
+        reads = [self.cuda_home, *confine.host_compiler_home()]
+        overlap = confinement_overlap(self.cfg, reads)
+        if overlap:
+            raise BuildError(f"{self.cfg.source}: [cluster] confine_builds: {overlap}")
+        try:
+            confine.abi()
+        except confine.Unavailable as e:
+            raise BuildError(f"{e}. This course compiles every hand-in confined ([cluster] confine_builds = true "
+                             f"in {self.cfg.source}) and compiles none without it: grade on nodes whose kernel "
+                             "has Landlock, or set confine_builds = false to compile unconfined") from None
+        return ["CONFINE=" + ":".join(map(str, [submission, self.root / "grader" / "include", *reads]))]
 
     # ---- the trusted build ------------------------------------------------------------------
     def find_trusted(self) -> Path | None:
@@ -281,7 +341,10 @@ class Toolchain:
         keys = {}
         for src in sorted(submission.glob("*.cu")):
             keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
-        return {obj: hashlib.sha256(f"{self.key} {what}".encode()).hexdigest() for obj, what in keys.items()}
+        # An object compiled unconfined is never reused by a confined build (it could hold what the
+        # confinement refuses), nor the other way round.
+        confined = "confined" if self.cfg.confine_builds else "unconfined"
+        return {obj: hashlib.sha256(f"{self.key} {confined} {what}".encode()).hexdigest() for obj, what in keys.items()}
 
     def _seed(self, v: dict, keys: dict[Path, str]):
         """Copy cached objects into place so make keeps them: first the stamp of the flags they were
@@ -341,25 +404,32 @@ class Toolchain:
         """Compile each stage file as the Makefile does; returns the names that do not compile.
         on_line: called with each line make prints (compile_stage.py's "  NVCC    <file>" as each
         compile starts; every line also goes to the log)."""
-        v = make_vars(self.root, build, submission, self.arch)
+        confined = self.confinement(submission)
+        v = make_vars(self.root, build, submission, self.arch, confined)
         keys = self._object_keys(v, submission)
         stage_objs = {obj: k for obj, k in keys.items() if obj.parent.name == "stages"}
         self._seed(v, stage_objs)
         cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
-               f"SUBMISSION={submission}", f"ARCH={self.arch}", *stage_objs]
+               f"SUBMISSION={submission}", f"ARCH={self.arch}", *confined, *stage_objs]
+        since = log.stat().st_size if log.exists() else 0
         with self._compiling(v, stage_objs):
             if on_line is None:
-                run_logged(cmd, self.root, log)
+                rc = run_logged(cmd, self.root, log)
             else:
-                run_streamed(cmd, self.root, log, on_line)
+                rc = run_streamed(cmd, self.root, log, on_line)
             self._store(stage_objs)
-        return sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
+        broken = sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
+        machine = rc != 0 and machine_failure(rc, log, since, build, submission)
+        if machine:
+            raise BuildError(machine, tail(log))
+        return broken
 
     def build(self, submission: Path, build: Path, log: Path) -> Path:
         """The gemmlab binary of this submission, linked against the trusted libraries."""
+        confined = self.confinement(submission)
         trusted = self.trusted(log)
         tv = make_vars(self.root, trusted, submission, self.arch)
-        v = make_vars(self.root, build, submission, self.arch)
+        v = make_vars(self.root, build, submission, self.arch, confined)
         keys = self._object_keys(v, submission)
         self._seed(v, keys)
         libs = [f"GRADER_BUILD={tv['GRADER_BUILD']}", f"REF_LIB={tv['REF_LIB']}"]
@@ -370,17 +440,24 @@ class Toolchain:
             scan_cache = [f"SCAN_CACHE={self.object_cache()}"]
         except BuildError:
             scan_cache = []
+        since = log.stat().st_size if log.exists() else 0  # what this make says: the trusted build's is before
         with self._compiling(v, keys):
             rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
-                             f"ARCH={self.arch}", *libs, *scan_cache, v["GRADER"]], self.root, log)
+                             f"ARCH={self.arch}", *confined, *libs, *scan_cache, v["GRADER"]], self.root, log)
             self._store(keys)
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
-        # grader at all is a build failure.
-        if rc != 0 or not Path(v["GRADER"]).is_file():
-            raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
-                             tail(log), submission_fault=True)
-        return Path(v["GRADER"])
+        # grader at all is a build failure, and the student's only where the machine did not stop it.
+        if rc == 0 and Path(v["GRADER"]).is_file():
+            return Path(v["GRADER"])
+        lost = [t for t in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] if not Path(t).exists()]
+        machine = machine_failure(rc, log, since, build, submission) or (lost and (
+            f"the trusted grader build {trusted} lost {len(lost)} of its files while this grading used it "
+            f"(e.g. {lost[0]}; a newer build pruned it?)"))
+        if machine:
+            raise BuildError(machine, tail(log))
+        raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
+                         tail(log), submission_fault=True)
 
 
 # One node's line of `scontrol show job -d`: "Nodes=gpu07 CPU_IDs=0-1 Mem=0 GRES=gpu:h100:1(IDX:0)";
@@ -478,6 +555,18 @@ def _grade_takes_fingerprint(grader: Path) -> bool:
     return "--fingerprint" in r.stdout + r.stderr
 
 
+def confinement_note(cfg) -> str:
+    """How this grading compiles the hand-in, for its outcome: confined, or not (and by which setting)."""
+    if not cfg.confine_builds:
+        return ("off ([cluster] confine_builds = false): the stage files were compiled unconfined, able to read "
+                "any file the grading account can")
+    try:
+        return f"on (Linux Landlock ABI {confine.abi()}): the compiler could read only the hand-in, the stage API, " \
+               "the CUDA toolkit and the system compiler"
+    except confine.Unavailable as e:
+        return f"required, and unavailable here: {e}"
+
+
 def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -> dict:
     """Grade the stage files given as name -> bytes (what the drop box's door read: attempts.py, never a
     path into the drop box); write outcome.json (+ results.json, gradescope.json, build.log,
@@ -485,7 +574,7 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
     started = dt.datetime.now(dt.timezone.utc)
     outcome = dict(meta, schema=OUTCOME_SCHEMA, host=socket.gethostname(), started=iso(started),
                    job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""),
-                   **job_context())
+                   **job_context(), build_confinement=confinement_note(cfg))
     log = out / "build.log"
     # What gradings of this user on this node left when they were killed (SIGKILL, a lost node):
     # gone before this one makes its own (scratch.py says what is never touched).

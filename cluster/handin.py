@@ -7,10 +7,12 @@ what happened to its grading job, each with whose problem it is and what to do.
                               the student knows them (student/tiled.cu:69), never the scratch copy's;
                               make's own chatter (its commands, jobserver and clock notes) goes to the
                               log only. Nothing here stops a hand-in (docs/student-guide.md, Rules).
-  not_queued(e, script)       sbatch did not take the grading job: (a few words for `make status`,
+  not_queued(e, attempt)      sbatch did not take the grading job: (a few words for `make status`,
                               the lines for the student). The scheduler down is the cluster's
                               problem, a refused option the course staff's; either way the hand-in
-                              is stored and counts, and `sbatch <script>` queues its grading later.
+                              is stored and counts, and `make requeue ATTEMPT=N` queues its grading
+                              later (rendered afresh from the trusted template: an attempt holds
+                              no job script).
 """
 import json
 import re
@@ -61,7 +63,12 @@ def compile_check(cfg, files: dict, say=print, warn=print):
                 started.append(name)
                 say(f"submit:   [{len(started)}/{len(stage)}] {as_typed(stage[name])}")
 
-        broken = tools.compile_only(sub, Path(tmp) / "build", log, on_line=progress)
+        try:
+            broken = tools.compile_only(sub, Path(tmp) / "build", log, on_line=progress)
+        except grading.BuildError as e:  # the machine stopped it (a full disk, no sandbox here): not the files
+            warn(f"submit: note: your stage files could not be compiled here before handing in ({e}); the "
+                 "grading job compiles them.")
+            return []
         reused = [n for n in stage if n not in started and n not in broken]
         if reused:
             say(f"submit:   {', '.join(as_typed(stage[n]) for n in reused)}: compiled before from the same bytes "
@@ -104,13 +111,13 @@ def _read(path):
         return {}
 
 
-def not_queued(error: slurm.SlurmError, script: Path) -> tuple[str, list[str]]:
+def not_queued(error: slurm.SlurmError, attempt: int) -> tuple[str, list[str]]:
     """sbatch refused the grading job of a stored hand-in: (a few words for `make status`, the lines
     for the student), saying whose problem it is and how to queue this same hand-in's grading later."""
     said = (error.output or str(error)).strip().splitlines()
     quoted = said[-1] if said else "no message"
     later = (f"Queue the grading of this same hand-in later (it keeps its time; no need to hand in again):\n"
-             f"      sbatch {script}")
+             f"      make requeue ATTEMPT={attempt}")
     if slurm.controller_down(error.output or str(error)):
         return ("Slurm did not answer", [
             f"its feedback grading was not queued: Slurm, the cluster's scheduler, did not answer "

@@ -81,7 +81,7 @@ def slurm_not_found(cfg) -> str:
             "(sweep --local), or scheduler = \"local\" in course.toml")
 
 
-def not_queued_message(cfg, script: Path) -> tuple[str, str]:
+def not_queued_message(cfg, attempt: int) -> tuple[str, str]:
     """(a few words for `make status`, the message) for a hand-in stored where Slurm is the course's
     scheduler but cannot be found: stored, never graded on this machine."""
     short = "Slurm not found where it was handed in: no sbatch on PATH"
@@ -89,7 +89,7 @@ def not_queued_message(cfg, script: Path) -> tuple[str, str]:
                    f"= \"{cfg.values['scheduler']}\"), so its grading was not queued, and it is not graded on this "
                    "machine either. Your hand-in is stored and its time counts for the deadline; the course's sweep "
                    "grades the attempt that counts. For feedback now, load Slurm (e.g. `module load slurm`) and queue "
-                   f"its grading:  sbatch {script}")
+                   f"its grading:  make requeue ATTEMPT={attempt}")
 
 
 # ---- a local sweep, detached from the terminal --------------------------------------------------

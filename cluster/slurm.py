@@ -24,7 +24,7 @@ class SlurmError(Exception):
 def render(template: str, out: Path, sbatch_options: list[str], **values) -> Path:
     """Fill templates/<template> and write it to out (mode 0750; group: the directory's)."""
     text = (TEMPLATES / template).read_text()
-    quoted = {k: shlex.quote(str(v)) if k in ("python", "tool", "config", "attempt", "sweep_dir", "script")
+    quoted = {k: shlex.quote(str(v)) if k in ("python", "tool", "config", "attempt", "into", "sweep_dir", "script")
               else str(v) for k, v in values.items()}
     quoted["sbatch_options"] = "\n".join(f"#SBATCH {o}" for o in sbatch_options)
     quoted.setdefault("tool", shlex.quote(str(TOOL)))

@@ -246,7 +246,8 @@ def phase_class(c: Course, klass, gpus: list[dict], real: bool, report: dict) ->
     # what the jobs saw: the rendered scripts and the environment Slurm would give
     for name in ("sweep-array.sbatch", "gradebook.sbatch"):
         shutil.copyfile(run_dir / name, c.out / name)
-    shutil.copyfile(attempt / "grade.sbatch", c.out / "grade-attempt.sbatch")
+    queued = [json.loads(line) for line in (c.state / "queue.jsonl").read_text().splitlines()]
+    shutil.copyfile(next(j["script"] for j in queued if str(j["id"]) == str(own_job)), c.out / "grade-attempt.sbatch")
     shutil.copytree(sweep, c.out / "class", dirs_exist_ok=True)  # plan, grades, gradebook, task logs
     n = len(task_seconds)
     gpu_hours = sum(task_seconds) / 3600

@@ -256,3 +256,19 @@ exec {real} "$@"
     script.chmod(0o755)
     return script
 
+
+
+def stand_in_tool(bin_dir: Path, name: str, real: str, asks: str, work: str) -> Path:
+    """bin_dir/name (put bin_dir first on PATH), a stand-in for the program `real`: a call with the
+    argument `asks` (nvcc's --version, make's print-cluster-vars: what the cluster tools ask before
+    they build) runs the real one; any other runs the shell lines `work` instead (a machine failure:
+    `kill -KILL $$`, a message and an exit status)."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / name
+    script.write_text(f"""#!/bin/sh
+# stand-in for {name} (tests/py/cluster_helpers.py: stand_in_tool)
+for a in "$@"; do [ "$a" = {asks} ] && exec {real} "$@"; done
+{work}
+""")
+    script.chmod(0o755)
+    return script

@@ -6,8 +6,9 @@ tests/cluster_gpu_jobs.py; no package installs, standard library only.
 Commands (state in $FAKE_SLURM_STATE, a directory):
   install BIN                 write BIN/sbatch, BIN/squeue, BIN/scontrol that call this file
   sbatch [--parsable] [--dependency=afterany:ID[:ID]] [-o FILE] SCRIPT
-                              record the job (script, working directory, environment, #SBATCH
-                              options) and print its id; nothing runs yet
+                              record the job (a copy of the script, as Slurm keeps one; working
+                              directory, environment, #SBATCH options) and print its id; nothing
+                              runs yet
   squeue ... / scontrol show job [-d] ID
                               what the cluster tools ask: jobs still queued or running, a job's
                               state and the GPU it holds
@@ -32,6 +33,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -160,7 +162,11 @@ def cmd_sbatch(argv):
         sys.exit(f"fake_slurm sbatch: no such script: {script}")
     opts = sbatch_options(script, extra)
     job = next_id(state)
-    append_line(state / "queue.jsonl", {"id": job, "script": str(script.resolve()), "cwd": os.getcwd(),
+    # Slurm keeps its own copy of the script: the file queued may be gone (or changed) when the job runs.
+    kept = state / "scripts" / str(job) / script.name
+    kept.parent.mkdir(parents=True)
+    shutil.copy2(script, kept)
+    append_line(state / "queue.jsonl", {"id": job, "script": str(kept), "cwd": os.getcwd(),
                                         "options": opts, "env": dict(os.environ), "submitted": time.time()})
     print(f"{job}" if parsable else f"Submitted batch job {job}")
 

@@ -1,0 +1,174 @@
+"""Failures of the machine are never a student's zero: a compiler or make stopped by a signal, a full
+disk, memory exhausted or a missing tool make a grading `error` (retried by the next sweep, blank in
+every export) with the cause named — not "does not compile" (a stage's zero) nor `build_failed` (the
+hand-in's zero). Only the compiler's diagnostics on the student's own file are the student's: words a
+stage file makes the compiler print (an #error that says "No space left on device") stay theirs.
+Stand-ins on PATH (cluster_helpers.stand_in_tool) play the failing nvcc and make; compile_stage.py is
+also driven with stand-in compilers directly. No GPU needed."""
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster_helpers import ROOT, config, stand_in_tool, write_config
+
+import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
+import grading  # noqa: E402
+
+DUE = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+REAL_NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+needs_nvcc = pytest.mark.skipif(not os.path.exists(REAL_NVCC), reason="needs nvcc (the CUDA toolkit)")
+ENOSPC = "<built-in>: fatal error: when writing output to /tmp/tmpxft_1-5_tiled.cpp4.ii: No space left on device"
+# What each failure of the machine looks like to compile_stage.py: the stand-in compiler's shell lines,
+# and the words of the cause it must name.
+MACHINE = {
+    "killed": ("kill -KILL $$", "stopped by signal 9 (SIGKILL)"),
+    "disk full": (f"echo '{ENOSPC}' >&2; exit 1", "the disk is full"),
+    "out of memory": ("echo 'g++: fatal error: Killed signal terminated program cc1plus' >&2; exit 1",
+                      "a compiler process was killed"),
+    "a tool missing": ("echo 'sh: 1: cicc: not found' >&2; exit 1", "a tool the compiler runs is missing"),
+    "cicc killed": ("echo \"nvcc error   : 'cicc' died due to signal 9 (Kill signal)\" >&2; exit 255",
+                    "a compiler process was killed"),
+}
+
+
+def compiler(tmp_path, work) -> str:
+    return str(stand_in_tool(tmp_path / "bin", "compiler", "/bin/false", "--never", work))
+
+
+def stage_file(tmp_path, text="int x;\n") -> Path:
+    src = tmp_path / "student" / "tiled.cu"
+    src.parent.mkdir(exist_ok=True)
+    src.write_text(text)
+    return src
+
+
+def run_compile_stage(tmp_path, command, text="int x;\n"):
+    src = stage_file(tmp_path, text)
+    obj = tmp_path / "build" / "tiled.o"
+    obj.parent.mkdir(exist_ok=True)
+    r = subprocess.run([sys.executable, ROOT / "grader/scripts/compile_stage.py", "--source", src, "--object", obj,
+                        "--", *command], capture_output=True, text=True, timeout=120)
+    return r, obj
+
+
+@pytest.mark.parametrize("what", sorted(MACHINE))
+def test_a_compile_the_machine_stopped_is_not_the_students(tmp_path, what):
+    work, cause = MACHINE[what]
+    r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, work), "-c"])
+    assert r.returncode == 1, r.stdout + r.stderr  # the build stops: nothing is judged of the file
+    assert not Path(f"{obj}.failed").exists(), "recorded as the student's: does not compile"
+    record = json.loads(Path(f"{obj}.error").read_text())
+    assert cause in record["cause"], record
+    assert "not because of the file" in r.stderr and cause in r.stderr, r.stderr
+
+
+def test_a_missing_compiler_is_not_the_students(tmp_path):
+    r, obj = run_compile_stage(tmp_path, [str(tmp_path / "no-such-nvcc"), "-c"])
+    assert r.returncode == 1 and not Path(f"{obj}.failed").exists()
+    assert "could not be started" in json.loads(Path(f"{obj}.error").read_text())["cause"]
+
+
+@pytest.mark.parametrize("said", [
+    "{src}:3:2: error: #error No space left on device\n    3 | #error No space left on device\n",
+    '{src}:5:1: error: static assertion failed: No space left on device\n',   # "No space " "left on device"
+    "{src}:7:10: fatal error: /elsewhere/x.h: Permission denied\n",          # a read the sandbox refused
+    "/usr/include/stdio.h:1:1: error: expected ';' before No space left on device\n",  # STR(No   space ...)
+])
+def test_what_a_stage_file_makes_the_compiler_say_stays_the_students(tmp_path, said):
+    source = ('#error No space left on device\nstatic_assert(0, "No space " "left on device");\n'
+              '#define STR(x) #x\nconst char* s = STR(No   space left   on device);\n')
+    src = stage_file(tmp_path, source)
+    text = said.format(src=src)
+    cause = compile_stage.machine_cause(1, text, src)
+    assert cause is None, cause
+    work = f"cat >&2 <<'EOF'\n{text}EOF\nexit 1"
+    r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, work), "-c"], source)
+    assert r.returncode == 0 and Path(f"{obj}.failed").is_file() and not Path(f"{obj}.error").exists(), r.stderr
+
+
+def course(tmp_path):
+    """A course whose trusted build cache is the test's own (grade() puts an empty one there) and whose
+    scratch is apart from the stand-in toolkit (a confined compile may read the toolkit, never scratch)."""
+    path = write_config(tmp_path, "local", DUE, scratch=str(tmp_path / "scratch"))
+    path.write_text(re.sub(r'(?m)^trusted_cache = .*$', f'trusted_cache = "{tmp_path / "trusted"}"', path.read_text()))
+    return config.load(path)
+
+
+def hand_in(tmp_path) -> Path:
+    files = tmp_path / "files"
+    files.mkdir()
+    for name in ("naive.cu", "tiled.cu"):
+        shutil.copyfile(ROOT / "student" / name, files / name)
+    return files
+
+
+def grade(cfg, tmp_path, monkeypatch, bin_dir=None) -> dict:
+    """grade_into with a trusted build in place (its files empty: the build never reaches them), PATH
+    starting with the stand-ins in bin_dir."""
+    if bin_dir is not None:
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    tools = grading.Toolchain(cfg)
+    trusted = cfg.trusted_cache_dir / tools.name
+    v = grading.make_vars(cfg.grader_dir, trusted, Path("/nonexistent-submission"), tools.arch)
+    for f in [*v["GRADER_TRUSTED"].split(), v["REF_LIB"], trusted / "COMPLETE"]:
+        Path(f).parent.mkdir(parents=True, exist_ok=True)
+        Path(f).touch()
+    out = tmp_path / "out"
+    out.mkdir()
+    return grading.grade_into(cfg, hand_in(tmp_path), out, {"student": "s01"}, say=lambda *_: None)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("what", ["killed", "disk full"])
+def test_a_grading_whose_nvcc_the_machine_stopped_is_an_error(tmp_path, monkeypatch, what):
+    work, cause = MACHINE[what]
+    bin_dir = tmp_path / "cuda" / "bin"  # the Makefile's CUDA_HOME: where nvcc is found on PATH
+    stand_in_tool(bin_dir, "nvcc", REAL_NVCC, "--version", work)
+    monkeypatch.setenv("CUDA_HOME", str(bin_dir.parent))
+    outcome = grade(course(tmp_path), tmp_path, monkeypatch, bin_dir)
+    assert outcome["status"] == "error", outcome  # retried by the next sweep, blank in every export
+    assert "not because of the hand-in" in outcome["message"] and cause in outcome["message"], outcome
+    assert "error" in grading.SWEEP_RETRIES
+
+
+@pytest.mark.parametrize("what, work, cause", [
+    ("killed", "kill -KILL $$", "make was stopped by signal 9"),
+    ("disk full", "echo 'make: write error: stdout: No space left on device' >&2; exit 2", "the disk is full"),
+    ("a tool missing", "echo 'make: nvcc: No such file or directory'; echo 'sh: 1: nvcc: not found'; exit 127",
+     "make exited 127"),
+])
+def test_a_grading_whose_make_the_machine_stopped_is_an_error(tmp_path, monkeypatch, what, work, cause):
+    stand_in_tool(tmp_path / "bin", "make", shutil.which("make"), "print-cluster-vars", work)
+    outcome = grade(course(tmp_path), tmp_path, monkeypatch, tmp_path / "bin")
+    assert outcome["status"] == "error" and cause in outcome["message"], outcome
+
+
+def test_a_grading_without_make_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(grading, "MAKE", [str(tmp_path / "no-make"), *grading.MAKE[1:]])
+    out = tmp_path / "out"
+    out.mkdir()
+    outcome = grading.grade_into(course(tmp_path), hand_in(tmp_path), out, {"student": "s01"}, say=lambda *_: None)
+    assert outcome["status"] == "error" and "could not be started" in outcome["message"], outcome
+
+
+def test_a_grading_whose_trusted_build_vanished_is_an_error(tmp_path, monkeypatch):
+    """A newer trusted build pruned the one this grading links (grading._prune_trusted)."""
+    cfg = course(tmp_path)
+    stand_in_tool(tmp_path / "bin", "make", shutil.which("make"), "print-cluster-vars",
+                  f"rm -rf {cfg.trusted_cache_dir}/trusted-*/grader; echo 'cp: cannot stat ...'; exit 2")
+    outcome = grade(cfg, tmp_path, monkeypatch, tmp_path / "bin")
+    assert outcome["status"] == "error" and "lost" in outcome["message"], outcome
+
+
+def test_a_build_that_fails_for_the_hand_in_is_still_build_failed(tmp_path, monkeypatch):
+    stand_in_tool(tmp_path / "bin", "make", shutil.which("make"), "print-cluster-vars",
+                  "echo 'ld: undefined reference to gemm_tiled'; exit 2")
+    outcome = grade(course(tmp_path), tmp_path, monkeypatch, tmp_path / "bin")
+    assert outcome["status"] == "build_failed", outcome
