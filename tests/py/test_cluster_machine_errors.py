@@ -101,12 +101,9 @@ def course(tmp_path):
     return config.load(path)
 
 
-def hand_in(tmp_path) -> Path:
-    files = tmp_path / "files"
-    files.mkdir()
-    for name in ("naive.cu", "tiled.cu"):
-        shutil.copyfile(ROOT / "student" / name, files / name)
-    return files
+def hand_in(tmp_path) -> dict[str, bytes]:
+    """What the drop box's door hands a grading: each stage file's checked bytes."""
+    return {name: (ROOT / "student" / name).read_bytes() for name in ("naive.cu", "tiled.cu")}
 
 
 def grade(cfg, tmp_path, monkeypatch, bin_dir=None) -> dict:

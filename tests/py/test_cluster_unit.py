@@ -197,7 +197,7 @@ def test_templates_render_config_options(tmp_path):
     for name in ("grade-attempt.sbatch", "gradebook.sbatch"):
         o = slurm.render(name, tmp_path / name, cfg.sbatch_options(), course="c", sweep="s", sweep_dir="d",
                          run="r", python=sys.executable, config=cfg.path, logs="l", job_name="j", user="u",
-                         attempt="/x/attempt-0001", log="/x/log")
+                         attempt="/x/attempt-0001", into="/x/attempt-0001/grading", tool="/x/tool", log="/x/log")
         assert subprocess.run(["bash", "-n", str(o)]).returncode == 0
 
 
