@@ -32,10 +32,12 @@ import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import pwd
 import secrets
 import socket
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,7 @@ from pathlib import Path
 COURSE_DIR = ".course"
 STATE_SCHEMA = "gemmlab.course-state/1"
 DECISION_SCHEMA = "gemmlab.decision/1"
+POINTER_SCHEMA = "gemmlab.course-pointer/1"
 RUN_SCHEMA = "gemmlab.sweep-run/1"
 VERSION_SCHEMA = "gemmlab.gradebook-version/1"
 TOKEN_NAME = ".token"
@@ -83,11 +86,31 @@ def _read_json(path: Path):
         return None
 
 
-def _write_atomic(path: Path, text: str, mode=0o644):
+def _write_atomic(path: Path, text: str, mode=0o644, switch=True) -> Path:
+    """Write `path` whole, with `mode`; switch=False: only the file that would replace it (returned),
+    for the caller to os.replace once the rest is done."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
-    tmp.write_text(text)
-    os.chmod(tmp, mode)
+    try:
+        tmp.write_text(text)
+        os.chmod(tmp, mode)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if not switch:
+        return tmp
     os.replace(tmp, path)
+    return path
+
+
+# Modes of what the staff's commands write, (file, directory): the whole staff group writes them (a
+# second TA publishes, decides, sweeps); the directories are setgid, so the group is inherited. With
+# no staff group, the owner alone. PUBLIC: what students read (the state they hand in under).
+STAFF_ONLY = {True: (0o660, 0o2770), False: (0o600, 0o700)}
+PUBLIC = {True: (0o664, 0o2775), False: (0o644, 0o755)}
+
+
+def staff_modes(cfg, public=False) -> tuple[int, int]:
+    return (PUBLIC if public else STAFF_ONLY)[cfg.staff_gid is not None]
 
 
 def _mkdir(path: Path, mode: int, gid=None):
@@ -125,6 +148,36 @@ def _believable(path: Path, box: Path) -> bool:
         return True
     except OSError:
         return False
+
+
+def share_with_staff(cfg) -> list[str]:
+    """(setup) What the staff's commands wrote before, made the whole staff group's, as they write it
+    now: the course state's directories, the decision log and every sweep (group-writable, setgid
+    directories). Only what this account may change (its own files; root: all). Returns what it
+    changed, for setup to say."""
+    gid = cfg.staff_gid
+    if gid is None:
+        return []
+    changed = []
+    for top in (public_root(cfg), private_root(cfg), cfg.sweeps_dir):
+        if not top.is_dir():
+            continue
+        for d, dirs, files in os.walk(top):
+            if Path(d) == public_root(cfg) / "to-student":
+                dirs[:] = []  # one file per student token; its own mode (write_views)
+                continue
+            for path in [Path(d), *(Path(d) / f for f in files)]:
+                st = os.lstat(path)
+                if stat.S_ISLNK(st.st_mode) or (os.getuid() != 0 and st.st_uid != os.getuid()):
+                    continue
+                want = (st.st_mode | (0o2070 if stat.S_ISDIR(st.st_mode) else 0o060)) & 0o7777
+                if st.st_gid != gid:
+                    os.chown(path, -1, gid)
+                if want != st.st_mode & 0o7777 or st.st_gid != gid:
+                    os.chmod(path, want)
+                    changed.append(path)
+    return [f"{len(changed)} file(s) and director(ies) of the staff made writable by the group "
+            f"{cfg.staff_group} (e.g. {changed[0]})"] if changed else []
 
 
 # ---- the published state ---------------------------------------------------------------------
@@ -173,10 +226,13 @@ def load_file(path):
 
 
 def state_for_copy(path) -> "CourseState | None":
-    """The published state of the course a (possibly broken) copy of course.toml belongs to: its
-    [cluster] dropbox, read on its own, names where the state is. For a student whose checkout's copy
+    """The published state of the course a (possibly broken or unreadable) copy of course.toml belongs
+    to: the pointer beside it (write_pointer), else its [cluster] dropbox, read on its own. For a student whose checkout's copy
     has a mistake of its own: the course's state is what counts, not their copy."""
     import tomllib
+    pointed = state_from_pointer(path)
+    if pointed is not None:
+        return pointed
     path = Path(path).resolve()
     try:
         raw = (tomllib.loads(path.read_text()).get("cluster") or {}).get("dropbox") or "results/dropbox"
@@ -184,6 +240,49 @@ def state_for_copy(path) -> "CourseState | None":
         return None
     box = Path(os.path.expanduser(str(raw)))
     return current_in(box if box.is_absolute() else path.parent / box)
+
+
+def pointer_path(course_toml) -> Path:
+    """The pointer beside the staff's course.toml (.course.toml.published): which drop box holds the
+    course's published state. World-readable, written by setup and publish, so that a student's
+    command finds the state without reading the live file, which may not parse mid-edit or may be
+    closed to students (it holds the staff's sections)."""
+    p = Path(os.path.abspath(course_toml))
+    return p.with_name(f".{p.name}.published")
+
+
+def write_pointer(cfg) -> str:
+    """(setup, publish) Write the pointer beside cfg's course.toml; what to tell the staff ('' when it
+    was there already)."""
+    path = pointer_path(cfg.path)
+    text = json.dumps({"schema": POINTER_SCHEMA, "dropbox": str(Path(os.path.abspath(cfg.dropbox_dir)))}) + "\n"
+    try:
+        if path.read_text() == text and not path.stat().st_mode & 0o022:
+            return ""
+    except OSError:
+        pass
+    try:
+        _write_atomic(path, text, 0o644)
+    except OSError as e:
+        return (f"note: {path} cannot be written ({e.strerror}): students' commands then find the course's state only "
+                f"through {cfg.path} itself, so a mistake in it or its mode stops them. Run setup as the owner of "
+                f"{path.parent}")
+    return f"{path}: tells students' commands where the published course state is (they never read {cfg.path.name})"
+
+
+def state_from_pointer(course_toml) -> "CourseState | None":
+    """The published state the pointer beside `course_toml` names, or None (no pointer: a student's
+    own copy, a job's state file; or one anybody could have written)."""
+    path = pointer_path(course_toml)
+    try:
+        st = path.lstat()
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o002 or not isinstance(info, dict):
+        return None
+    box = info.get("dropbox")
+    return current_in(Path(box)) if isinstance(box, str) and os.path.isabs(box) else None
 
 
 def current_in(box: Path) -> "CourseState | None":
@@ -298,14 +397,16 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
     state_id = state_id_of(toml, files, grader)
     before = current(cfg)
     gid = cfg.staff_gid
-    pub_root = _mkdir(public_root(cfg), 0o2775 if gid is not None else 0o755, gid)
-    priv_root = _mkdir(private_root(cfg), 0o2770 if gid is not None else 0o700, gid)
+    pub_file, pub_dir = staff_modes(cfg, public=True)
+    priv_file, priv_dir = staff_modes(cfg)
+    pub_root = _mkdir(public_root(cfg), pub_dir, gid)
+    priv_root = _mkdir(private_root(cfg), priv_dir, gid)
     if before is not None and before.id == state_id:
         return before, False
     pub, priv = state_dirs(cfg, state_id)
     if not (pub / "state.json").is_file():
-        _mkdir(pub_root / "states", 0o2775 if gid is not None else 0o755, gid)
-        _mkdir(priv_root / "states", 0o2770 if gid is not None else 0o700, gid)
+        _mkdir(pub_root / "states", pub_dir, gid)
+        _mkdir(priv_root / "states", priv_dir, gid)
         tmp_pub = pub.with_name(f".{state_id}.{os.getpid()}")
         tmp_priv = priv.with_name(f".{state_id}.{os.getpid()}")
         for d in (tmp_pub, tmp_priv):
@@ -322,15 +423,15 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
         (tmp_pub / "state.json").write_text(json.dumps(info, indent=2) + "\n")
         # Students read the public half (course.toml, the roster, state.json); the private half
         # (extensions with their reasons, aliases) is the staff's, like the sweeps directory.
-        for p in tmp_pub.iterdir():
-            os.chmod(p, 0o644)
-        os.chmod(tmp_pub, 0o755)
-        for p in tmp_priv.iterdir():
-            os.chmod(p, 0o640 if gid is not None else 0o600)
-        os.chmod(tmp_priv, 0o750 if gid is not None else 0o700)
         if gid is not None:
             for p in (tmp_pub, tmp_priv, *tmp_pub.iterdir(), *tmp_priv.iterdir()):
                 os.chown(p, -1, gid)
+        for p in tmp_pub.iterdir():
+            os.chmod(p, pub_file)
+        os.chmod(tmp_pub, pub_dir)
+        for p in tmp_priv.iterdir():
+            os.chmod(p, priv_file)
+        os.chmod(tmp_priv, priv_dir)
         for tmp, final in ((tmp_priv, priv), (tmp_pub, pub)):  # the public half last: it makes the state
             try:
                 os.rename(tmp, final)
@@ -339,13 +440,20 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
                     raise
                 import shutil
                 shutil.rmtree(tmp, ignore_errors=True)  # published at the same moment by another
-    _write_atomic(pub_root / "current", state_id + "\n", 0o664 if gid is not None else 0o644)
     state = load_state(cfg, state_id)
     if state is None:
         raise StateError(f"{pub}: the state just published cannot be read back: check the owner and modes of "
                          f"{public_root(cfg)} (it must be the drop box owner's, not writable by students)")
-    log(cfg).append("publish", state=state_id, previous=before.id if before else None,
-                    changes=describe_changes(before, state), why=note)
+    # Live and logged, or neither: the new pointer is written beside the old one, the decision log
+    # gets its line, and only then does the pointer switch (a rename in the same directory).
+    pointer = _write_atomic(pub_root / "current", state_id + "\n", pub_file, switch=False)
+    try:
+        log(cfg).append("publish", state=state_id, previous=before.id if before else None,
+                        changes=describe_changes(before, state), why=note)
+    except BaseException:
+        pointer.unlink(missing_ok=True)
+        raise
+    os.replace(pointer, pub_root / "current")
     return state, True
 
 
@@ -445,8 +553,11 @@ class DecisionLog:
         if action not in ACTIONS:
             raise StateError(f"unknown decision {action!r}")
         gid = self.cfg.staff_gid
-        _mkdir(self.path.parent, 0o2770 if gid is not None else 0o700, gid)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o660 if gid is not None else 0o600)
+        file_mode, dir_mode = staff_modes(self.cfg)
+        _mkdir(self.path.parent, dir_mode, gid)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode)
+        if os.fstat(fd).st_uid == os.getuid():  # whatever the umask: every TA appends to it
+            os.fchmod(fd, file_mode)
         with os.fdopen(fd, "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             seq = len(self.entries()) + 1
@@ -465,6 +576,41 @@ def log(cfg) -> DecisionLog:
     return DecisionLog(cfg)
 
 
+def rubric_maximum(cfg) -> float:
+    """The most points a student can get, extra credit included: from the published state's rubric
+    (the grader's own reading of [scoring]: max_points + extra_credit_points); for a course not
+    published yet, the same sum of course.toml's [scoring.stages] (each stage's correctness and
+    performance points, for float and double)."""
+    state = cfg.state if getattr(cfg, "state", None) is not None else current(cfg)
+    rubric = state.info.get("rubric") if state is not None else None
+    if rubric and "max_points" in rubric:
+        return float(rubric["max_points"]) + float(rubric.get("extra_credit_points", 0))
+    import tomllib
+    try:
+        stages = ((tomllib.loads(cfg.path.read_text()).get("scoring") or {}).get("stages") or {})
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise StateError(f"{cfg.path}: the rubric's maximum cannot be read ({e}); publish the course first") from None
+    total = 0.0
+    for table in stages.values():
+        for key in ("correctness_points", "performance_points"):
+            v = table.get(key, 0)
+            total += sum(float(v.get(p, 0)) for p in ("float", "double")) if isinstance(v, dict) else 2 * float(v)
+    return total
+
+
+def final_problem(value, maximum: float | None) -> str:
+    """'' for a final score a person may set (a finite number from 0 to the rubric's maximum), else why not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    if value < 0:
+        return f"{value:g} is below 0"
+    if maximum is not None and value > maximum + 1e-9:
+        return f"{value:g} is above the rubric's maximum, {maximum:g} (extra credit included)"
+    return ""
+
+
 @dataclass
 class StudentDecisions:
     """The staff's standing decisions about one student, folded from the log (the latest wins)."""
@@ -473,6 +619,7 @@ class StudentDecisions:
     restored: dict = field(default_factory=dict)   # attempt name -> the decision (unwithdraw)
     override: dict | None = None            # {final, seq, why}: the final score, set by the staff
     history: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)  # decisions the fold cannot apply, each with why (fold)
 
     def visible(self) -> list[dict]:
         """What the student may see: the action, the attempt (its label and, for one the staff entered,
@@ -482,17 +629,26 @@ class StudentDecisions:
                 if e["action"] in ("accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter")]
 
 
-def fold(entries: list[dict]) -> dict[str, StudentDecisions]:
+def fold(entries: list[dict], maximum: float | None = None) -> dict[str, StudentDecisions]:
+    """The standing decisions per student. A line that sets a final score no person may set (not a
+    finite number from 0 to `maximum`: written by an older version of the tools) is not applied: it
+    is kept in the student's `skipped`, with why, for the gradebook to report."""
     out: dict[str, StudentDecisions] = {}
     for e in entries:
         s = e.get("student")
         if not s:
             continue
         d = out.setdefault(s, StudentDecisions())
-        d.history.append(e)
         action = e["action"]
         if action == "settle":
             action = "accept" if e.get("attempt") else "override"
+        problem = final_problem(e.get("final"), maximum) if action == "override" else ""
+        if problem:
+            d.skipped.append(f"decision #{e.get('seq', '?')} ({e['action']} {s}, {e.get('at', '?')} by "
+                             f"{e.get('by', '?')}) sets the final score to {e.get('final')!r}: {problem}; not applied "
+                             "(`make override` it again with the right score)")
+            continue
+        d.history.append(e)
         if action == "accept":
             d.accepted = e
         elif action == "withdraw":
@@ -513,9 +669,14 @@ def fold(entries: list[dict]) -> dict[str, StudentDecisions]:
 def decisions(cfg) -> dict[str, StudentDecisions]:
     """Every student's standing decisions; {} where the log cannot be read (a student's command)."""
     try:
-        return fold(log(cfg).entries())
+        entries = log(cfg).entries()
     except PermissionError:
         return {}
+    try:
+        maximum = rubric_maximum(cfg)
+    except StateError:
+        maximum = None  # the finite and non-negative checks still hold
+    return fold(entries, maximum)
 
 
 def last_seq(cfg) -> int:
@@ -622,18 +783,18 @@ def write_run_manifest(run_dir: Path, cfg, state: CourseState, argv: list[str], 
     manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso(now()), "by": who(), "host": socket.gethostname(),
                 "argv": argv, "students": students or [], "state": state.id, "grader": state.info.get("grader"),
                 "grading": state.info.get("grading"), "decisions": last_seq(cfg), "counts": counts}
-    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", 0o640)
+    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
     return manifest
 
 
-def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict):
+def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict, cfg):
     """The end of a run's manifest, once its gradebook is built: the gradebook version and the GPU
     models its grades ran on."""
     manifest = _read_json(run_dir / "manifest.json")
     if manifest is None:
         return
     manifest["gradebook"] = {"version": version, "at": iso(now()), "gpu_models": gpu_models}
-    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", 0o640)
+    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
 
 
 def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:

@@ -699,6 +699,9 @@ def cmd_publish(cfg, args):
                           "file, then `make publish-course` again") from None
     before = course_state.current(cfg)
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
+    pointer = course_state.write_pointer(cfg)
+    if pointer:
+        print(f"publish: {pointer}")
     if not new:
         course_state.write_views(cfg)
         print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
@@ -756,7 +759,7 @@ def cmd_setup(cfg, args):
         os.chmod(cache, 0o755)
     print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
           f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
-    for line in _share_class_files(cfg):
+    for line in _share_class_files(cfg) + course_state.share_with_staff(cfg):
         print(f"setup: {line}")
     # The course is set up once its files validate and are published: what students' commands and
     # grading jobs read (course_state.py). Building the trusted grader (gemmlab-config checks the rubric)
@@ -765,6 +768,9 @@ def cmd_setup(cfg, args):
     print("setup: course files valid: " + "; ".join(v.checked))
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
     course_state.write_views(cfg)
+    pointer = course_state.write_pointer(cfg)
+    if pointer:
+        print(f"setup: {pointer}")
     print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
           "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
     return 0
@@ -1225,6 +1231,11 @@ def cmd_gradebook(cfg, args):
     stale = sorted({e["student"] for d in decided.values() for e in d.history
                     if e["seq"] > plan.get("decisions", 0) and e["action"] in ("accept", "withdraw", "unwithdraw", "enter")
                     or e["seq"] > plan.get("decisions", 0) and e["action"] == "settle" and e.get("attempt")})
+    skipped = [line for d in decided.values() for line in d.skipped]
+    if skipped:
+        book["summary.md"] += "\n## Decisions not applied\n\n" + "".join(f"- {line}\n" for line in skipped)
+        for line in skipped:
+            print(f"gradebook: warning: {line}")
     if stale:
         note = (f"Decisions made since this sweep was planned change which attempt counts for: {', '.join(stale)}. "
                 f"`make sweep SWEEP={sweep.name}` plans and grades them.")
@@ -1240,7 +1251,7 @@ def cmd_gradebook(cfg, args):
             "made_by": "the sweep's gradebook job" if os.environ.get("SLURM_JOB_ID") else " ".join(["gemmlab_cluster.py", *ARGV])}
     version, new = course_state.write_version(sweep, {**book, **exports}, meta)
     if runs:
-        course_state.complete_run_manifest(runs[-1], version.name, dict(gpus))
+        course_state.complete_run_manifest(runs[-1], version.name, dict(gpus), cfg)
     print(f"gradebook: {len(rows)} student(s) -> {sweep / 'gradebook.csv'} (version {version.name}"
           + (")" if new else ", the same as the version before)"))
     print(book["summary.md"])
@@ -1519,8 +1530,13 @@ def cmd_override(cfg, args):
         e = _record(cfg, "clear-override", args.user, why)
         print(f"override: {args.user}: the final score is computed again (decision #{e['seq']})")
     else:
-        if args.final is None or args.final < 0:
-            raise Refused("give the final score: --final POINTS (0 or more; FINAL= with make), or --clear")
+        if args.final is None:
+            raise Refused("give the final score: --final POINTS (FINAL= with make), or --clear")
+        maximum = course_state.rubric_maximum(cfg)
+        problem = course_state.final_problem(args.final, maximum)
+        if problem:
+            raise Refused(f"--final {args.final:g}: {problem}. A final score is from 0 to {maximum:g} points (the "
+                          f"rubric's maximum, extra credit included). Nothing was recorded")
         e = _record(cfg, "settle" if args.settles else "override", args.user, why, final=args.final)
         print(f"{e['action']}: {args.user}: final score {args.final:g} (decision #{e['seq']} by {e['by']})")
     print("next: `make gradebook-export SWEEP=<sweep>` writes a new version of the gradebook and its exports")
@@ -1822,7 +1838,13 @@ def main(argv=None):
     cfg = None
     try:
         try:
-            cfg = course_config(course_state.load_file(args.config), args.command)
+            # A student's command finds the published state by the pointer beside the course's file, never
+            # reading the live file: an edit that does not parse, or a file closed to students, stops no
+            # hand-in (the staff hear of it from their own next command).
+            pointed = course_state.state_from_pointer(args.config) \
+                if args.command in STUDENT_COMMANDS and not getattr(args, "user", None) else None
+            cfg = pointed.config() if pointed is not None else \
+                course_config(course_state.load_file(args.config), args.command)
         except ConfigError as e:
             # A mistake in the file as given stops the commands that check, publish or sweep it; every
             # other command works on the course's published state, and the staff are told.
@@ -1840,7 +1862,9 @@ def main(argv=None):
                       f"use the published course state {state.describe()}; fix the file, then `make publish-course`",
                       file=sys.stderr)
             cfg = state.config()
-        old_umask = dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
+        # Everything this tool writes: owner and staff group only; the staff's commands write what the
+        # whole staff group may carry on with (a second TA publishes, decides, sweeps, exports).
+        old_umask = dropbox.set_umask(cfg, staff=args.command not in STUDENT_COMMANDS)
         try:
             if args.command in GRADING_COMMANDS:
                 with scratch_space.stop_cleanly():
