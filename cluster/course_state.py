@@ -772,7 +772,8 @@ def write_views(cfg, students=None, official: dict | None = None):
             view["official"] = official[student]
         _write_atomic(path, json.dumps(view, indent=1) + "\n", 0o644)
         written += 1
-    os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
+    if out_dir.stat().st_uid == os.getuid():  # another TA's directory keeps the mode it was made with
+        os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
     return written
 
 

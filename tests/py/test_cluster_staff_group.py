@@ -1,0 +1,129 @@
+"""The course staff are a group: what one TA's command writes (the course state, the decision log,
+sweeps, gradebook versions, exports, the students' views) a second TA in the staff group carries on
+with — publish, decide, sweep, export, publish grades — and the log says who did each. A publish is
+live and logged, or neither. Real Unix accounts (private_accounts.py: they exist only in this test's
+mount namespace); the trusted grader build comes from the cluster tests' shared cache.
+Needs root (the accounts) and nvcc (gemmlab-config validates a course before it is published)."""
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import private_accounts
+import staff_class
+from cluster_helpers import CACHE, tool
+
+import config  # noqa: E402  (cluster/, on sys.path through staff_class)
+import course_state  # noqa: E402
+
+ALICE, TA1, TA2, STAFF = "glab_alice", "glab_ta", "glab_ta2", "glab_staff"
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v nvcc || test -x /usr/local/cuda/bin/nvcc"], capture_output=True).returncode != 0,
+    reason="needs nvcc (the CUDA toolkit) to build gemmlab-config, which validates a course before it is published")
+
+
+@pytest.fixture(scope="module")
+def accounts():
+    why = private_accounts.available()
+    if why:
+        pytest.skip(f"the test accounts need a private mount namespace: {why}")
+    acc = private_accounts.PrivateAccounts({ALICE: [], TA1: [STAFF], TA2: [STAFF]}, [STAFF])
+    try:
+        acc.__enter__()
+    except OSError as e:
+        pytest.skip(f"the test accounts need a private mount namespace, which cannot be made here: {e}")
+    try:
+        yield acc
+    finally:
+        acc.__exit__(None, None, None)
+
+
+@pytest.fixture
+def course(accounts):
+    """A course set up by root (the instructor) with the staff group glab_staff; course.toml and the
+    roster in a directory the staff group writes."""
+    base = Path(tempfile.mkdtemp(prefix="gemmlab-cluster-test-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    path = staff_class.write_config(base, roster=[ALICE])
+    path.write_text(path.read_text().replace("[cluster]\n", f'[cluster]\nstaff_group = "{STAFF}"\n'))
+    for p in (path, base / "roster.txt"):
+        shutil.chown(p, group=STAFF)
+        os.chmod(p, 0o664)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for d in (CACHE, CACHE.parent, CACHE.parent.parent):  # the staff's commands read the trusted build
+        os.chmod(d, d.stat().st_mode | 0o055)
+    # A build made before this course's setup gave the cache its group: its programs (gemmlab-config)
+    # run for every TA, as those of a build made after it do through the group.
+    for exe in CACHE.glob("trusted-*/**/*"):
+        if exe.is_file() and exe.stat().st_mode & 0o100:
+            os.chmod(exe, exe.stat().st_mode | 0o011)
+    r = tool(path, "setup")
+    assert r.returncode == 0, r.stdout + r.stderr
+    yield base, path
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _edit(path: Path, old: str, new: str):
+    path.write_text(path.read_text().replace(old, new, 1))
+
+
+def _as(user, path, *args):
+    r = tool(path, *args, user=user)
+    assert r.returncode == 0, f"{user}: {' '.join(map(str, args))}:\n{r.stdout}{r.stderr}"
+    return r
+
+
+def test_a_second_ta_carries_on_where_the_first_stopped(course):
+    base, path = course
+    cfg = config.load(path)
+    _edit(path, "penalty_percent_per_day = 10", "penalty_percent_per_day = 20")
+    _as(TA1, path, "publish", "--why", "20 % a day")
+    _edit(path, "penalty_percent_per_day = 20", "penalty_percent_per_day = 15")
+    _as(TA2, path, "publish", "--why", "15 % a day after all")
+    _as(TA1, path, "override", "--user", ALICE, "--final", "10", "--why", "first look")
+    _as(TA2, path, "override", "--user", ALICE, "--final", "20", "--why", "second look")
+    for who in (TA1, TA2):
+        _as(who, path, "sweep", "--before-deadline")
+        _as(who, path, "gradebook")
+    _as(TA2, path, "publish-grades", "--why", "midterm")
+    _as(TA1, path, "publish-grades", "--why", "midterm, again")
+    log = course_state.log(cfg).entries()
+    assert [(e["action"], e["by"]) for e in log if e["action"] != "publish" or e["by"] != "root"] == [
+        ("publish", TA1), ("publish", TA2), ("override", TA1), ("override", TA2),
+        ("publish-grades", TA2), ("publish-grades", TA1)]
+    state = course_state.current(cfg)
+    assert state.id == [e for e in log if e["action"] == "publish"][-1]["state"]
+    assert state.config().deadline.penalty_per_day == 15
+    versions = sorted(p.name for p in (cfg.sweeps_dir / "final" / "versions").iterdir() if p.name.isdigit())
+    assert versions == ["001", "002", "003", "004"]  # each sweep builds one, then each export
+    # what the staff's commands wrote: the staff group's, group-writable (directories setgid)
+    gid = cfg.staff_gid
+    for p in (course_state.private_root(cfg) / "decisions.jsonl", course_state.public_root(cfg) / "current",
+              cfg.sweeps_dir / "final", cfg.sweeps_dir / "final" / "plan.json", cfg.sweeps_dir / "final" / "versions",
+              cfg.sweeps_dir / "final" / "versions" / "002" / "gradebook.csv"):
+        st = p.stat()
+        assert st.st_gid == gid and st.st_mode & 0o060 == 0o060, (p, oct(st.st_mode))
+        assert not p.is_dir() or st.st_mode & 0o2000, p
+
+
+def test_a_publish_that_cannot_be_logged_does_not_go_live(course):
+    base, path = course
+    cfg = config.load(path)
+    before = course_state.current(cfg)
+    log = course_state.private_root(cfg) / "decisions.jsonl"
+    os.chmod(log, 0o640)  # as an older version left it: the staff group may read it, not append
+    _edit(path, "penalty_percent_per_day = 10", "penalty_percent_per_day = 20")
+    r = tool(path, "publish", "--why", "20 % a day", user=TA2)
+    assert r.returncode == 1 and "permission denied" in r.stderr and str(log) in r.stderr, r.stdout + r.stderr
+    assert course_state.current(cfg).id == before.id  # not live: it was not logged
+    assert [e["action"] for e in course_state.log(cfg).entries()] == ["publish"]
+    # setup (the instructor) gives the staff group what older versions wrote; then the TA publishes
+    r = tool(path, "setup")
+    assert r.returncode == 0 and f"made writable by the group {STAFF}" in r.stdout, r.stdout + r.stderr
+    _as(TA2, path, "publish", "--why", "20 % a day")
+    after = course_state.current(cfg)
+    assert after.id != before.id and course_state.log(cfg).entries()[-1]["state"] == after.id
