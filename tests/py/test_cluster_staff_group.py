@@ -14,7 +14,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import CACHE, tool
+from cluster_helpers import CACHE, hand_in_dir, path_without_slurm, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
@@ -127,3 +127,35 @@ def test_a_publish_that_cannot_be_logged_does_not_go_live(course):
     _as(TA2, path, "publish", "--why", "20 % a day")
     after = course_state.current(cfg)
     assert after.id != before.id and course_state.log(cfg).entries()[-1]["state"] == after.id
+
+
+def test_a_course_file_that_does_not_parse_or_is_closed_stops_no_hand_in(course, accounts):
+    base, path = course
+    _edit(path, 'scheduler = "local"', 'scheduler = "slurm"')  # stored, not graded: Slurm is not on the PATH below
+    r = tool(path, "publish", "--why", "grade on Slurm")
+    assert r.returncode == 0, r.stdout + r.stderr
+    pointer = course_state.pointer_path(path)
+    assert pointer.stat().st_mode & 0o777 == 0o644
+    mine = hand_in_dir(accounts.home(ALICE) / "gemm-lab" / "student", "stub")
+    subprocess.run(["chown", "-R", f"{ALICE}:", str(accounts.home(ALICE) / "gemm-lab")], check=True)
+    env = dict(os.environ, PATH=path_without_slurm(base / "path"))
+    good = path.read_text()
+    for n, breakage in enumerate(("an unterminated string", "mode 0640"), 1):
+        if n == 1:
+            path.write_text(good + '\n[handout]\ntitle = "unterminated\n')
+        else:
+            path.write_text(good)
+            os.chmod(path, 0o640)  # the staff's, as the guide says: students read the published state
+        r = tool(path, "submit", "--student-dir", mine, "--no-compile-check", user=ALICE, env=env)
+        assert r.returncode == 0 and f"stored attempt #{n} of {ALICE}" in r.stdout, (breakage, r.stdout + r.stderr)
+        assert "unterminated" not in r.stdout + r.stderr and "ermission" not in r.stdout + r.stderr, r.stderr
+        r = tool(path, "status", user=ALICE, env=env)
+        assert r.returncode == 0 and f"#{n}" in r.stdout, (breakage, r.stdout + r.stderr)
+        # the staff hear of it: their next command, and make validate
+        r = tool(path, "status", "--user", ALICE, user=TA1, env=env)
+        if n == 1:
+            assert r.returncode == 0 and "has a mistake, so it is not published" in r.stderr, r.stdout + r.stderr
+            r = tool(path, "validate", user=TA1, env=env)
+            assert r.returncode == 2 and "not valid TOML" in r.stderr, r.stdout + r.stderr
+        else:
+            assert r.returncode == 0 and "has a mistake" not in r.stderr, r.stdout + r.stderr
