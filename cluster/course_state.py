@@ -39,6 +39,7 @@ import secrets
 import socket
 import stat
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,12 +50,16 @@ POINTER_SCHEMA = "gemmlab.course-pointer/1"
 RUN_SCHEMA = "gemmlab.sweep-run/1"
 VERSION_SCHEMA = "gemmlab.gradebook-version/1"
 TOKEN_NAME = ".token"
-# The class files a state holds beside course.toml: (setting, file name in the state, public). The
-# roster is read by every student's `make submit`; extensions (with their reasons) and the
-# leaderboard's aliases are the staff's.
-CLASS_FILES = ((("cluster", "roster"), "roster.txt", True),
-               (("extensions", "file"), "extensions.toml", False),
-               (("leaderboard", "aliases"), "aliases.toml", False))
+# The class files a state holds beside course.toml, by (setting, file name in the state): all of them
+# the staff's (the roster names every student; extensions carry their reasons; the leaderboard's
+# aliases). A student learns only their own membership (members/<login>) and their own view.
+CLASS_FILES = ((("cluster", "roster"), "roster.txt"),
+               (("extensions", "file"), "extensions.toml"),
+               (("leaderboard", "aliases"), "aliases.toml"))
+# The students' half of a state: course.toml without the staff's sections (as the handout ships it),
+# state.json without the staff's note and the class files' hashes, and members/ (mode 0711: one empty
+# file per roster login, so a student can test their own name but list nobody's).
+MEMBERS_DIR = "members"
 # What a decision may be (docs/instructor-guide.md, "Decisions"); each names a student but publish.
 ACTIONS = ("publish", "accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter",
            "publish-grades")
@@ -190,21 +195,34 @@ class CourseState:
 
     @property
     def course_toml(self) -> Path:
-        return self.public_dir / "course.toml"
+        """course.toml as published: the staff's whole file where this account can read it (the
+        staff's half of the state), else the students' copy, without the staff's sections. (A state
+        published before the halves were split holds the whole file in the public half.)"""
+        whole = self.private_dir / "course.toml"
+        return whole if os.access(whole, os.R_OK) else self.public_dir / "course.toml"
 
     def file(self, name: str) -> Path | None:
-        """A class file of the state (roster.txt, extensions.toml, aliases.toml), or None."""
-        for _, fname, public in CLASS_FILES:
-            if fname == name:
-                p = (self.public_dir if public else self.private_dir) / fname
-                return p if fname in self.info.get("files", {}) else None
-        return None
+        """A class file of the state (roster.txt, extensions.toml, aliases.toml), or None. The staff's
+        half; a state published before the halves were split kept the roster in the public half."""
+        if name not in self.info.get("files", {}):
+            return None
+        old_public = self.public_dir / name
+        return old_public if name == "roster.txt" and old_public.is_file() else self.private_dir / name
+
+    def is_member(self, user: str) -> bool | None:
+        """Whether `user` is on the published roster, as anyone may ask it of their own name (members/);
+        None where this state has no members/ (no roster, or published before it had one)."""
+        import class_files
+        members = self.public_dir / MEMBERS_DIR
+        if not self.info.get("members") or not members.is_dir():
+            return None
+        return bool(class_files.USER_NAME_RE.match(user)) and (members / user).is_file()
 
     def config(self):
         """The course's configuration as published: course.toml of the state, its paths resolved
         from where the staff's file was, its class files the state's copies."""
         import config as config_mod
-        overrides = {setting: self.file(fname) for setting, fname, _ in CLASS_FILES}
+        overrides = {setting: self.file(fname) for setting, fname in CLASS_FILES}
         cfg = config_mod.load(self.course_toml, root=Path(self.info["root"]), files=overrides)
         cfg.state = self
         return cfg
@@ -221,8 +239,16 @@ def load_file(path):
     path = Path(path).resolve()
     info = _read_json(path.parent / "state.json") if path.name == "course.toml" else None
     if info and info.get("schema") == STATE_SCHEMA and info.get("id") == path.parent.name and info.get("private"):
-        return CourseState(info["id"], info, path.parent, Path(info["private"])).config()
+        if str(path.parent) == info["private"]:  # the staff's half (a sweep's jobs are given it)
+            return CourseState(info["id"], info, Path(info.get("public") or path.parent), path.parent).config()
+        return CourseState(info["id"], _staff_info(info), path.parent, Path(info["private"])).config()
     return config_mod.load(path)
+
+
+def _staff_info(info: dict) -> dict:
+    """A state's whole record where this account can read the staff's half, else the public one."""
+    whole = _read_json(Path(info["private"]) / "state.json")
+    return whole if whole and whole.get("id") == info.get("id") else info
 
 
 def state_for_copy(path) -> "CourseState | None":
@@ -300,7 +326,7 @@ def load_state(cfg, state_id: str) -> CourseState | None:
     info = _read_json(pub / "state.json")
     if not info or info.get("id") != state_id or not _believable(pub / "state.json", cfg.dropbox_dir):
         return None
-    return CourseState(state_id, info, pub, Path(info["private"]))
+    return CourseState(state_id, _staff_info(info), pub, Path(info["private"]))
 
 
 def current(cfg) -> CourseState | None:
@@ -320,7 +346,7 @@ def class_file_bytes(cfg) -> dict[str, bytes]:
     """The class files cfg names, by their name in a state: what a state would hold ({} entries
     for settings that are not set)."""
     out = {}
-    for (section, key), fname, _ in CLASS_FILES:
+    for (section, key), fname in CLASS_FILES:
         path = cfg.roster_path if (section, key) == ("cluster", "roster") else cfg.file_setting(section, key)
         if path is not None:
             try:
@@ -411,23 +437,37 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
         tmp_priv = priv.with_name(f".{state_id}.{os.getpid()}")
         for d in (tmp_pub, tmp_priv):
             d.mkdir(parents=True, exist_ok=True)
-        (tmp_pub / "course.toml").write_bytes(toml)
-        for (_, fname, public) in CLASS_FILES:
+        # The staff's half: the whole course.toml, the class files, the whole record. The students'
+        # half: course.toml without the staff's sections, one name per roster login, a record of
+        # neither the staff's note nor the class files' hashes.
+        (tmp_priv / "course.toml").write_bytes(toml)
+        (tmp_pub / "course.toml").write_text(students_course_toml(toml.decode()))
+        for _, fname in CLASS_FILES:
             if fname in files:
-                (tmp_pub if public else tmp_priv).joinpath(fname).write_bytes(files[fname])
+                (tmp_priv / fname).write_bytes(files[fname])
+        members = _roster_names(cfg) if "roster.txt" in files else None
         info = {"schema": STATE_SCHEMA, "id": state_id, "created": iso(now()), "by": who(), "host": socket.gethostname(),
-                "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv),
+                "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv), "public": str(pub),
                 "files": {n: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, b in files.items()},
+                "members": members is not None,
                 "grader": grader, "arch": cfg.arch or "", "rubric": rubric,
                 "grading": grading_keys(rubric, grader, cfg.arch or ""), "previous": before.id if before else None}
-        (tmp_pub / "state.json").write_text(json.dumps(info, indent=2) + "\n")
-        # Students read the public half (course.toml, the roster, state.json); the private half
-        # (extensions with their reasons, aliases) is the staff's, like the sweeps directory.
+        public_info = dict(info, note="", files={n: {} for n in files})
+        (tmp_priv / "state.json").write_text(json.dumps(info, indent=2) + "\n")
+        (tmp_pub / "state.json").write_text(json.dumps(public_info, indent=2) + "\n")
         if gid is not None:
             for p in (tmp_pub, tmp_priv, *tmp_pub.iterdir(), *tmp_priv.iterdir()):
                 os.chown(p, -1, gid)
         for p in tmp_pub.iterdir():
             os.chmod(p, pub_file)
+        if members is not None:
+            (tmp_pub / MEMBERS_DIR).mkdir()
+            for name in members:
+                (tmp_pub / MEMBERS_DIR / name).touch(mode=pub_file)
+                os.chmod(tmp_pub / MEMBERS_DIR / name, pub_file)
+            if gid is not None:
+                os.chown(tmp_pub / MEMBERS_DIR, -1, gid)
+            os.chmod(tmp_pub / MEMBERS_DIR, 0o2771 if gid is not None else 0o711)  # a name tested, none listed
         os.chmod(tmp_pub, pub_dir)
         for p in tmp_priv.iterdir():
             os.chmod(p, priv_file)
@@ -455,6 +495,26 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
         raise
     os.replace(pointer, pub_root / "current")
     return state, True
+
+
+def students_course_toml(text: str) -> str:
+    """course.toml as students may read it: without the staff's sections (the similarity check's
+    thresholds, the LMS export, the leaderboard, the extensions file), as the handout ships it."""
+    scripts = Path(__file__).resolve().parents[1] / "grader" / "scripts"
+    if not (scripts / "handout.py").is_file():
+        raise StateError(f"{scripts / 'handout.py'} is missing: publish from the course's trusted tree (an "
+                         "instructor's checkout), not from a handout")
+    sys.path.insert(0, str(scripts))
+    import handout  # noqa: E402  (the one list of the staff's sections: make handout's)
+    return handout.without_staff_sections(text)
+
+
+def _roster_names(cfg) -> list[str]:
+    import class_files
+    try:
+        return class_files.read_roster(cfg)
+    except Exception as e:  # noqa: BLE001  (validated before publishing; a change since is named)
+        raise StateError(f"the roster cannot be published: {e}") from None
 
 
 def describe_changes(before: CourseState | None, after: CourseState) -> list[str]:

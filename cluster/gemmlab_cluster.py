@@ -32,6 +32,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -223,11 +224,11 @@ def _on_the_roster(cfg, user, override):
             raise Refused("--off-roster is for the course staff (root or the staff group)")
         return
     try:
-        roster = class_files.read_roster(cfg)
+        member = class_files.on_roster(cfg, user)
     except (ConfigError, OSError) as e:  # the staff's mistake: it never stops a hand-in (make validate names it)
         print(f"submit: note: the course's roster could not be read, so it was not checked ({e})", file=sys.stderr)
         return
-    if user not in roster:
+    if not member:
         raise Refused(f"{user} is not on this course's roster, so nothing was handed in. If you take the course, ask "
                       "the course staff to add you (they can also hand in for you: submit --off-roster)")
 
@@ -549,7 +550,7 @@ def _a_place_for_the_staff(cfg, user):
         if getattr(cfg, "state", None) is None or not cfg.dropbox_dir.is_dir():
             return  # no course the staff set up: status makes no drop box
         try:
-            if not cfg.roster_path or user not in class_files.read_roster(cfg):
+            if not cfg.roster_path or not class_files.on_roster(cfg, user):
                 return
             dropbox.user_dir(cfg, user, create=True)
         except (ConfigError, OSError, SubmissionError):
@@ -678,6 +679,8 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
 
 def cmd_validate(cfg, args):
     checked = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log").checked
+    notes = _close_to_students(cfg, fix=False)
+    checked.append("what students may read: " + ("; ".join(notes) if notes else "closed to them"))
     print("course files valid:\n  " + "\n  ".join(checked))
     state = course_state.current(cfg)
     changed = course_state.unpublished(cfg, state)
@@ -718,17 +721,16 @@ def cmd_publish(cfg, args):
     return 0
 
 
-# The files the staff keep up during the term, and who may read them: the roster is read by every
-# student's `make submit` (am I on it?); extensions (with their reasons) and aliases are the staff's.
+# The files the staff keep up during the term, all of them the staff's: the roster (a student learns
+# only their own membership, from the published state), extensions (with their reasons), aliases.
 CLASS_FILES = (("extensions", "file", 0o660), ("leaderboard", "aliases", 0o660))
 
 
 def _share_class_files(cfg) -> list[str]:
     """Give the staff group the files they edit during the term (with staff_group set): group and
-    mode as CLASS_FILES says, the roster readable by all; a directory they cannot write (an editor
-    replaces the file) is named."""
+    mode as CLASS_FILES says; a directory they cannot write (an editor replaces the file) is named."""
     files = [(cfg.file_setting(s, k), mode) for s, k, mode in CLASS_FILES]
-    files.append((cfg.roster_path, 0o664))
+    files.append((cfg.roster_path, 0o660))
     lines, named = [], set()
     for path, mode in files:
         if path is None or not path.exists():
@@ -748,6 +750,70 @@ def _share_class_files(cfg) -> list[str]:
     return lines
 
 
+def student_exposure(cfg) -> list[tuple[Path, str, str]]:
+    """What a student could read or write that they must not, as (path, what is wrong, the command
+    that fixes it): in the trusted tree, anything others may write (grading builds from it) and the
+    reference solutions' sources (reference/, its links to the stubs aside: the trusted build of the
+    published state grades without them); the staff's live files (course.toml with the staff's sections, the
+    roster, extensions, aliases: students read the published state) and the staff's state (the
+    sweeps, the decision log). docs/instructor-guide.md, "Who reads what", is the table of it."""
+    out = []
+    tree = cfg.grader_dir
+    for d, dirs, files in os.walk(tree):
+        dirs[:] = [x for x in dirs if not (Path(d) == tree and x == "build")]  # build outputs: the Makefile's
+        for path in [Path(d), *(Path(d) / f for f in files)]:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            if st.st_mode & 0o002:
+                out.append((path, "others may write it, and grading builds from this tree", f"chmod o-w {path}"))
+            elif path.is_relative_to(tree / "reference") and stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+                out.append((path, "a reference solution students may read",
+                            f"chgrp {cfg.staff_group or '<staff group>'} {path}; chmod g+r,o-r {path}"))
+    live = [cfg.path, cfg.roster_path, cfg.file_setting("extensions", "file"), cfg.file_setting("leaderboard", "aliases")]
+    live += [course_state.private_root(cfg), cfg.sweeps_dir]
+    for path in live:
+        try:
+            st = os.stat(path) if path is not None else None
+        except OSError:
+            continue
+        if st is not None and st.st_mode & 0o006:
+            out.append((path, "the staff's, and others may read or write it (students use the published state)",
+                        f"chmod o-rwx {path}"))
+    state = course_state.current(cfg)
+    if state is not None and (state.public_dir / "roster.txt").is_file():  # published before the halves were split
+        p = state.public_dir / "roster.txt"
+        if p.stat().st_mode & 0o004:
+            out.append((p, "every student's login, published where students read", f"chmod o-r {p}"))
+    return out
+
+
+def _close_to_students(cfg, fix: bool) -> list[str]:
+    """setup (fix=True: each fixed, and said) and validate (fix=False: refused, exit 2, with the
+    commands) of student_exposure. Only a course with a staff group has students to close it to."""
+    found = student_exposure(cfg)
+    if not found:
+        return []
+    lines = [f"{path}: {why}" for path, why, _ in found]
+    if cfg.staff_gid is None:
+        return [f"note: {line} ([cluster] staff_group is not set: nothing is closed to students)" for line in lines]
+    if not fix:
+        raise ConfigError("students could read or write what they must not:\n  " + "\n  ".join(lines)
+                          + "\nRun, as the files' owner:\n  " + "\n  ".join(cmd for _, _, cmd in found)
+                          + "\n(or `setup`, which does it)")
+    done = []
+    for path, why, cmd in found:
+        st = os.lstat(path)
+        mode = st.st_mode & ~(0o007 if cmd.startswith("chmod o-rwx") else 0o004 if "o-r " in cmd else 0o002)
+        if "o-r " in cmd and st.st_gid != cfg.staff_gid:  # the staff keep reading it (a TA's publish hashes it)
+            os.chown(path, -1, cfg.staff_gid)
+            mode |= 0o040
+            cmd = f"chgrp {cfg.staff_group} {path}; chmod g+r,o-r {path}"
+        os.chmod(path, mode & 0o7777)
+        done.append(f"{path}: {why}: now {oct(mode & 0o7777)} ({cmd})")
+    return done
+
+
 def cmd_setup(cfg, args):
     box, sweeps = dropbox.setup_dirs(cfg)
     cache = cfg.trusted_cache_dir
@@ -759,7 +825,7 @@ def cmd_setup(cfg, args):
         os.chmod(cache, 0o755)
     print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
           f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
-    for line in _share_class_files(cfg) + course_state.share_with_staff(cfg):
+    for line in _share_class_files(cfg) + course_state.share_with_staff(cfg) + _close_to_students(cfg, fix=True):
         print(f"setup: {line}")
     # The course is set up once its files validate and are published: what students' commands and
     # grading jobs read (course_state.py). Building the trusted grader (gemmlab-config checks the rubric)

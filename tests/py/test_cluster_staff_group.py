@@ -7,6 +7,7 @@ Needs root (the accounts) and nvcc (gemmlab-config validates a course before it 
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import CACHE, hand_in_dir, path_without_slurm, tool
+from cluster_helpers import CACHE, ROOT, hand_in_dir, path_without_slurm, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
@@ -61,9 +62,10 @@ def course(accounts):
     for exe in CACHE.glob("trusted-*/**/*"):
         if exe.is_file() and exe.stat().st_mode & 0o100:
             os.chmod(exe, exe.stat().st_mode | 0o011)
-    r = tool(path, "setup")
-    assert r.returncode == 0, r.stdout + r.stderr
-    yield base, path
+    with staff_class.trusted_tree_kept():
+        r = tool(path, "setup")
+        assert r.returncode == 0, r.stdout + r.stderr
+        yield base, path
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -159,3 +161,88 @@ def test_a_course_file_that_does_not_parse_or_is_closed_stops_no_hand_in(course,
             assert r.returncode == 2 and "not valid TOML" in r.stderr, r.stdout + r.stderr
         else:
             assert r.returncode == 0 and "has a mistake" not in r.stderr, r.stdout + r.stderr
+
+
+# What a student can read of the course, walked as the student: every file they can open under the
+# drop box's .course (the published state, the views), the staff's live files and the sweeps.
+READ_ALL = r"""
+import json, os, sys
+out = {"read": [], "text": "", "denied": []}
+for top in sys.argv[1:]:
+    for d, dirs, files in os.walk(top, onerror=lambda e: out["denied"].append(e.filename)):
+        for f in files:
+            try:
+                out["text"] += open(os.path.join(d, f), errors="replace").read()
+                out["read"].append(os.path.join(d, f))
+            except OSError:
+                out["denied"].append(os.path.join(d, f))
+print(json.dumps(out))
+"""
+KEY = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import course_state, grading
+state = course_state.state_from_pointer(sys.argv[2])
+tools = grading.Toolchain(state.config(), say=lambda *a: None)
+print(tools.key, tools.find_trusted())
+"""
+
+
+def test_a_student_reads_only_their_own_membership_and_grading_still_finds_its_build(course, accounts):
+    import json
+    base, path = course
+    path.write_text(path.read_text() + "\n[similarity]\nnoise_threshold = 29\nguarantee_threshold = 47\n")
+    (base / "roster.txt").write_text(f"# the class\n{ALICE}\nglab_bobby\n")
+    r = tool(path, "publish", "--why", "the class and its similarity thresholds")
+    assert r.returncode == 0, r.stdout + r.stderr
+    cfg = config.load(path)
+    state = course_state.current(cfg)
+    tops = [str(course_state.public_root(cfg)), str(path), str(base / "roster.txt"), str(cfg.sweeps_dir),
+            str(ROOT / "reference")]
+    r = subprocess.run(["runuser", "-u", ALICE, "--", sys.executable, "-c", READ_ALL, *tops],
+                       capture_output=True, text=True)
+    seen = json.loads(r.stdout)
+    assert any(p.endswith("/course.toml") for p in seen["read"]) and any(p.endswith("state.json") for p in seen["read"])
+    for secret in ("glab_bobby", "guarantee_threshold", "[similarity]"):
+        assert secret not in seen["text"], (secret, seen["read"])
+    solutions = [p for p in seen["read"] if p.startswith(str(ROOT / "reference")) and not Path(p).is_symlink()]
+    assert solutions == [], solutions  # the links to the stubs (naive.cu) aside
+    assert str(path) in seen["denied"] and str(base / "roster.txt") in seen["denied"]
+    assert str(state.public_dir / "members") in seen["denied"]  # a name tested, none listed
+    member = subprocess.run(["runuser", "-u", ALICE, "--", sys.executable, "-c",
+                             f"import os; print(os.path.exists({str(state.public_dir / 'members' / ALICE)!r}))"],
+                            capture_output=True, text=True)
+    assert member.stdout.strip() == "True", member.stderr
+    # what students may read of the course files: the rubric and the dates, as the handout ships them
+    public = (state.public_dir / "course.toml").read_text()
+    assert "[deadline]" in public and "[scoring.stages.tiled]" in public and "[similarity]" not in public
+    # the trusted build is found by the key the staff published, though its sources are closed
+    mine = subprocess.run(["runuser", "-u", ALICE, "--", sys.executable, "-c", KEY, str(ROOT / "cluster"), str(path)],
+                          capture_output=True, text=True)
+    import grading  # noqa: E402  (cluster/, on sys.path through staff_class)
+    staff = grading.Toolchain(cfg, say=lambda *a: None)
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.split() == [staff.key, str(staff.find_trusted())], (mine.stdout, mine.stderr)
+    # and alice, on the roster as members/ tells, hands in
+    d = hand_in_dir(accounts.home(ALICE) / "gemm-lab" / "student", "stub")
+    subprocess.run(["chown", "-R", f"{ALICE}:", str(accounts.home(ALICE) / "gemm-lab")], check=True)
+    _edit(path, 'scheduler = "local"', 'scheduler = "slurm"')
+    assert tool(path, "publish", "--why", "grade on Slurm").returncode == 0
+    env = dict(os.environ, PATH=path_without_slurm(base / "path"))
+    r = tool(path, "submit", "--student-dir", d, "--no-compile-check", user=ALICE, env=env)
+    assert r.returncode == 0 and f"stored attempt #1 of {ALICE}" in r.stdout, r.stdout + r.stderr
+
+
+def test_validate_refuses_what_students_could_read_and_setup_closes_it(course):
+    base, path = course
+    os.chmod(path, 0o644)
+    os.chmod(ROOT / "reference" / "tiled.cu", 0o644)
+    r = tool(path, "validate", user=TA1)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{path}: the staff's, and others may read or write it" in r.stderr and f"chmod o-rwx {path}" in r.stderr
+    assert f"{ROOT / 'reference' / 'tiled.cu'}: a reference solution students may read" in r.stderr, r.stderr
+    r = tool(path, "setup")
+    assert r.returncode == 0 and f"{ROOT / 'reference' / 'tiled.cu'}: a reference solution" in r.stdout, r.stdout
+    assert (ROOT / "reference" / "tiled.cu").stat().st_mode & 0o777 == 0o640 and path.stat().st_mode & 0o777 == 0o640
+    r = tool(path, "validate", user=TA1)
+    assert r.returncode == 0 and "what students may read: closed to them" in r.stdout, r.stdout + r.stderr
