@@ -3,15 +3,20 @@ state (a content-addressed snapshot of course.toml, the class files and the grad
 decision log, what each student may see of them, the manifests of sweeps and the versioned
 gradebooks. Every other module asks this one; none reads a decision or a published file itself.
 
+    <course.toml's directory>/.course.toml.published   names the drop box: students' commands find
+                                             the state through it, never reading the live file
     <dropbox>/.course/                       staff-owned; students may open files in it by name
         current                              the id of the published state (one line)
-        states/<id>/course.toml, roster.txt  what student commands and grading jobs read
+        states/<id>/course.toml              the students' half: course.toml without the staff's
+                                             sections (what student commands and their jobs read)
         states/<id>/state.json               when, by whom, the grader tree it pins, its grading keys
+        states/<id>/members/<login>          one empty file per roster login (0711: tested, not listed)
         to-student/<token>.json              one student's view: their own due dates, the staff's
                                              decisions about their attempts, their official grade
     <dropbox>/<user>/.token                  the student's token (their own file; the staff read it)
-    <sweeps>/.course/                        the staff's only
-        states/<id>/extensions.toml, aliases.toml   the private files of a state
+    <sweeps>/.course/                        the staff's only (group-writable: any TA carries on)
+        states/<id>/course.toml, state.json  the staff's half: the whole file, the whole record
+        states/<id>/roster.txt, extensions.toml, aliases.toml   the class files of a state
         decisions.jsonl                      the decision log: one JSON object a line, appended only
         entered/<student>/entered-NNNN-<stamp>/     hand-ins the staff entered (e-mailed files)
     <sweep>/runs/run-NNN/manifest.json       who swept, when, with which flags, state and grader
@@ -20,7 +25,8 @@ gradebooks. Every other module asks this one; none reads a decision or a publish
                                              the newest (versions/index.jsonl is the ledger)
 
 A state is published by `publish` only after the whole course validates (gemmlab_cluster.validate_
-course), so an edit with a mistake never reaches a student: `make submit` keeps reading the last
+course), and goes live (`current`) only once the decision log holds its line, so an edit with a
+mistake never reaches a student: `make submit` keeps reading the last
 published state, and staff commands say what is unpublished and wrong. A grade records the state
 and grading keys it was made under; a later state decides whether it is still current, needs only a
 rescore (points, targets, weights: the stored speeds suffice, no GPU) or a regrade (the grader, the

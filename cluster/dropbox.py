@@ -6,6 +6,7 @@ Layout (docs/instructor-guide.md explains the permissions):
     <dropbox>/                        owner: staff, group: staff_group, mode 3773 (setgid, sticky,
                                       students may create their own directory but not list others)
     <dropbox>/<user>/                 owner: the student, group: staff_group (inherited), mode 2750
+    <dropbox>/<user>/.numbers/NNNN    the attempt numbers taken (_reserve_number)
     <dropbox>/<user>/attempt-0003-20261204T235501Z/
         manifest.json                 who, when (drop-box file system clock), sha256 of every file
         files/<stage>.cu ...          the whitelisted stage files only

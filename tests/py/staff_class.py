@@ -10,10 +10,8 @@ k...KernelWritten flag is set — what a student's own edit of the stub looks li
 
 gemmlab: instructor-only (the fixtures hold solutions; make handout leaves this file out)
 """
-import contextlib
 import datetime as dt
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -139,16 +137,3 @@ def full_rows(stages=SCORED_STAGES, points=None, speeds=None):
 def load(path: Path):
     return config.load(path)
 
-
-@contextlib.contextmanager
-def trusted_tree_kept():
-    """The checkout's reference sources as they were, after a `setup` of a course with a staff group
-    (whose trusted tree is this checkout) closed them to students: their mode and group put back."""
-    kept = {p: (p.stat().st_mode & 0o7777, p.stat().st_gid) for p in (ROOT / "reference").rglob("*")
-            if p.is_file() and not p.is_symlink()}
-    try:
-        yield
-    finally:
-        for p, (mode, gid) in kept.items():
-            os.chown(p, -1, gid)
-            os.chmod(p, mode)

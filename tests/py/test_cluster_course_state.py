@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 import staff_class
+from cluster_helpers import trusted_tree_kept
 from staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
@@ -176,7 +177,7 @@ def test_setup_gives_the_staff_the_files_they_edit(tmp_path, capsys):
                                               f'aliases = "aliases.toml"\n', roster=["alice"])
     path.write_text(path.read_text().replace("[cluster]\n", f'[cluster]\nstaff_group = "{staff}"\n'))
     os.chmod(tmp_path, 0o755)
-    with staff_class.trusted_tree_kept():
+    with trusted_tree_kept():
         assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
     for name, mode in (("extensions.toml", 0o660), ("aliases.toml", 0o660), ("roster.txt", 0o660)):
         st = (tmp_path / name).stat()

@@ -15,7 +15,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import CACHE, ROOT, hand_in_dir, path_without_slurm, tool
+from cluster_helpers import CACHE, ROOT, hand_in_dir, path_without_slurm, tool, trusted_tree_kept
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
@@ -62,7 +62,7 @@ def course(accounts):
     for exe in CACHE.glob("trusted-*/**/*"):
         if exe.is_file() and exe.stat().st_mode & 0o100:
             os.chmod(exe, exe.stat().st_mode | 0o011)
-    with staff_class.trusted_tree_kept():
+    with trusted_tree_kept():
         r = tool(path, "setup")
         assert r.returncode == 0, r.stdout + r.stderr
         yield base, path
