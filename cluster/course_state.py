@@ -205,7 +205,7 @@ class CourseState:
         staff's half of the state), else the students' copy, without the staff's sections. (A state
         published before the halves were split holds the whole file in the public half.)"""
         whole = self.private_dir / "course.toml"
-        return whole if os.access(whole, os.R_OK) else self.public_dir / "course.toml"
+        return whole if self.staff_half() and whole.is_file() else self.public_dir / "course.toml"
 
     def file(self, name: str) -> Path | None:
         """A class file of the state (roster.txt, extensions.toml, aliases.toml), or None. The staff's
@@ -214,6 +214,10 @@ class CourseState:
             return None
         old_public = self.public_dir / name
         return old_public if name == "roster.txt" and old_public.is_file() else self.private_dir / name
+
+    def staff_half(self) -> bool:
+        """Whether this account reads the staff's half of the state (the staff), or only the students'."""
+        return os.access(self.private_dir, os.R_OK | os.X_OK)
 
     def is_member(self, user: str) -> bool | None:
         """Whether `user` is on the published roster, as anyone may ask it of their own name (members/);

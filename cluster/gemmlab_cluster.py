@@ -324,7 +324,10 @@ def student_deadline(cfg, user):
     """The student's own deadline (with an extension) and how it is described. The extensions file is
     the staff's (it holds reasons); a student reads their own dates from what the staff published for
     them (course_state.write_views), and is told plainly when there is nothing published for them yet."""
+    state = getattr(cfg, "state", None)
     try:
+        if state is not None and not state.staff_half():
+            raise PermissionError  # the students' half of the state has no extensions: their view has theirs
         ext = class_files.load_extensions(cfg, None).get(user)
     except (ConfigError, OSError):
         view = course_state.read_view(cfg, user)

@@ -191,7 +191,9 @@ print(tools.key, tools.find_trusted())
 def test_a_student_reads_only_their_own_membership_and_grading_still_finds_its_build(course, accounts):
     import json
     base, path = course
-    path.write_text(path.read_text() + "\n[similarity]\nnoise_threshold = 29\nguarantee_threshold = 47\n")
+    path.write_text(path.read_text() + "\n[similarity]\nnoise_threshold = 29\nguarantee_threshold = 47\n"
+                    '[extensions]\nfile = "extensions.toml"\n')
+    (base / "extensions.toml").write_text(f'[{ALICE}]\nlate_days = 2\nreason = "a medical note"\n')
     (base / "roster.txt").write_text(f"# the class\n{ALICE}\nglab_bobby\n")
     r = tool(path, "publish", "--why", "the class and its similarity thresholds")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -203,7 +205,7 @@ def test_a_student_reads_only_their_own_membership_and_grading_still_finds_its_b
                        capture_output=True, text=True)
     seen = json.loads(r.stdout)
     assert any(p.endswith("/course.toml") for p in seen["read"]) and any(p.endswith("state.json") for p in seen["read"])
-    for secret in ("glab_bobby", "guarantee_threshold", "[similarity]"):
+    for secret in ("glab_bobby", "guarantee_threshold", "[similarity]", "medical"):
         assert secret not in seen["text"], (secret, seen["read"])
     solutions = [p for p in seen["read"] if p.startswith(str(ROOT / "reference")) and not Path(p).is_symlink()]
     assert solutions == [], solutions  # the links to the stubs (naive.cu) aside
@@ -231,6 +233,11 @@ def test_a_student_reads_only_their_own_membership_and_grading_still_finds_its_b
     env = dict(os.environ, PATH=path_without_slurm(base / "path"))
     r = tool(path, "submit", "--student-dir", d, "--no-compile-check", user=ALICE, env=env)
     assert r.returncode == 0 and f"stored attempt #1 of {ALICE}" in r.stdout, r.stdout + r.stderr
+    # her extension reaches her through her own view, never the staff's file with its reason
+    assert tool(path, "publish").returncode == 0  # the staff's next publish leaves each student's view
+    r = tool(path, "status", user=ALICE, env=env)
+    assert r.returncode == 0 and "with your extension: 2 late days" in r.stdout, r.stdout + r.stderr
+    assert "medical" not in r.stdout + r.stderr
 
 
 def test_validate_refuses_what_students_could_read_and_setup_closes_it(course):
