@@ -249,7 +249,7 @@ def load_file(path):
     path = Path(path).resolve()
     info = _read_json(path.parent / "state.json") if path.name == "course.toml" else None
     if info and info.get("schema") == STATE_SCHEMA and info.get("id") == path.parent.name and info.get("private"):
-        if str(path.parent) == info["private"]:  # the staff's half (a sweep's jobs are given it)
+        if Path(info["private"]).resolve() == path.parent:  # the staff's half (a sweep's jobs are given it)
             return CourseState(info["id"], info, Path(info.get("public") or path.parent), path.parent).config()
         return CourseState(info["id"], _staff_info(info), path.parent, Path(info["private"])).config()
     return config_mod.load(path)
