@@ -395,7 +395,8 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"(the course's published configuration is used; {mine} is not)" in r.stderr, r.stderr
     attempt = stored_attempt(r.stdout)
-    assert f"--config {state.course_toml} grade-attempt" in (attempt / "grade.sbatch").read_text()
+    # her job reads the students' half of the published state (course.toml without the staff's sections)
+    assert f"--config {state.public_dir / 'course.toml'} grade-attempt" in (attempt / "grade.sbatch").read_text()
     assert "submit: LATE: handed in 1 h 5 min after your due date" in r.stdout, r.stdout
     assert "late penalty: 10 % of its score (10 % per started day late, at most 100 %)" in r.stdout, r.stdout
     job = re.search(r"grading job (\d+) queued", r.stdout).group(1)
