@@ -494,16 +494,16 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
     if state is None:
         raise StateError(f"{pub}: the state just published cannot be read back: check the owner and modes of "
                          f"{public_root(cfg)} (it must be the drop box owner's, not writable by students)")
-    # Live and logged, or neither: the new pointer is written beside the old one, the decision log
-    # gets its line, and only then does the pointer switch (a rename in the same directory).
-    pointer = _write_atomic(pub_root / "current", state_id + "\n", pub_file, switch=False)
+    # Live and logged, or neither: the new `current` is written beside the old one, the decision log
+    # gets its line, and only then does `current` switch (a rename in the same directory).
+    new_current = _write_atomic(pub_root / "current", state_id + "\n", pub_file, switch=False)
     try:
         log(cfg).append("publish", state=state_id, previous=before.id if before else None,
                         changes=describe_changes(before, state), why=note)
     except BaseException:
-        pointer.unlink(missing_ok=True)
+        new_current.unlink(missing_ok=True)
         raise
-    os.replace(pointer, pub_root / "current")
+    os.replace(new_current, pub_root / "current")
     return state, True
 
 

@@ -753,13 +753,21 @@ def _share_class_files(cfg) -> list[str]:
     return lines
 
 
+# What student_exposure finds, and how it is closed: (mode bits taken from others, whether the staff
+# group must keep reading it, the command that does it).
+EXPOSURES = {"writable": (0o002, False, "chmod o-w {path}"),
+             "solution": (0o004, True, "chgrp {group} {path}; chmod g+r,o-r {path}"),
+             "staff's": (0o007, False, "chmod o-rwx {path}")}
+
+
 def student_exposure(cfg) -> list[tuple[Path, str, str]]:
-    """What a student could read or write that they must not, as (path, what is wrong, the command
-    that fixes it): in the trusted tree, anything others may write (grading builds from it) and the
-    reference solutions' sources (reference/, its links to the stubs aside: the trusted build of the
-    published state grades without them); the staff's live files (course.toml with the staff's sections, the
-    roster, extensions, aliases: students read the published state) and the staff's state (the
-    sweeps, the decision log). docs/instructor-guide.md, "Who reads what", is the table of it."""
+    """What a student could read or write that they must not, as (path, what is wrong, its kind in
+    EXPOSURES): in the trusted tree, anything others may write (grading builds from it) and the
+    reference solutions' sources (reference/, its links to the stubs aside: students' gradings use the
+    trusted build, which the published state names); the staff's live files (course.toml with the
+    staff's sections, the roster, extensions, aliases: students read the published state), the
+    staff's state (the sweeps, the decision log) and the roster of a state published before the
+    state had a students' half. docs/instructor-guide.md, "Who reads what", is the table of it."""
     out = []
     tree = cfg.grader_dir
     for d, dirs, files in os.walk(tree):
@@ -769,51 +777,45 @@ def student_exposure(cfg) -> list[tuple[Path, str, str]]:
             if stat.S_ISLNK(st.st_mode):
                 continue
             if st.st_mode & 0o002:
-                out.append((path, "others may write it, and grading builds from this tree", f"chmod o-w {path}"))
+                out.append((path, "others may write it, and grading builds from this tree", "writable"))
             elif path.is_relative_to(tree / "reference") and stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
-                out.append((path, "a reference solution students may read",
-                            f"chgrp {cfg.staff_group or '<staff group>'} {path}; chmod g+r,o-r {path}"))
-    live = [cfg.path, cfg.roster_path, cfg.file_setting("extensions", "file"), cfg.file_setting("leaderboard", "aliases")]
-    live += [course_state.private_root(cfg), cfg.sweeps_dir]
-    for path in live:
+                out.append((path, "a reference solution students may read", "solution"))
+    staffs = [cfg.path, cfg.roster_path, cfg.file_setting("extensions", "file"),
+              cfg.file_setting("leaderboard", "aliases"), course_state.private_root(cfg), cfg.sweeps_dir]
+    state = course_state.current(cfg)
+    if state is not None:
+        staffs.append(state.public_dir / "roster.txt")
+    for path in staffs:
         try:
             st = os.stat(path) if path is not None else None
         except OSError:
             continue
         if st is not None and st.st_mode & 0o006:
-            out.append((path, "the staff's, and others may read or write it (students use the published state)",
-                        f"chmod o-rwx {path}"))
-    state = course_state.current(cfg)
-    if state is not None and (state.public_dir / "roster.txt").is_file():  # published before the halves were split
-        p = state.public_dir / "roster.txt"
-        if p.stat().st_mode & 0o004:
-            out.append((p, "every student's login, published where students read", f"chmod o-r {p}"))
+            out.append((path, "the staff's, and others may read or write it (students read the published state)",
+                        "staff's"))
     return out
 
 
 def _close_to_students(cfg, fix: bool) -> list[str]:
-    """setup (fix=True: each fixed, and said) and validate (fix=False: refused, exit 2, with the
+    """setup (fix=True: each closed, and said) and validate (fix=False: refused, exit 2, with the
     commands) of student_exposure. Only a course with a staff group has students to close it to."""
     found = student_exposure(cfg)
-    if not found:
-        return []
     lines = [f"{path}: {why}" for path, why, _ in found]
     if cfg.staff_gid is None:
         return [f"note: {line} ([cluster] staff_group is not set: nothing is closed to students)" for line in lines]
-    if not fix:
+    commands = [EXPOSURES[kind][2].format(path=path, group=cfg.staff_group) for path, _, kind in found]
+    if found and not fix:
         raise ConfigError("students could read or write what they must not:\n  " + "\n  ".join(lines)
-                          + "\nRun, as the files' owner:\n  " + "\n  ".join(cmd for _, _, cmd in found)
-                          + "\n(or `setup`, which does it)")
+                          + "\nRun, as the files' owner:\n  " + "\n  ".join(commands) + "\n(or `setup`, which does it)")
     done = []
-    for path, why, cmd in found:
-        st = os.lstat(path)
-        mode = st.st_mode & ~(0o007 if cmd.startswith("chmod o-rwx") else 0o004 if "o-r " in cmd else 0o002)
-        if "o-r " in cmd and st.st_gid != cfg.staff_gid:  # the staff keep reading it (a TA's publish hashes it)
+    for (path, why, kind), command in zip(found, commands):
+        taken, staff_reads, _ = EXPOSURES[kind]
+        mode = os.lstat(path).st_mode & 0o7777 & ~taken
+        if staff_reads:  # the staff keep reading it (a TA's publish hashes the tree)
             os.chown(path, -1, cfg.staff_gid)
             mode |= 0o040
-            cmd = f"chgrp {cfg.staff_group} {path}; chmod g+r,o-r {path}"
-        os.chmod(path, mode & 0o7777)
-        done.append(f"{path}: {why}: now {oct(mode & 0o7777)} ({cmd})")
+        os.chmod(path, mode)
+        done.append(f"{path}: {why}: now {oct(mode)} ({command})")
     return done
 
 
