@@ -1,8 +1,14 @@
-"""The course staff are a group: what one TA's command writes (the course state, the decision log,
+"""Who may do and read what in an installed course (docs/instructor-guide.md, "Who reads what").
+The course staff are a group: what one TA's command writes (the course state, the decision log,
 sweeps, gradebook versions, exports, the students' views) a second TA in the staff group carries on
-with — publish, decide, sweep, export, publish grades — and the log says who did each. A publish is
-live and logged, or neither. Real Unix accounts (private_accounts.py: they exist only in this test's
-mount namespace); the trusted grader build comes from the cluster tests' shared cache.
+with — publish, decide, sweep, export, publish grades — and the log says who did each; a publish is
+live and logged, or neither. A student reads only their own membership, dates and grades (walked as
+the student), never the reference sources, the roster or the staff's sections, and their grading
+still finds the trusted build; a course.toml that does not parse, or that students cannot read,
+stops no hand-in; validate refuses what is open to students and setup closes it.
+Real Unix accounts (private_accounts.py: they exist only in this test's mount namespace); the
+trusted grader build comes from the cluster tests' shared cache. The checkout is the courses'
+trusted tree: its reference/ modes, which setup closes, are put back after each test.
 Needs root (the accounts) and nvcc (gemmlab-config validates a course before it is published)."""
 import os
 import shutil
