@@ -136,4 +136,3 @@ def full_rows(stages=SCORED_STAGES, points=None, speeds=None):
 
 def load(path: Path):
     return config.load(path)
-
