@@ -106,6 +106,16 @@ def _unknown_student(path, line, student, known, class_source) -> ConfigError:
                        f"{class_source}. Fix the name, or add the student to the roster")
 
 
+def on_roster(cfg, user: str) -> bool | None:
+    """Whether `user` is on the course's roster (None: the course has none). A published state answers
+    it from members/ (all a student may learn of the roster); the roster file otherwise."""
+    if cfg.roster_path is None:
+        return None
+    state = getattr(cfg, "state", None)
+    member = state.is_member(user) if state is not None else None
+    return member if member is not None else user in read_roster(cfg)
+
+
 def read_roster(cfg) -> list[str]:
     """The names of [cluster] roster, in file order ([] without a roster), every one checked."""
     path = cfg.roster_path

@@ -3,15 +3,20 @@ state (a content-addressed snapshot of course.toml, the class files and the grad
 decision log, what each student may see of them, the manifests of sweeps and the versioned
 gradebooks. Every other module asks this one; none reads a decision or a published file itself.
 
+    <course.toml's directory>/.course.toml.published   names the drop box: students' commands find
+                                             the state through it, never reading the live file
     <dropbox>/.course/                       staff-owned; students may open files in it by name
         current                              the id of the published state (one line)
-        states/<id>/course.toml, roster.txt  what student commands and grading jobs read
+        states/<id>/course.toml              the students' half: course.toml without the staff's
+                                             sections (what student commands and their jobs read)
         states/<id>/state.json               when, by whom, the grader tree it pins, its grading keys
+        states/<id>/members/<login>          one empty file per roster login (0711: tested, not listed)
         to-student/<token>.json              one student's view: their own due dates, the staff's
                                              decisions about their attempts, their official grade
     <dropbox>/<user>/.token                  the student's token (their own file; the staff read it)
-    <sweeps>/.course/                        the staff's only
-        states/<id>/extensions.toml, aliases.toml   the private files of a state
+    <sweeps>/.course/                        the staff's only (group-writable: any TA carries on)
+        states/<id>/course.toml, state.json  the staff's half: the whole file, the whole record
+        states/<id>/roster.txt, extensions.toml, aliases.toml   the class files of a state
         decisions.jsonl                      the decision log: one JSON object a line, appended only
         entered/<student>/entered-NNNN-<stamp>/     hand-ins the staff entered (e-mailed files)
         regrades/<student>-<attempt>-<time>/        one `make regrade`: its job script, log, grading/
@@ -21,7 +26,8 @@ gradebooks. Every other module asks this one; none reads a decision or a publish
                                              the newest (versions/index.jsonl is the ledger)
 
 A state is published by `publish` only after the whole course validates (gemmlab_cluster.validate_
-course), so an edit with a mistake never reaches a student: `make submit` keeps reading the last
+course), and goes live (`current`) only once the decision log holds its line, so an edit with a
+mistake never reaches a student: `make submit` keeps reading the last
 published state, and staff commands say what is unpublished and wrong. A grade records the state
 and grading keys it was made under; a later state decides whether it is still current, needs only a
 rescore (points, targets, weights: the stored speeds suffice, no GPU) or a regrade (the grader, the
@@ -33,26 +39,34 @@ import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import pwd
 import secrets
 import socket
+import stat
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 COURSE_DIR = ".course"
 STATE_SCHEMA = "gemmlab.course-state/1"
 DECISION_SCHEMA = "gemmlab.decision/1"
+POINTER_SCHEMA = "gemmlab.course-pointer/1"
 RUN_SCHEMA = "gemmlab.sweep-run/1"
 VERSION_SCHEMA = "gemmlab.gradebook-version/1"
 TOKEN_NAME = ".token"
-# The class files a state holds beside course.toml: (setting, file name in the state, public). The
-# roster is read by every student's `make submit`; extensions (with their reasons) and the
-# leaderboard's aliases are the staff's.
-CLASS_FILES = ((("cluster", "roster"), "roster.txt", True),
-               (("extensions", "file"), "extensions.toml", False),
-               (("leaderboard", "aliases"), "aliases.toml", False))
+# The class files a state holds beside course.toml, by (setting, file name in the state): all of them
+# the staff's (the roster names every student; extensions carry their reasons; the leaderboard's
+# aliases). A student learns only their own membership (members/<login>) and their own view.
+CLASS_FILES = ((("cluster", "roster"), "roster.txt"),
+               (("extensions", "file"), "extensions.toml"),
+               (("leaderboard", "aliases"), "aliases.toml"))
+# The students' half of a state: course.toml without the staff's sections (as the handout ships it),
+# state.json without the staff's note and the class files' hashes, and members/ (mode 0711: one empty
+# file per roster login, so a student can test their own name but list nobody's).
+MEMBERS_DIR = "members"
 # What a decision may be (docs/instructor-guide.md, "Decisions"); each names a student but publish.
 ACTIONS = ("publish", "accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter",
            "publish-grades")
@@ -84,11 +98,31 @@ def _read_json(path: Path):
         return None
 
 
-def _write_atomic(path: Path, text: str, mode=0o644):
+def _write_atomic(path: Path, text: str, mode=0o644, switch=True) -> Path:
+    """Write `path` whole, with `mode`; switch=False: only the file that would replace it (returned),
+    for the caller to os.replace once the rest is done."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
-    tmp.write_text(text)
-    os.chmod(tmp, mode)
+    try:
+        tmp.write_text(text)
+        os.chmod(tmp, mode)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if not switch:
+        return tmp
     os.replace(tmp, path)
+    return path
+
+
+# Modes of what the staff's commands write, (file, directory): the whole staff group writes them (a
+# second TA publishes, decides, sweeps); the directories are setgid, so the group is inherited. With
+# no staff group, the owner alone. PUBLIC: what students read (the state they hand in under).
+STAFF_ONLY = {True: (0o660, 0o2770), False: (0o600, 0o700)}
+PUBLIC = {True: (0o664, 0o2775), False: (0o644, 0o755)}
+
+
+def staff_modes(cfg, public=False) -> tuple[int, int]:
+    return (PUBLIC if public else STAFF_ONLY)[cfg.staff_gid is not None]
 
 
 def _mkdir(path: Path, mode: int, gid=None):
@@ -128,6 +162,36 @@ def _believable(path: Path, box: Path) -> bool:
         return False
 
 
+def share_with_staff(cfg) -> list[str]:
+    """(setup) What the staff's commands wrote before, made the whole staff group's, as they write it
+    now: the course state's directories, the decision log and every sweep (group-writable, setgid
+    directories). Only what this account may change (its own files; root: all). Returns what it
+    changed, for setup to say."""
+    gid = cfg.staff_gid
+    if gid is None:
+        return []
+    changed = []
+    for top in (public_root(cfg), private_root(cfg), cfg.sweeps_dir):
+        if not top.is_dir():
+            continue
+        for d, dirs, files in os.walk(top):
+            if Path(d) == public_root(cfg) / "to-student":
+                dirs[:] = []  # one file per student token; its own mode (write_views)
+                continue
+            for path in [Path(d), *(Path(d) / f for f in files)]:
+                st = os.lstat(path)
+                if stat.S_ISLNK(st.st_mode) or (os.getuid() != 0 and st.st_uid != os.getuid()):
+                    continue
+                want = (st.st_mode | (0o2070 if stat.S_ISDIR(st.st_mode) else 0o060)) & 0o7777
+                if st.st_gid != gid:
+                    os.chown(path, -1, gid)
+                if want != st.st_mode & 0o7777 or st.st_gid != gid:
+                    os.chmod(path, want)
+                    changed.append(path)
+    return [f"{len(changed)} file(s) and director(ies) of the staff made writable by the group "
+            f"{cfg.staff_group} (e.g. {changed[0]})"] if changed else []
+
+
 # ---- the published state ---------------------------------------------------------------------
 @dataclass
 class CourseState:
@@ -138,21 +202,38 @@ class CourseState:
 
     @property
     def course_toml(self) -> Path:
-        return self.public_dir / "course.toml"
+        """course.toml as published: the staff's whole file where this account can read it (the
+        staff's half of the state), else the students' copy, without the staff's sections. (A state
+        published before the halves were split holds the whole file in the public half.)"""
+        whole = self.private_dir / "course.toml"
+        return whole if self.staff_half() and whole.is_file() else self.public_dir / "course.toml"
 
     def file(self, name: str) -> Path | None:
-        """A class file of the state (roster.txt, extensions.toml, aliases.toml), or None."""
-        for _, fname, public in CLASS_FILES:
-            if fname == name:
-                p = (self.public_dir if public else self.private_dir) / fname
-                return p if fname in self.info.get("files", {}) else None
-        return None
+        """A class file of the state (roster.txt, extensions.toml, aliases.toml), or None. The staff's
+        half; a state published before the halves were split kept the roster in the public half."""
+        if name not in self.info.get("files", {}):
+            return None
+        old_public = self.public_dir / name
+        return old_public if name == "roster.txt" and old_public.is_file() else self.private_dir / name
+
+    def staff_half(self) -> bool:
+        """Whether this account reads the staff's half of the state (the staff), or only the students'."""
+        return os.access(self.private_dir, os.R_OK | os.X_OK)
+
+    def is_member(self, user: str) -> bool | None:
+        """Whether `user` is on the published roster, as anyone may ask it of their own name (members/);
+        None where this state has no members/ (no roster, or published before it had one)."""
+        import class_files
+        members = self.public_dir / MEMBERS_DIR
+        if not self.info.get("members") or not members.is_dir():
+            return None
+        return bool(class_files.USER_NAME_RE.match(user)) and (members / user).is_file()
 
     def config(self):
         """The course's configuration as published: course.toml of the state, its paths resolved
         from where the staff's file was, its class files the state's copies."""
         import config as config_mod
-        overrides = {setting: self.file(fname) for setting, fname, _ in CLASS_FILES}
+        overrides = {setting: self.file(fname) for setting, fname in CLASS_FILES}
         cfg = config_mod.load(self.course_toml, root=Path(self.info["root"]), files=overrides)
         cfg.state = self
         return cfg
@@ -169,15 +250,26 @@ def load_file(path):
     path = Path(path).resolve()
     info = _read_json(path.parent / "state.json") if path.name == "course.toml" else None
     if info and info.get("schema") == STATE_SCHEMA and info.get("id") == path.parent.name and info.get("private"):
-        return CourseState(info["id"], info, path.parent, Path(info["private"])).config()
+        if Path(info["private"]).resolve() == path.parent:  # the staff's half (a sweep's jobs are given it)
+            return CourseState(info["id"], info, Path(info.get("public") or path.parent), path.parent).config()
+        return CourseState(info["id"], _staff_info(info), path.parent, Path(info["private"])).config()
     return config_mod.load(path)
 
 
+def _staff_info(info: dict) -> dict:
+    """A state's whole record where this account can read the staff's half, else the public one."""
+    whole = _read_json(Path(info["private"]) / "state.json")
+    return whole if whole and whole.get("id") == info.get("id") else info
+
+
 def state_for_copy(path) -> "CourseState | None":
-    """The published state of the course a (possibly broken) copy of course.toml belongs to: its
-    [cluster] dropbox, read on its own, names where the state is. For a student whose checkout's copy
+    """The published state of the course a (possibly broken or unreadable) copy of course.toml belongs
+    to: the pointer beside it (write_pointer), else its [cluster] dropbox, read on its own. For a student whose checkout's copy
     has a mistake of its own: the course's state is what counts, not their copy."""
     import tomllib
+    pointed = state_from_pointer(path)
+    if pointed is not None:
+        return pointed
     path = Path(path).resolve()
     try:
         raw = (tomllib.loads(path.read_text()).get("cluster") or {}).get("dropbox") or "results/dropbox"
@@ -185,6 +277,49 @@ def state_for_copy(path) -> "CourseState | None":
         return None
     box = Path(os.path.expanduser(str(raw)))
     return current_in(box if box.is_absolute() else path.parent / box)
+
+
+def pointer_path(course_toml) -> Path:
+    """The pointer beside the staff's course.toml (.course.toml.published): which drop box holds the
+    course's published state. World-readable, written by setup and publish, so that a student's
+    command finds the state without reading the live file, which may not parse mid-edit or may be
+    closed to students (it holds the staff's sections)."""
+    p = Path(os.path.abspath(course_toml))
+    return p.with_name(f".{p.name}.published")
+
+
+def write_pointer(cfg) -> str:
+    """(setup, publish) Write the pointer beside cfg's course.toml; what to tell the staff ('' when it
+    was there already)."""
+    path = pointer_path(cfg.path)
+    text = json.dumps({"schema": POINTER_SCHEMA, "dropbox": str(Path(os.path.abspath(cfg.dropbox_dir)))}) + "\n"
+    try:
+        if path.read_text() == text and not path.stat().st_mode & 0o022:
+            return ""
+    except OSError:
+        pass
+    try:
+        _write_atomic(path, text, 0o644)
+    except OSError as e:
+        return (f"note: {path} cannot be written ({e.strerror}): students' commands then find the course's state only "
+                f"through {cfg.path} itself, so a mistake in it or its mode stops them. Run setup as the owner of "
+                f"{path.parent}")
+    return f"{path}: tells students' commands where the published course state is (they never read {cfg.path.name})"
+
+
+def state_from_pointer(course_toml) -> "CourseState | None":
+    """The published state the pointer beside `course_toml` names, or None (no pointer: a student's
+    own copy, a job's state file; or one anybody could have written)."""
+    path = pointer_path(course_toml)
+    try:
+        st = path.lstat()
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o002 or not isinstance(info, dict):
+        return None
+    box = info.get("dropbox")
+    return current_in(Path(box)) if isinstance(box, str) and os.path.isabs(box) else None
 
 
 def current_in(box: Path) -> "CourseState | None":
@@ -202,7 +337,7 @@ def load_state(cfg, state_id: str) -> CourseState | None:
     info = _read_json(pub / "state.json")
     if not info or info.get("id") != state_id or not _believable(pub / "state.json", cfg.dropbox_dir):
         return None
-    return CourseState(state_id, info, pub, Path(info["private"]))
+    return CourseState(state_id, _staff_info(info), pub, Path(info["private"]))
 
 
 def current(cfg) -> CourseState | None:
@@ -222,7 +357,7 @@ def class_file_bytes(cfg) -> dict[str, bytes]:
     """The class files cfg names, by their name in a state: what a state would hold ({} entries
     for settings that are not set)."""
     out = {}
-    for (section, key), fname, _ in CLASS_FILES:
+    for (section, key), fname in CLASS_FILES:
         path = cfg.roster_path if (section, key) == ("cluster", "roster") else cfg.file_setting(section, key)
         if path is not None:
             try:
@@ -299,39 +434,55 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
     state_id = state_id_of(toml, files, grader)
     before = current(cfg)
     gid = cfg.staff_gid
-    pub_root = _mkdir(public_root(cfg), 0o2775 if gid is not None else 0o755, gid)
-    priv_root = _mkdir(private_root(cfg), 0o2770 if gid is not None else 0o700, gid)
+    pub_file, pub_dir = staff_modes(cfg, public=True)
+    priv_file, priv_dir = staff_modes(cfg)
+    pub_root = _mkdir(public_root(cfg), pub_dir, gid)
+    priv_root = _mkdir(private_root(cfg), priv_dir, gid)
     if before is not None and before.id == state_id:
         return before, False
     pub, priv = state_dirs(cfg, state_id)
     if not (pub / "state.json").is_file():
-        _mkdir(pub_root / "states", 0o2775 if gid is not None else 0o755, gid)
-        _mkdir(priv_root / "states", 0o2770 if gid is not None else 0o700, gid)
+        _mkdir(pub_root / "states", pub_dir, gid)
+        _mkdir(priv_root / "states", priv_dir, gid)
         tmp_pub = pub.with_name(f".{state_id}.{os.getpid()}")
         tmp_priv = priv.with_name(f".{state_id}.{os.getpid()}")
         for d in (tmp_pub, tmp_priv):
             d.mkdir(parents=True, exist_ok=True)
-        (tmp_pub / "course.toml").write_bytes(toml)
-        for (_, fname, public) in CLASS_FILES:
+        # The staff's half: the whole course.toml, the class files, the whole record. The students'
+        # half: course.toml without the staff's sections, one name per roster login, a record of
+        # neither the staff's note nor the class files' hashes.
+        (tmp_priv / "course.toml").write_bytes(toml)
+        (tmp_pub / "course.toml").write_text(students_course_toml(toml.decode()))
+        for _, fname in CLASS_FILES:
             if fname in files:
-                (tmp_pub if public else tmp_priv).joinpath(fname).write_bytes(files[fname])
+                (tmp_priv / fname).write_bytes(files[fname])
+        members = _roster_names(cfg) if "roster.txt" in files else None
         info = {"schema": STATE_SCHEMA, "id": state_id, "created": iso(now()), "by": who(), "host": socket.gethostname(),
-                "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv),
+                "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv), "public": str(pub),
                 "files": {n: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, b in files.items()},
+                "members": members is not None,
                 "grader": grader, "arch": cfg.arch or "", "rubric": rubric,
                 "grading": grading_keys(rubric, grader, cfg.arch or ""), "previous": before.id if before else None}
-        (tmp_pub / "state.json").write_text(json.dumps(info, indent=2) + "\n")
-        # Students read the public half (course.toml, the roster, state.json); the private half
-        # (extensions with their reasons, aliases) is the staff's, like the sweeps directory.
-        for p in tmp_pub.iterdir():
-            os.chmod(p, 0o644)
-        os.chmod(tmp_pub, 0o755)
-        for p in tmp_priv.iterdir():
-            os.chmod(p, 0o640 if gid is not None else 0o600)
-        os.chmod(tmp_priv, 0o750 if gid is not None else 0o700)
+        public_info = dict(info, note="", files={n: {} for n in files})
+        (tmp_priv / "state.json").write_text(json.dumps(info, indent=2) + "\n")
+        (tmp_pub / "state.json").write_text(json.dumps(public_info, indent=2) + "\n")
         if gid is not None:
             for p in (tmp_pub, tmp_priv, *tmp_pub.iterdir(), *tmp_priv.iterdir()):
                 os.chown(p, -1, gid)
+        for p in tmp_pub.iterdir():
+            os.chmod(p, pub_file)
+        if members is not None:
+            (tmp_pub / MEMBERS_DIR).mkdir()
+            for name in members:
+                (tmp_pub / MEMBERS_DIR / name).touch(mode=pub_file)
+                os.chmod(tmp_pub / MEMBERS_DIR / name, pub_file)
+            if gid is not None:
+                os.chown(tmp_pub / MEMBERS_DIR, -1, gid)
+            os.chmod(tmp_pub / MEMBERS_DIR, 0o2771 if gid is not None else 0o711)  # a name tested, none listed
+        os.chmod(tmp_pub, pub_dir)
+        for p in tmp_priv.iterdir():
+            os.chmod(p, priv_file)
+        os.chmod(tmp_priv, priv_dir)
         for tmp, final in ((tmp_priv, priv), (tmp_pub, pub)):  # the public half last: it makes the state
             try:
                 os.rename(tmp, final)
@@ -340,14 +491,41 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
                     raise
                 import shutil
                 shutil.rmtree(tmp, ignore_errors=True)  # published at the same moment by another
-    _write_atomic(pub_root / "current", state_id + "\n", 0o664 if gid is not None else 0o644)
     state = load_state(cfg, state_id)
     if state is None:
         raise StateError(f"{pub}: the state just published cannot be read back: check the owner and modes of "
                          f"{public_root(cfg)} (it must be the drop box owner's, not writable by students)")
-    log(cfg).append("publish", state=state_id, previous=before.id if before else None,
-                    changes=describe_changes(before, state), why=note)
+    # Live and logged, or neither: the new `current` is written beside the old one, the decision log
+    # gets its line, and only then does `current` switch (a rename in the same directory).
+    new_current = _write_atomic(pub_root / "current", state_id + "\n", pub_file, switch=False)
+    try:
+        log(cfg).append("publish", state=state_id, previous=before.id if before else None,
+                        changes=describe_changes(before, state), why=note)
+    except BaseException:
+        new_current.unlink(missing_ok=True)
+        raise
+    os.replace(new_current, pub_root / "current")
     return state, True
+
+
+def students_course_toml(text: str) -> str:
+    """course.toml as students may read it: without the staff's sections (the similarity check's
+    thresholds, the LMS export, the leaderboard, the extensions file), as the handout ships it."""
+    scripts = Path(__file__).resolve().parents[1] / "grader" / "scripts"
+    if not (scripts / "handout.py").is_file():
+        raise StateError(f"{scripts / 'handout.py'} is missing: publish from the course's trusted tree (an "
+                         "instructor's checkout), not from a handout")
+    sys.path.insert(0, str(scripts))
+    import handout  # noqa: E402  (the one list of the staff's sections: make handout's)
+    return handout.without_staff_sections(text)
+
+
+def _roster_names(cfg) -> list[str]:
+    import class_files
+    try:
+        return class_files.read_roster(cfg)
+    except Exception as e:  # noqa: BLE001  (validated before publishing; a change since is named)
+        raise StateError(f"the roster cannot be published: {e}") from None
 
 
 def describe_changes(before: CourseState | None, after: CourseState) -> list[str]:
@@ -446,8 +624,11 @@ class DecisionLog:
         if action not in ACTIONS:
             raise StateError(f"unknown decision {action!r}")
         gid = self.cfg.staff_gid
-        _mkdir(self.path.parent, 0o2770 if gid is not None else 0o700, gid)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o660 if gid is not None else 0o600)
+        file_mode, dir_mode = staff_modes(self.cfg)
+        _mkdir(self.path.parent, dir_mode, gid)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode)
+        if os.fstat(fd).st_uid == os.getuid():  # whatever the umask: every TA appends to it
+            os.fchmod(fd, file_mode)
         with os.fdopen(fd, "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             seq = len(self.entries()) + 1
@@ -466,6 +647,41 @@ def log(cfg) -> DecisionLog:
     return DecisionLog(cfg)
 
 
+def rubric_maximum(cfg) -> float:
+    """The most points a student can get, extra credit included: from the published state's rubric
+    (the grader's own reading of [scoring]: max_points + extra_credit_points); for a course not
+    published yet, the same sum of course.toml's [scoring.stages] (each stage's correctness and
+    performance points, for float and double)."""
+    state = cfg.state if getattr(cfg, "state", None) is not None else current(cfg)
+    rubric = state.info.get("rubric") if state is not None else None
+    if rubric and "max_points" in rubric:
+        return float(rubric["max_points"]) + float(rubric.get("extra_credit_points", 0))
+    import tomllib
+    try:
+        stages = ((tomllib.loads(cfg.path.read_text()).get("scoring") or {}).get("stages") or {})
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise StateError(f"{cfg.path}: the rubric's maximum cannot be read ({e}); publish the course first") from None
+    total = 0.0
+    for table in stages.values():
+        for key in ("correctness_points", "performance_points"):
+            v = table.get(key, 0)
+            total += sum(float(v.get(p, 0)) for p in ("float", "double")) if isinstance(v, dict) else 2 * float(v)
+    return total
+
+
+def final_problem(value, maximum: float | None) -> str:
+    """'' for a final score a person may set (a finite number from 0 to the rubric's maximum), else why not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    if value < 0:
+        return f"{value:g} is below 0"
+    if maximum is not None and value > maximum + 1e-9:
+        return f"{value:g} is above the rubric's maximum, {maximum:g} (extra credit included)"
+    return ""
+
+
 @dataclass
 class StudentDecisions:
     """The staff's standing decisions about one student, folded from the log (the latest wins)."""
@@ -474,6 +690,7 @@ class StudentDecisions:
     restored: dict = field(default_factory=dict)   # attempt name -> the decision (unwithdraw)
     override: dict | None = None            # {final, seq, why}: the final score, set by the staff
     history: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)  # decisions the fold cannot apply, each with why (fold)
 
     def visible(self) -> list[dict]:
         """What the student may see: the action, the attempt (its label and, for one the staff entered,
@@ -483,17 +700,26 @@ class StudentDecisions:
                 if e["action"] in ("accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter")]
 
 
-def fold(entries: list[dict]) -> dict[str, StudentDecisions]:
+def fold(entries: list[dict], maximum: float | None = None) -> dict[str, StudentDecisions]:
+    """The standing decisions per student. A line that sets a final score no person may set (not a
+    finite number from 0 to `maximum`: written by an older version of the tools) is not applied: it
+    is kept in the student's `skipped`, with why, for the gradebook to report."""
     out: dict[str, StudentDecisions] = {}
     for e in entries:
         s = e.get("student")
         if not s:
             continue
         d = out.setdefault(s, StudentDecisions())
-        d.history.append(e)
         action = e["action"]
         if action == "settle":
             action = "accept" if e.get("attempt") else "override"
+        problem = final_problem(e.get("final"), maximum) if action == "override" else ""
+        if problem:
+            d.skipped.append(f"decision #{e.get('seq', '?')} ({e['action']} {s}, {e.get('at', '?')} by "
+                             f"{e.get('by', '?')}) sets the final score to {e.get('final')!r}: {problem}; not applied "
+                             "(`make override` it again with the right score)")
+            continue
+        d.history.append(e)
         if action == "accept":
             d.accepted = e
         elif action == "withdraw":
@@ -514,9 +740,14 @@ def fold(entries: list[dict]) -> dict[str, StudentDecisions]:
 def decisions(cfg) -> dict[str, StudentDecisions]:
     """Every student's standing decisions; {} where the log cannot be read (a student's command)."""
     try:
-        return fold(log(cfg).entries())
+        entries = log(cfg).entries()
     except PermissionError:
         return {}
+    try:
+        maximum = rubric_maximum(cfg)
+    except StateError:
+        maximum = None  # the finite and non-negative checks still hold
+    return fold(entries, maximum)
 
 
 def last_seq(cfg) -> int:
@@ -628,7 +859,8 @@ def write_views(cfg, students=None, official: dict | None = None):
             view["official"] = official[student]
         _write_atomic(path, json.dumps(view, indent=1) + "\n", 0o644)
         written += 1
-    os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
+    if out_dir.stat().st_uid == os.getuid():  # another TA's directory keeps the mode it was made with
+        os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
     return written
 
 
@@ -639,18 +871,18 @@ def write_run_manifest(run_dir: Path, cfg, state: CourseState, argv: list[str], 
     manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso(now()), "by": who(), "host": socket.gethostname(),
                 "argv": argv, "students": students or [], "state": state.id, "grader": state.info.get("grader"),
                 "grading": state.info.get("grading"), "decisions": last_seq(cfg), "counts": counts}
-    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", 0o640)
+    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
     return manifest
 
 
-def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict):
+def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict, cfg):
     """The end of a run's manifest, once its gradebook is built: the gradebook version and the GPU
     models its grades ran on."""
     manifest = _read_json(run_dir / "manifest.json")
     if manifest is None:
         return
     manifest["gradebook"] = {"version": version, "at": iso(now()), "gpu_models": gpu_models}
-    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", 0o640)
+    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
 
 
 def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:

@@ -8,6 +8,7 @@ Layout (docs/instructor-guide.md explains the permissions):
     <dropbox>/                        owner: staff, group: staff_group, mode 3773 (setgid, sticky,
                                       students may create their own directory but not list others)
     <dropbox>/<user>/                 owner: the student, group: staff_group (inherited), mode 2750
+    <dropbox>/<user>/.numbers/NNNN    the attempt numbers taken (_reserve_number)
     <dropbox>/<user>/attempt-0003-20261204T235501Z/
         manifest.json                 who, when (drop-box file system clock), sha256 of every file
         files/<stage>.cu ...          the whitelisted stage files only
@@ -17,10 +18,10 @@ Layout (docs/instructor-guide.md explains the permissions):
         grading/                      the feedback grading of this attempt (written by its job)
 
 An attempt is written into a hidden temporary directory and renamed into place in one step, so a
-reader never sees half of one, and its number is never reused: nothing is overwritten.
+reader never sees half of one; its number is taken first (<user>/.numbers/NNNN, made with O_EXCL), so
+it is never reused, however many hand-ins arrive at once: nothing is overwritten.
 """
 import datetime as dt
-import errno
 import hashlib
 import json
 import os
@@ -197,9 +198,15 @@ def current_user() -> str:
         return f"uid-{os.getuid()}"
 
 
-def set_umask(cfg):
-    """Group (staff) may read, others nothing; with no staff group, the owner alone."""
-    return os.umask(0o027 if cfg.staff_group else 0o077)
+def set_umask(cfg, staff=False):
+    """What this process writes. A student's hand-in: the staff group may read it, others nothing.
+    The staff's own files (staff=True: the course state, the decision log, sweeps, gradebooks,
+    exports, hand-ins the staff entered): the whole staff group may write them too, so any TA carries
+    on where another stopped (the directories are setgid: the group is inherited). With no staff
+    group, the owner alone."""
+    if not cfg.staff_group:
+        return os.umask(0o077)
+    return os.umask(0o007 if staff else 0o027)
 
 
 def ensure_dropbox(cfg) -> Path:
@@ -279,7 +286,7 @@ def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at
     """Write a new attempt atomically; returns its directory. submitted_at overrides the clock
     (tests and staff-entered hand-ins only). entered_in: the staff's directory of the student's
     entered hand-ins (course_state.entered_dir), instead of the student's own."""
-    old_umask = set_umask(cfg)
+    old_umask = set_umask(cfg, staff=entered_in is not None)
     try:
         return _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in)
     finally:
@@ -325,19 +332,45 @@ def _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in=None) 
             for p in [tmp, tmp / "files", *tmp.rglob("*")]:
                 _chown_to(p, user, cfg)
         prefix = "entered" if entered_in is not None else "attempt"
-        for _ in range(1000):  # two hand-ins at once: the loser of a rename takes the next number
-            number = max([a.number for a in list_attempts(d, entered=entered_in is not None)], default=0) + 1
-            final = d / f"{prefix}-{number:04d}-{utc_stamp(when)}"
-            try:
-                os.rename(tmp, final)  # fails on an existing (never empty) attempt: nothing is overwritten
-                return final
-            except OSError as e:
-                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                    raise
-        raise SubmissionError(f"could not find a free attempt number in {d}")
+        number = _reserve_number(cfg, user, d, ENTERED_RE if entered_in is not None else ATTEMPT_RE,
+                                 chown=os.getuid() == 0 and entered_in is None)
+        final = d / f"{prefix}-{number:04d}-{utc_stamp(when)}"
+        os.rename(tmp, final)  # fails on an existing (never empty) attempt: nothing is overwritten
+        return final
     except BaseException:
         _rmtree(tmp)
         raise
+
+
+# Attempt numbers taken, one empty file per number (<dir>/.numbers/0034): made with O_EXCL, so a number
+# goes to one hand-in only, however many arrive at the same instant (their directory names differ by
+# their time stamps, so the rename alone would let two of them take the same number).
+NUMBERS_DIR = ".numbers"
+
+
+def _reserve_number(cfg, user, d: Path, name_re, chown: bool) -> int:
+    """The next attempt number in `d`, taken for good: above every attempt there and every number
+    taken before (a hand-in that failed after taking its number leaves a gap, never a reuse)."""
+    numbers = d / NUMBERS_DIR
+    try:
+        numbers.mkdir()
+        if chown:
+            _chown_to(numbers, user, cfg)
+    except FileExistsError:
+        pass
+    stored = [int(m.group(1)) for m in map(name_re.match, os.listdir(d)) if m]
+    taken = [int(n) for n in os.listdir(numbers) if n.isdigit()]
+    first = max(stored + taken, default=0) + 1
+    for number in range(first, first + 10_000):
+        try:
+            fd = os.open(numbers / f"{number:04d}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+        except FileExistsError:
+            continue  # taken by a hand-in of the same instant: the next one
+        os.close(fd)
+        if chown:
+            _chown_to(numbers / f"{number:04d}", user, cfg)
+        return number
+    raise SubmissionError(f"could not take an attempt number in {numbers}: ask course staff to look at it")
 
 
 def _rmtree(p: Path):

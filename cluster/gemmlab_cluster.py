@@ -34,6 +34,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -300,11 +301,11 @@ def _on_the_roster(cfg, user, override):
             raise Refused("--off-roster is for the course staff (root or the staff group)")
         return
     try:
-        roster = class_files.read_roster(cfg)
+        member = class_files.on_roster(cfg, user)
     except (ConfigError, OSError) as e:  # the staff's mistake: it never stops a hand-in (make validate names it)
         print(f"submit: note: the course's roster could not be read, so it was not checked ({e})", file=sys.stderr)
         return
-    if user not in roster:
+    if not member:
         raise Refused(f"{user} is not on this course's roster, so nothing was handed in. If you take the course, ask "
                       "the course staff to add you (they can also hand in for you: submit --off-roster)")
 
@@ -400,7 +401,10 @@ def student_deadline(cfg, user):
     """The student's own deadline (with an extension) and how it is described. The extensions file is
     the staff's (it holds reasons); a student reads their own dates from what the staff published for
     them (course_state.write_views), and is told plainly when there is nothing published for them yet."""
+    state = getattr(cfg, "state", None)
     try:
+        if state is not None and not state.staff_half():
+            raise PermissionError  # the students' half of the state has no extensions: their view has theirs
         ext = class_files.load_extensions(cfg, None).get(user)
     except (ConfigError, OSError):
         view = course_state.read_view(cfg, user)
@@ -641,7 +645,7 @@ def _a_place_for_the_staff(cfg, user):
         if getattr(cfg, "state", None) is None or not cfg.dropbox_dir.is_dir():
             return  # no course the staff set up: status makes no drop box
         try:
-            if not cfg.roster_path or user not in class_files.read_roster(cfg):
+            if not cfg.roster_path or not class_files.on_roster(cfg, user):
                 return
             dropbox.user_dir(cfg, user, create=True)
         except (ConfigError, OSError, SubmissionError):
@@ -779,6 +783,8 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
 
 def cmd_validate(cfg, args):
     checked = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log").checked
+    notes = _close_to_students(cfg, fix=False)
+    checked.append("what students may read: " + ("; ".join(notes) if notes else "closed to them"))
     print("course files valid:\n  " + "\n  ".join(checked))
     state = course_state.current(cfg)
     changed = course_state.unpublished(cfg, state)
@@ -800,6 +806,9 @@ def cmd_publish(cfg, args):
                           "file, then `make publish-course` again") from None
     before = course_state.current(cfg)
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
+    pointer = course_state.write_pointer(cfg)
+    if pointer:
+        print(f"publish: {pointer}")
     if not new:
         course_state.write_views(cfg)
         print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
@@ -816,17 +825,16 @@ def cmd_publish(cfg, args):
     return 0
 
 
-# The files the staff keep up during the term, and who may read them: the roster is read by every
-# student's `make submit` (am I on it?); extensions (with their reasons) and aliases are the staff's.
+# The files the staff keep up during the term, all of them the staff's: the roster (a student learns
+# only their own membership, from the published state), extensions (with their reasons), aliases.
 CLASS_FILES = (("extensions", "file", 0o660), ("leaderboard", "aliases", 0o660))
 
 
 def _share_class_files(cfg) -> list[str]:
     """Give the staff group the files they edit during the term (with staff_group set): group and
-    mode as CLASS_FILES says, the roster readable by all; a directory they cannot write (an editor
-    replaces the file) is named."""
+    mode as CLASS_FILES says; a directory they cannot write (an editor replaces the file) is named."""
     files = [(cfg.file_setting(s, k), mode) for s, k, mode in CLASS_FILES]
-    files.append((cfg.roster_path, 0o664))
+    files.append((cfg.roster_path, 0o660))
     lines, named = [], set()
     for path, mode in files:
         if path is None or not path.exists():
@@ -846,6 +854,76 @@ def _share_class_files(cfg) -> list[str]:
     return lines
 
 
+# What student_exposure finds, and how it is closed: (mode bits taken from others, whether the staff
+# group must keep reading it, the command that does it).
+EXPOSURES = {"writable": (0o002, False, "chmod o-w {path}"),
+             "solution": (0o004, True, "chgrp {group} {path}; chmod g+r,o-r {path}"),
+             "staff's": (0o007, False, "chmod o-rwx {path}")}
+
+
+def student_exposure(cfg) -> list[tuple[Path, str, str]]:
+    """What a student could read or write that they must not, as (path, what is wrong, its kind in
+    EXPOSURES): in the trusted tree, anything others may write (grading builds from it) and the
+    reference solutions' sources (reference/, its links to the stubs aside: students' gradings use the
+    trusted build, which the published state names); the staff's live files (course.toml with the
+    staff's sections, the roster, extensions, aliases: students read the published state), the
+    staff's state (the sweeps, the decision log) and the roster of a state published before the
+    state had a students' half. docs/instructor-guide.md, "Who reads what", is the table of it."""
+    out = []
+    tree = cfg.grader_dir
+    for d, dirs, files in os.walk(tree):
+        dirs[:] = [x for x in dirs if not (Path(d) == tree and x == "build")]  # build outputs: the Makefile's
+        for path in [Path(d), *(Path(d) / f for f in files)]:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            if st.st_mode & 0o002:
+                out.append((path, "others may write it, and grading builds from this tree", "writable"))
+            elif path.is_relative_to(tree / "reference") and stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+                out.append((path, "a reference solution students may read", "solution"))
+    staffs = [cfg.path, cfg.roster_path, cfg.file_setting("extensions", "file"),
+              cfg.file_setting("leaderboard", "aliases"), course_state.private_root(cfg), cfg.sweeps_dir]
+    state = course_state.current(cfg)
+    if state is not None:
+        staffs.append(state.public_dir / "roster.txt")
+    for path in staffs:
+        try:
+            st = os.stat(path) if path is not None else None
+        except OSError:
+            continue
+        if st is not None and st.st_mode & 0o006:
+            out.append((path, "the staff's, and others may read or write it (students read the published state)",
+                        "staff's"))
+    return out
+
+
+def _close_to_students(cfg, fix: bool) -> list[str]:
+    """setup (fix=True: each closed, and said) and validate (fix=False: refused, exit 2, with the
+    commands) of student_exposure. Only a course with a staff group has students to close it to."""
+    found = student_exposure(cfg)
+    lines = [f"{path}: {why}" for path, why, _ in found]
+    if cfg.staff_gid is None:
+        return [f"note: {line} ([cluster] staff_group is not set: nothing is closed to students)" for line in lines]
+    commands = [EXPOSURES[kind][2].format(path=path, group=cfg.staff_group) for path, _, kind in found]
+    if found and not fix:
+        raise ConfigError("students could read or write what they must not:\n  " + "\n  ".join(lines)
+                          + "\nRun, as the files' owner:\n  " + "\n  ".join(commands) + "\n(or `setup`, which does it)")
+    done = []
+    for (path, why, kind), command in zip(found, commands):
+        taken, staff_reads, _ = EXPOSURES[kind]
+        mode = os.lstat(path).st_mode & 0o7777 & ~taken
+        try:
+            if staff_reads:  # the staff keep reading it (a TA's publish hashes the tree)
+                os.chown(path, -1, cfg.staff_gid)
+                mode |= 0o040
+            os.chmod(path, mode)
+        except PermissionError:
+            done.append(f"WARNING: {path}: {why}, and it is not yours to change: its owner runs `{command}`")
+            continue
+        done.append(f"{path}: {why}: now {oct(mode)} ({command})")
+    return done
+
+
 def cmd_setup(cfg, args):
     box, sweeps = dropbox.setup_dirs(cfg)
     cache = cfg.trusted_cache_dir
@@ -857,7 +935,7 @@ def cmd_setup(cfg, args):
         os.chmod(cache, 0o755)
     print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
           f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
-    for line in _share_class_files(cfg):
+    for line in _share_class_files(cfg) + course_state.share_with_staff(cfg) + _close_to_students(cfg, fix=True):
         print(f"setup: {line}")
     # The course is set up once its files validate and are published: what students' commands and
     # grading jobs read (course_state.py). Building the trusted grader (gemmlab-config checks the rubric)
@@ -866,6 +944,9 @@ def cmd_setup(cfg, args):
     print("setup: course files valid: " + "; ".join(v.checked))
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
     course_state.write_views(cfg)
+    pointer = course_state.write_pointer(cfg)
+    if pointer:
+        print(f"setup: {pointer}")
     print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
           "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
     return 0
@@ -1338,6 +1419,11 @@ def cmd_gradebook(cfg, args):
     stale = sorted({e["student"] for d in decided.values() for e in d.history
                     if e["seq"] > plan.get("decisions", 0) and e["action"] in ("accept", "withdraw", "unwithdraw", "enter")
                     or e["seq"] > plan.get("decisions", 0) and e["action"] == "settle" and e.get("attempt")})
+    skipped = [line for d in decided.values() for line in d.skipped]
+    if skipped:
+        book["summary.md"] += "\n## Decisions not applied\n\n" + "".join(f"- {line}\n" for line in skipped)
+        for line in skipped:
+            print(f"gradebook: warning: {line}")
     if stale:
         note = (f"Decisions made since this sweep was planned change which attempt counts for: {', '.join(stale)}. "
                 f"`make sweep SWEEP={sweep.name}` plans and grades them.")
@@ -1353,7 +1439,7 @@ def cmd_gradebook(cfg, args):
             "made_by": "the sweep's gradebook job" if os.environ.get("SLURM_JOB_ID") else " ".join(["gemmlab_cluster.py", *ARGV])}
     version, new = course_state.write_version(sweep, {**book, **exports}, meta)
     if runs:
-        course_state.complete_run_manifest(runs[-1], version.name, dict(gpus))
+        course_state.complete_run_manifest(runs[-1], version.name, dict(gpus), cfg)
     print(f"gradebook: {len(rows)} student(s) -> {sweep / 'gradebook.csv'} (version {version.name}"
           + (")" if new else ", the same as the version before)"))
     print(book["summary.md"])
@@ -1640,8 +1726,13 @@ def cmd_override(cfg, args):
         e = _record(cfg, "clear-override", args.user, why)
         print(f"override: {args.user}: the final score is computed again (decision #{e['seq']})")
     else:
-        if args.final is None or args.final < 0:
-            raise Refused("give the final score: --final POINTS (0 or more; FINAL= with make), or --clear")
+        if args.final is None:
+            raise Refused("give the final score: --final POINTS (FINAL= with make), or --clear")
+        maximum = course_state.rubric_maximum(cfg)
+        problem = course_state.final_problem(args.final, maximum)
+        if problem:
+            raise Refused(f"--final {args.final:g}: {problem}. A final score is from 0 to {maximum:g} points (the "
+                          f"rubric's maximum, extra credit included). Nothing was recorded")
         e = _record(cfg, "settle" if args.settles else "override", args.user, why, final=args.final)
         print(f"{e['action']}: {args.user}: final score {args.final:g} (decision #{e['seq']} by {e['by']})")
     print("next: `make gradebook-export SWEEP=<sweep>` writes a new version of the gradebook and its exports")
@@ -1955,7 +2046,13 @@ def main(argv=None):
     cfg = None
     try:
         try:
-            cfg = course_config(course_state.load_file(args.config), args.command)
+            # A student's command finds the published state by the pointer beside the course's file, never
+            # reading the live file: an edit that does not parse, or a file closed to students, stops no
+            # hand-in (the staff hear of it from their own next command).
+            pointed = course_state.state_from_pointer(args.config) \
+                if args.command in STUDENT_COMMANDS and not getattr(args, "user", None) else None
+            cfg = pointed.config() if pointed is not None else \
+                course_config(course_state.load_file(args.config), args.command)
         except ConfigError as e:
             # A mistake in the file as given stops the commands that check, publish or sweep it; every
             # other command works on the course's published state, and the staff are told.
@@ -1973,7 +2070,9 @@ def main(argv=None):
                       f"use the published course state {state.describe()}; fix the file, then `make publish-course`",
                       file=sys.stderr)
             cfg = state.config()
-        old_umask = dropbox.set_umask(cfg)  # everything this tool writes: owner and staff group only
+        # Everything this tool writes: owner and staff group only; the staff's commands write what the
+        # whole staff group may carry on with (a second TA publishes, decides, sweeps, exports).
+        old_umask = dropbox.set_umask(cfg, staff=args.command not in STUDENT_COMMANDS)
         try:
             if args.command in GRADING_COMMANDS:
                 with scratch_space.stop_cleanly():

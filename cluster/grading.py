@@ -148,6 +148,21 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def trusted_tree_digest(cfg) -> str:
+    """tree_digest of the trusted tree as the staff read it. A student cannot read the reference
+    solutions' sources: their commands and feedback jobs take the digest the course state published
+    (computed by the staff from the same tree), so they find the trusted build the staff made."""
+    try:
+        return tree_digest(cfg.grader_dir)
+    except PermissionError as e:
+        state = getattr(cfg, "state", None)
+        published = ((state.info.get("grader") or {}).get("tree") if state is not None else None)
+        if published:
+            return published
+        raise BuildError(f"{e.filename}: cannot read it, and no published course state names the trusted build: "
+                         "the course staff publish the course (`make publish-course`), which builds it") from None
+
+
 def private_cache() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "gemmlab"
@@ -252,8 +267,9 @@ class Toolchain:
         probe = make_vars(self.root, Path("/nonexistent-build"), Path("/nonexistent-submission"), cfg.arch)
         self.arch = probe["ARCH"]
         self.nvcc = probe["NVCC"]
+        self.tree = trusted_tree_digest(cfg)
         self.key = hashlib.sha256("\0".join([
-            tree_digest(self.root), nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["CXXFLAGS"],
+            self.tree, nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["CXXFLAGS"],
         ]).encode()).hexdigest()
         self.name = f"trusted-{self.arch}-{self.key[:16]}"
         self.cuda_home = Path(self.nvcc).resolve().parents[1]
@@ -596,7 +612,7 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
             return _finish(out, outcome)
         outcome["arch"] = tools.arch
         if outcome.get("grading"):  # the grader tree this grade was really built from (the state names one)
-            outcome["grading"]["grader"] = tree_digest(tools.root)[:16]
+            outcome["grading"]["grader"] = tools.tree[:16]
         glog = out / "grader.log"
         if _has_grade_command(grader):
             cmd = [grader, "grade", "--config", cfg.path, "--out", out]

@@ -233,7 +233,7 @@ class Term:
             expect(s, "late", "no")
         expect("dot", "late", "yes")
         expect("eli", "extension", f"due {dropbox.iso(self.eli_due)}; rehearsal: a documented illness")
-        expect("gus", "attempt", next((self.cfg.sweeps_dir / ".course" / "entered" / "gus").iterdir()).name)
+        expect("gus", "attempt", next((self.cfg.sweeps_dir / ".course" / "entered" / "gus").glob("entered-*")).name)
         expect("fay", "attempt", sorted((self.cfg.dropbox_dir / "fay").glob("attempt-0001-*"))[0].name)
         if not rows["fay"]["decisions"].startswith("#"):
             problems.append(f"fay: decisions {rows['fay']['decisions']!r} does not show the settlement")

@@ -1,6 +1,7 @@
 """Helpers shared by the cluster tests (test_cluster_local.py, test_cluster_slurm.py): a course.toml
 for a throw-away course, and a synthetic class of hand-ins built from student/ (stubs),
 reference/ (solutions) and deliberately broken copies."""
+import contextlib
 import datetime as dt
 import json
 import os
@@ -272,3 +273,17 @@ for a in "$@"; do [ "$a" = {asks} ] && exec {real} "$@"; done
 """)
     script.chmod(0o755)
     return script
+
+
+@contextlib.contextmanager
+def trusted_tree_kept():
+    """The checkout's reference sources as they were, after a `setup` of a course with a staff group
+    (whose trusted tree is this checkout) closed them to students: their mode and group put back."""
+    kept = {p: (p.stat().st_mode & 0o7777, p.stat().st_gid) for p in (ROOT / "reference").rglob("*")
+            if p.is_file() and not p.is_symlink()}
+    try:
+        yield
+    finally:
+        for p, (mode, gid) in kept.items():
+            os.chown(p, -1, gid)
+            os.chmod(p, mode)

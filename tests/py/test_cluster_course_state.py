@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 import staff_class
+from cluster_helpers import trusted_tree_kept
 from staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
@@ -47,7 +48,7 @@ def test_students_read_the_published_state_not_a_copy_or_the_live_file(tmp_path,
     mine = student_copy(tmp_path, path)
     used = gemmlab_cluster.course_config(config.load(mine), "status")
     assert used.state.id == state.id and used.deadline.due.year == 2026
-    assert used.roster_path == state.public_dir / "roster.txt"
+    assert used.roster_path == state.private_dir / "roster.txt"
     staff_class.hand_in(cfg, tmp_path, "alice", {})
     capsys.readouterr()
     assert gemmlab_cluster.main(["--config", str(mine), "status", "--user", "alice"]) == 0
@@ -127,7 +128,8 @@ def test_publish_validates_records_what_changed_and_publishes_nothing_twice(tmp_
     assert log[-1]["state"] == second.id and log[-1]["previous"] == first.id and log[-1]["why"] == "tiled is worth more"
     assert second.info["grading"]["rubric"] != first.info["grading"]["rubric"]
     assert second.info["grading"]["measurement"] == first.info["grading"]["measurement"]
-    assert (second.public_dir / "roster.txt").read_text() == "alice\nbob\ncarol\n"
+    assert (second.private_dir / "roster.txt").read_text() == "alice\nbob\ncarol\n"
+    assert sorted(p.name for p in (second.public_dir / "members").iterdir()) == ["alice", "bob", "carol"]
     # the first state is still there, as it was: a grade made under it can say what it was
     assert "performance_points = 5" in (first.public_dir / "course.toml").read_text()
 
@@ -175,8 +177,9 @@ def test_setup_gives_the_staff_the_files_they_edit(tmp_path, capsys):
                                               f'aliases = "aliases.toml"\n', roster=["alice"])
     path.write_text(path.read_text().replace("[cluster]\n", f'[cluster]\nstaff_group = "{staff}"\n'))
     os.chmod(tmp_path, 0o755)
-    assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
-    for name, mode in (("extensions.toml", 0o660), ("aliases.toml", 0o660), ("roster.txt", 0o664)):
+    with trusted_tree_kept():
+        assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
+    for name, mode in (("extensions.toml", 0o660), ("aliases.toml", 0o660), ("roster.txt", 0o660)):
         st = (tmp_path / name).stat()
         assert (st.st_mode & 0o777, st.st_gid) == (mode, 0), name
     out = capsys.readouterr().out

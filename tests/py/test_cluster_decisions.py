@@ -105,6 +105,47 @@ def test_accept_withdraw_and_override_are_recorded_and_honoured(tmp_path, capsys
     assert "override" in out and "clear-override" in out and "regrade request #17" in out, out
 
 
+@pytest.mark.parametrize("final, words", [("850", "above the rubric's maximum, 110"), ("110.5", "above the rubric's"),
+                                          ("nan", "not a finite number"), ("inf", "not a finite number"),
+                                          ("-1", "below 0")])
+def test_a_final_score_outside_the_rubric_is_refused_before_it_is_logged(tmp_path, capsys, final, words):
+    cfg = course(tmp_path)
+    staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    capsys.readouterr()
+    assert run(cfg, "override", "--user", "alice", "--final", final, "--why", "regrade request") == 1
+    err = capsys.readouterr().err
+    assert words in err and "from 0 to 110 points" in err and "Nothing was recorded" in err, err
+    assert run(cfg, "settle", "--user", "alice", "--final", final, "--why", "case closed") == 1
+    assert course_state.log(cfg).entries() == []
+    # the maximum, extra credit included, is a score a person may set
+    assert run(cfg, "override", "--user", "alice", "--final", "110", "--why", "all of it, and the extra") == 0
+
+
+def test_a_bad_score_an_older_version_logged_is_named_and_skipped(tmp_path, capsys):
+    cfg = course(tmp_path)
+    for s in ("alice", "bob", "carol"):
+        staff_class.hand_in(cfg, tmp_path, s, {}, when=DUE - H)
+    sweep = staff_class.plan(cfg)
+    for s in ("alice", "bob", "carol"):
+        staff_class.write_grade(sweep, s, staff_class.full_rows())
+    # lines as an older version of the tools wrote them: no check of the score
+    course_state.log(cfg).append("override", student="alice", why="typo", final=float("nan"))
+    course_state.log(cfg).append("override", student="bob", why="typo", final=850.0)
+    course_state.log(cfg).append("override", student="carol", why="partial credit", final=42.5)
+    book = gradebook(cfg, capsys)
+    out = capsys.readouterr().out
+    assert (book["alice"]["status"], book["alice"]["final"]) == ("graded", "50")
+    assert (book["bob"]["status"], book["bob"]["final"]) == ("graded", "50")
+    assert (book["carol"]["status"], book["carol"]["final"]) == ("override", "42.5")
+    summary = (sweep / "summary.md").read_text()
+    for text in (out, summary):
+        assert "decision #1 (override alice" in text and "final score to nan: nan is not a finite number; not applied" in text, text
+        assert "decision #2 (override bob" in text and "850 is above the rubric's maximum, 110" in text, text
+    # cleared afterwards: the gradebook still builds
+    assert run(cfg, "override", "--user", "alice", "--clear", "--why", "computed again") == 0
+    assert gradebook(cfg, capsys)["alice"]["status"] == "graded"
+
+
 PAST = dt.datetime(2026, 1, 5, 23, 59, tzinfo=dt.timezone.utc)
 
 

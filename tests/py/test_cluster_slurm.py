@@ -24,7 +24,7 @@ import pytest
 
 import private_accounts
 from cluster_helpers import (hold_lock, publish_if_set_up, stored_attempt, CACHE, ROOT, check_gradebook, config, hand_in_dir, make_class, mark_graded,
-                             read_gradebook, tool, wait_for, write_config)
+                             read_gradebook, tool, trusted_tree_kept, wait_for, write_config)
 import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 import course_state  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
@@ -107,12 +107,12 @@ def course(cluster):
     CACHE.mkdir(parents=True, exist_ok=True)
     for d in (CACHE, CACHE.parent, CACHE.parent.parent):  # the students' jobs read the trusted build
         os.chmod(d, d.stat().st_mode | 0o055)
-    r = tool(cfg_path, "setup", "--build")
-    assert r.returncode == 0, r.stdout + r.stderr
-    (base / "roster.txt").write_text(f"{ALICE}\n")  # bob is not on it
-    os.chmod(base / "roster.txt", 0o644)  # every student's make submit reads it
-    publish_if_set_up(cfg_path)  # the roster, published as the staff would
-    yield base, cfg_path, due
+    with trusted_tree_kept():  # setup closes the reference sources of the trusted tree (this checkout) to students
+        r = tool(cfg_path, "setup", "--build")
+        assert r.returncode == 0, r.stdout + r.stderr
+        (base / "roster.txt").write_text(f"{ALICE}\n")  # bob is not on it
+        publish_if_set_up(cfg_path)  # the roster, published as the staff would (students read their membership)
+        yield base, cfg_path, due
     shutil.rmtree(base, ignore_errors=True)
 
 

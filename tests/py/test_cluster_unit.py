@@ -154,6 +154,40 @@ def test_attempts_are_kept_numbered_and_hashed(tmp_path):
     assert "does not match" in dropbox.list_attempts(cfg.dropbox_dir / "alice")[0].verify()
 
 
+def _hand_in_at_the_barrier(cfg_path, files, barrier, rounds, first_second, worker, out):
+    """One process of the class: `rounds` hand-ins, each released with the others' at the barrier, each
+    stamped with a second of its own (so no two directory names collide but by their number)."""
+    cfg = config.load(cfg_path)
+    for r in range(rounds):
+        barrier.wait()
+        when = first_second + dt.timedelta(seconds=r * 100 + worker)
+        out.put(dropbox.store_attempt(cfg, "alice", files, submitted_at=when).name)
+
+
+def test_hand_ins_at_one_instant_get_unique_consecutive_numbers(tmp_path):
+    import multiprocessing
+    cfg_path = write_config(tmp_path)
+    cfg = config.load(cfg_path)
+    files = dropbox.collect(cfg, make_student(tmp_path), None)
+    dropbox.store_attempt(cfg, "alice", files)  # the student directory exists before the rush
+    workers, rounds = 8, 6
+    ctx = multiprocessing.get_context("fork")
+    barrier, out = ctx.Barrier(workers), ctx.Queue()
+    first = dt.datetime(2026, 12, 4, 23, 0, tzinfo=dt.timezone.utc)
+    procs = [ctx.Process(target=_hand_in_at_the_barrier, args=(cfg_path, files, barrier, rounds, first, w, out))
+             for w in range(workers)]
+    for proc in procs:
+        proc.start()
+    names = [out.get(timeout=120) for _ in range(workers * rounds)]
+    for proc in procs:
+        proc.join(timeout=60)
+        assert proc.exitcode == 0
+    numbers = sorted(int(n.split("-")[1]) for n in names)
+    assert numbers == list(range(2, 2 + workers * rounds)), numbers  # unique, consecutive after #1
+    stored = [a.number for a in dropbox.list_attempts(cfg.dropbox_dir / "alice")]
+    assert stored == list(range(1, 2 + workers * rounds))
+
+
 def _attempt(cfg, d, when):
     return dropbox.store_attempt(cfg, "bob", dropbox.collect(cfg, d, None), submitted_at=when)
 
