@@ -334,8 +334,12 @@ class Toolchain:
             (tmp / "COMPLETE").write_text(json.dumps({"key": self.key, "arch": self.arch, "built": iso(
                 dt.datetime.now(dt.timezone.utc)), "seconds": round(time.time() - t0, 1),
                 "libs": [str(Path(t).relative_to(tmp)) for t in targets]}) + "\n")
+            # Everyone reads the trusted build, and runs what its builder may run (a student's feedback
+            # grading runs its gemmlab-config): the staff's umask 007 gives others neither.
             for p in [tmp, *tmp.rglob("*")]:
-                os.chmod(p, (p.stat().st_mode | 0o444 | (0o111 if p.is_dir() else 0)) & ~0o222)
+                mode = p.stat().st_mode
+                runs = p.is_dir() or mode & 0o100
+                os.chmod(p, (mode | 0o444 | (0o111 if runs else 0)) & ~0o222)
             os.rename(tmp, d / self.name)
             self.say(f"trusted grader built in {time.time() - t0:.0f} s")
             _prune_trusted(d, keep=KEEP_TRUSTED_BUILDS)

@@ -169,3 +169,25 @@ def test_a_build_that_fails_for_the_hand_in_is_still_build_failed(tmp_path, monk
                   "echo 'ld: undefined reference to gemm_tiled'; exit 2")
     outcome = grade(course(tmp_path), tmp_path, monkeypatch, tmp_path / "bin")
     assert outcome["status"] == "build_failed", outcome
+
+
+def test_the_trusted_build_is_readable_and_runnable_by_everyone_whatever_the_builders_umask(tmp_path, monkeypatch):
+    """A TA builds the trusted grader with the staff's umask (007); a student's feedback grading then runs
+    its programs (gemmlab-config) and reads its libraries: everyone may, nobody may write them."""
+    cfg = course(tmp_path)
+    tools = grading.Toolchain(cfg, say=lambda *_: None)
+
+    def built_by_staff(cmd, cwd, log, env=None):  # what make leaves under umask 007: nothing for others
+        build = Path(next(a for a in cmd if a.startswith("BUILD=")).split("=", 1)[1])
+        for target in (a for a in cmd if a.startswith(str(build))):
+            Path(target).parent.mkdir(parents=True, exist_ok=True, mode=0o770)
+            Path(target).write_bytes(b"")
+            os.chmod(target, 0o770 if "config" in Path(target).name else 0o660)
+        return 0
+    monkeypatch.setattr(grading, "run_logged", built_by_staff)
+    trusted = tools.trusted(tmp_path / "trusted.log")
+    for p in [trusted, *trusted.rglob("*")]:
+        mode = p.stat().st_mode & 0o777
+        assert mode & 0o444 == 0o444 and not mode & 0o222, (p, oct(mode))
+        if p.is_dir() or "config" in p.name:
+            assert mode & 0o111 == 0o111, (p, oct(mode))
