@@ -400,7 +400,8 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     assert "late penalty: 10 % of its score (10 % per started day late, at most 100 %)" in r.stdout, r.stdout
     job = re.search(r"grading job (\d+) queued", r.stdout).group(1)
     script = subprocess.run(["scontrol", "write", "batch_script", job, "-"], capture_output=True, text=True).stdout
-    assert f"--config {state.course_toml} grade-attempt" in script, script
+    # her job reads the students' half of the published state (course.toml without the staff's sections)
+    assert f"--config {state.public_dir / 'course.toml'} grade-attempt" in script, script
     subprocess.run(["scontrol", "hold", job], check=True)  # it waits (as on a busy cluster)
     try:
         (d / "naive.cu").write_text((d / "naive.cu").read_text() + "// late, second\n")
