@@ -3,7 +3,7 @@
 # kernel whose A tile is stored transposed in shared memory, without padding (PAD_A = 0: a 32-way bank
 # conflict on every store at TILE = 32) and with it (PAD_A = 1: none), and of the reference's tiled/16
 # (the example report's profile, measured again with every counter make profile asks for).
-# H100 with CUDA 13 and ncu, no package installs: carry .deps (README "Developing on a lent GPU").
+# H100 with CUDA 13 and ncu, no package installs: carry .deps (docs/developing.md, "Developing on a lent GPU").
 # About 5 minutes on 16 cores from an empty build (the grader builds once for all three).
 #
 #   bash tests/gpu_profile_padding.sh          writes into $OUT (default build/gpu-profile-padding/out)

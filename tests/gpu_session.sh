@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_session.sh — every GPU-only verification of GEMM Lab, in phases that each fit one session on
-# a lent GPU machine (no package installs there: carry .deps, see README "Developing"). Logs go to
-# $OUT (or build/gpu-session) so they come back from the machine.
+# a lent GPU machine (no package installs there: carry .deps, see docs/developing.md, "Developing on
+# a lent GPU"). Logs go to $OUT (or build/gpu-session) so they come back from the machine.
 #
 #   bash tests/gpu_session.sh boundary  build; GPU unit tests; grade the reference (timed) and the
 #                                       stubs; the trust-boundary gallery entries (GALLERY= to change)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_tensor.sh — the tensor stage on a GPU, in one session (H100 with CUDA 13, no package installs:
-# carry .deps; see README "Developing on a lent GPU"). About 5 minutes on 16 cores. Logs and JSON go
-# to $OUT (or build/gpu-tensor); the last lines it prints are tensor-summary.md, for docs/PERFORMANCE.md.
+# carry .deps; see docs/developing.md, "Developing on a lent GPU"). About 5 minutes on 16 cores. Logs
+# and JSON go to $OUT (or build/gpu-tensor); the last lines it prints are tensor-summary.md, for
+# docs/performance-log.md.
 #
 #   bash tests/gpu_tensor.sh             everything below
 #   TENSOR_TUNE=0 bash tests/gpu_tensor.sh        without the tuning ladder (saves about a minute)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tensor stage's verdicts and tables from one GPU run of tests/gpu_tensor.sh (standard library only).
 
-Reads the JSON the grader wrote (docs/results-schema.md) and prints Markdown for docs/PERFORMANCE.md:
+Reads the JSON the grader wrote (docs/results-schema.md) and prints Markdown for docs/performance-log.md:
 
   - the speed table: every reference variant (from `gemmlab bench --reference`), GFLOPS, % of cuBLAS in
     the same precision, % of true-FP32/FP64 cuBLAS, worst verified error and its bound (u·G);

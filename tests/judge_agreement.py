@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """judge_agreement.py — how the judge's clock compares with the runners' own CUDA events, from one or
-more results.json of `make grade` (docs/timing.md, docs/PERFORMANCE.md).
+more results.json of `make grade` (docs/timing.md, docs/performance.md).
 
     python3 tests/judge_agreement.py results/reference/results.json [more.json ...]
 

@@ -68,6 +68,7 @@ NEVER = [
     "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
     "docs/instructor-guide.md",
     "docs/handout.md",
+    "docs/developing.md",           # developing the kit itself: its test suite, toolchains, lent GPUs
     # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and
     # the sweep's job scripts): a student's `make submit`, `status`, `results` need none of them
     "cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",

@@ -1,7 +1,7 @@
 // GPU tests of the judge's benchmark engine (judge/bench_engine.h): items timed in runner processes on
 // the judge's clock, calibrated, every timed call verified. Small shapes: the file takes seconds.
 // (How close the judge's clock comes to a runner's own events is measured by the benchmarks in
-// docs/PERFORMANCE.md, not asserted here.)
+// docs/performance.md, not asserted here.)
 #include <map>
 #include <string>
 #include <vector>

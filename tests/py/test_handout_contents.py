@@ -33,6 +33,19 @@ def test_staff_tools_and_developer_scripts_stay_out():
         assert rel in files, rel
 
 
+def test_the_developer_doc_never_ships_and_no_shipped_doc_sends_students_there():
+    """docs/developing.md is for whoever changes the kit: it stays out even where a course lists it in
+    [handout] docs, and neither the handout's README nor a file it ships names it."""
+    cfg = handout.load_config(ROOT / "course.toml")
+    cfg["docs"] = [*cfg["docs"], "developing.md"]
+    files, _ = handout.select_files(cfg)
+    assert "docs/developing.md" not in files
+    readme = (ROOT / "grader" / "scripts" / "handout" / "README.md.in").read_text()
+    assert "developing.md" not in readme
+    for rel in sorted(shipped()):
+        assert "developing.md" not in (ROOT / rel).read_text(errors="replace"), rel
+
+
 def test_the_students_cluster_commands_run_without_the_staff_tools(tmp_path):
     """A copy of the shipped cluster/ alone: `status` and `submit --help` work; a staff command says
     it is not in the handout."""
