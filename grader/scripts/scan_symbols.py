@@ -22,13 +22,19 @@ submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in s
 
 A file with a refused symbol is not linked; the stages whose files reference it (directly or through
 a helper file) are `rejected` with the symbol and the rule named, and every other stage builds and
-runs. The library is linked --no-undefined against the CUDA runtime and the C/C++ runtime only, so a
+runs. Each stage gets a library of its own (libgemmlab-submission-<stage>.so), linked from exactly
+the files this check reads for it: its stage file and the files it calls into by name (its closure,
+"libraries" in the JSON). So code no name of the stage's files reaches — another stage's kernel whose
+address a third file's static initializer keeps in a table — is not in the process that runs the
+stage at all, and what the tensor-core rule reads for a stage is all the code that can run for it.
+Each library is linked --no-undefined against the CUDA runtime and the C/C++ runtime only, so a
 reference this check missed could still not reach the grader or another library.
 
   scan_symbols.py --write-protected build/protected-symbols.json --cuda-lib /usr/local/cuda/lib64
   scan_symbols.py --protected build/protected-symbols.json --registry .../submission_exports.o \\
                   --out .../symbols.json [--fail-on-missing] .../stages/*.o
-  scan_symbols.py --linkable .../symbols.json     (the objects to link, for the Makefile)
+  scan_symbols.py --stage-names                    (the registry's stages: one library each, for the Makefile)
+  scan_symbols.py --library .../symbols.json STAGE (the objects of that stage's library, for the Makefile)
   scan_symbols.py --strict .../symbols.json       (exit 2 when a stage file costs points: `make`)
 
 The check also finds entry points the registry needs but no file defines (a forgotten explicit
@@ -135,9 +141,15 @@ EXPLAINED = [
      re.compile(r"^(cblas_|openblas_|mkl_|MKL_|bli_|[sdcz]gemm_?$|[sdcz]gemm_batch)")),
     ("library_gemm", "rocBLAS/hipBLAS", re.compile(r"^(rocblas_|hipblas)")),
     ("dynamic_loading", "loading code by name at run time",
-     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "dladdr1?", "dlinfo", r"cuGetProcAddress(_v2)?",
-            r"cudaGetDriverEntryPoint.*", r"cuLibraryLoad.*", r"cuModuleLoad.*", r"cudaLibraryLoad.*",
-            "cudaGetExportTable", r"cudaGetFuncBySymbol", r"cudaGetKernel")),
+     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "dladdr1?", "dlinfo", r"__libc_dl(open_mode|sym|vsym|close)",
+            r"cuGetProcAddress(_v2)?", r"cudaGetDriverEntryPoint.*", "cudaGetExportTable", r"cudaGetFuncBySymbol",
+            r"cudaGetKernel")),
+    ("dynamic_loading", "loading a module or library of GPU code from memory or a file at run time",
+     _names(r"cuLibraryLoad\w*", r"cuModuleLoad\w*", r"cudaLibraryLoad\w*")),
+    ("dynamic_loading", "compiling or linking code at run time (NVRTC, nvJitLink, the PTX compiler, the driver's linker)",
+     re.compile(r"^(nvrtc[A-Z]\w*|(__)?nvJitLink[A-Z]\w*|nvPTXCompiler\w+|cuLink\w+)$")),
+    ("dynamic_loading", "anonymous memory files, from which code can be loaded or run",
+     _names("memfd_create", "memfd_secret", "shm_open")),
     ("process", "process control",
      _names("fork", "vfork", "clone3?", "execl[ep]?", "execv[pe]?", "execvpe", "execveat", "fexecve", "system",
             "popen", "posix_spawnp?", "kill", "killpg", "tgkill", "sigqueue", "getppid", "ptrace", "setsid",
@@ -171,7 +183,8 @@ WHY = {
     "grader_internal": "stage code sees the stage API only (gemmlab/stage_api.h); the grader's own functions "
                        "are not part of it",
     "library_gemm": "a stage must compute the product itself; a library GEMM is not your work",
-    "dynamic_loading": "it hides what a stage calls from this check",
+    "dynamic_loading": "it hides what a stage runs from this check: a stage runs only the code its own files "
+                       "hold, as compiled with them",
     "process": "a stage must not start, signal or watch processes or threads, or change memory protections",
     "files": "a stage must not touch files, descriptors or the network (printf for debugging is fine)",
     "clocks": "the grader times every call itself; a stage needs no clock",
@@ -581,7 +594,8 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                                                tensor.get("cuda_home"), tensor.get("cache"))
         tensor_core_problems(info, closure, stages, allowed, found)
 
-    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": []}
+    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": [],
+              "libraries": {}}
     if tensor is not False:
         result["tensor_core_check"] = dict(tensor_record, allowed=sorted(allowed))
     for name, verdict in sorted(failed.items()):
@@ -601,6 +615,11 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
         if not refused:
             result["linkable"].append(o["object"])
             result["kernels"] += sorted(o["kernels"])
+    # Each stage's library: its stage file and the files it calls into, when none of them is refused;
+    # else nothing (the library holds only the trusted registry, and the stage is `rejected`).
+    for stage in stages:
+        linked = stage in info and result["files"][info[stage]["file"]]["linked"]
+        result["libraries"][stage] = sorted(info[n]["object"] for n in closure(stage)) if linked else []
     for stage in stages:
         if stage in failed:
             first = failed[stage].get("first_error", "")
@@ -831,7 +850,9 @@ def main():
     ap.add_argument("--verdicts", metavar="SYMBOLS_JSON", help="print the verdicts of a symbols.json again")
     ap.add_argument("--write-protected", metavar="OUT", help="write the protected libraries' exported names")
     ap.add_argument("--cuda-lib", default="/usr/local/cuda/lib64", help="the CUDA toolkit's library directory")
-    ap.add_argument("--linkable", metavar="SYMBOLS_JSON", help="print the objects this check lets into the link")
+    ap.add_argument("--stage-names", action="store_true", help="print the registry's stages (one library each)")
+    ap.add_argument("--library", nargs=2, metavar=("SYMBOLS_JSON", "STAGE"),
+                    help="print the objects of STAGE's library: its stage file and the files it calls into")
     ap.add_argument("--strict", metavar="SYMBOLS_JSON",
                     help="exit 2, saying which, when a stage file of this scan costs points (`make`)")
     ap.add_argument("--cuobjdump", help="the disassembler of the tensor-core rule (default: found as make sass finds it)")
@@ -843,8 +864,12 @@ def main():
     if args.write_protected:
         write_protected(args.write_protected, args.cuda_lib)
         return 0
-    if args.linkable:
-        print(" ".join(json.loads(Path(args.linkable).read_text())["linkable"]))
+    if args.stage_names:
+        print(" ".join(stage_names(args.stages_header)))
+        return 0
+    if args.library:
+        path, stage = args.library
+        print(" ".join(json.loads(Path(path).read_text())["libraries"].get(stage, [])))
         return 0
     if args.strict:
         result = json.loads(Path(args.strict).read_text())
