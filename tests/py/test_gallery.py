@@ -174,7 +174,7 @@ def test_a_stage_cannot_reach_another_stages_kernel_through_a_pointer(grader):
 
     reuse, tensor = defined("reuse"), defined("tensor")
     assert "fast_float_gemm" in reuse and "gemm_naive<double>" in reuse
-    for name in ("split_tf32_kernel", "gemm_tensor", "hand_over"):
+    for name in ("split_tf32_kernel", "gemm_tensor", "_tensor.cudafe1.cpp"):  # the last: its static initializer
         assert name not in reuse, f"{name} is in reuse's library"
         assert name in tensor, f"{name} is not in tensor's library"
 
