@@ -69,7 +69,8 @@ ALLOWED_REFERENCES = [
      _names(r"_GLOBAL_OFFSET_TABLE_", r"_Unwind_Resume", r"__gxx_personality_v0", r"__cxa_guard_(acquire|release|abort)",
             r"__cxa_atexit", r"atexit", r"__dso_handle", r"__stack_chk_fail", r"__tls_get_addr", r"__gmon_start__",
             r"_ITM_(de)?registerTMCloneTable", r"__cxa_finalize", r"__libc_single_threaded")),
-    ("cuda_launch", "the launch machinery nvcc generates for <<<...>>> and kernel registration",
+    ("cuda_launch", "the launch machinery nvcc generates for <<<...>>> and kernel registration (the registration "
+                    "functions only from nvcc's own registration code: REGISTRATION below)",
      re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|RegisterManagedVar|"
                 r"RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|LaunchKernel(_ptsz)?|PushCallConfiguration|"
                 r"PopCallConfiguration|GetKernel|InitModule)$")),
@@ -372,6 +373,53 @@ def registry_runs(header):
     return out
 
 
+# ---- the launch machinery, called only where nvcc calls it ---------------------------------------------
+# Every object references the functions that register its GPU code with the CUDA runtime
+# (__cudaRegisterFatBinary, __cudaRegisterFunction, ...; the "cuda_launch" group above): nvcc calls them
+# from the file's own registration code, static functions of fixed names that a stage file cannot
+# define (they would clash with nvcc's own in the same file). Called from anywhere else — a function of
+# the stage, or an address kept in data — they register GPU code the stage carries as bytes, which
+# neither the tensor-core rule nor the stage's library shows: refused like loading code from memory.
+REGISTRATION = re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|"
+                          r"RegisterManagedVar|RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|InitModule)$")
+NVCC_REGISTRATION_CODE = {"_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv",
+                          "_ZL31__nv_cudaEntityRegisterCallbackPPv", "_ZL32__nv_init_managed_rt_with_modulePPv"}
+
+
+def registration_outside_nvcc(obj, objdump="objdump"):
+    """{registration function: where} for each one an object refers to from anywhere but nvcc's own
+    registration code (a function of the object, or a data section), read from its relocations."""
+    found = {}
+    code = subprocess.run([objdump, "-dr", "--no-show-raw-insn", str(obj)], capture_output=True, text=True)
+    func = None
+    for line in code.stdout.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            func = m.group(1)
+            continue
+        m = re.search(r"\bR_\w+\s+([A-Za-z_][\w.@]*)", line)
+        if m and REGISTRATION.match(bare(m.group(1))) and (func or "").split(".")[0] not in NVCC_REGISTRATION_CODE:
+            found.setdefault(bare(m.group(1)), func or "?")
+    data = subprocess.run([objdump, "-r", str(obj)], capture_output=True, text=True)
+    section = ""
+    for line in data.stdout.splitlines():
+        m = re.match(r"^RELOCATION RECORDS FOR \[(.+)\]:", line)
+        if m:
+            section = m.group(1)
+            continue
+        parts = line.split()
+        if len(parts) >= 3 and not section.startswith(".text"):
+            target = bare(re.split(r"[+-]0x", parts[2])[0])
+            if REGISTRATION.match(target):
+                found.setdefault(target, f"data ({section})")
+    names = [f for f in found.values() if not f.startswith("data")]
+    if names:
+        shown = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.splitlines()
+        demangled = dict(zip(names, shown)) if len(shown) == len(names) else {}
+        found = {k: demangled.get(v, v) for k, v in found.items()}
+    return found
+
+
 def read_compile_failure(obj):
     """The verdict compile_stage.py left beside an object it could not make, or None."""
     try:
@@ -542,6 +590,9 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
             "defined": {m: (d, t) for m, d, t in syms if t in DEFINED_TYPES and t != "U" and t not in "w"},
             "kernels": kernels,
         }
+    with ThreadPoolExecutor(max(1, min(len(info), os.cpu_count() or 1))) as pool:  # objdump per object
+        for o, found in zip(info.values(), pool.map(lambda o: registration_outside_nvcc(o["object"]), info.values())):
+            o["registers"] = found
     provided = set()
     for o in info.values():
         provided |= set(o["defined"])
@@ -562,6 +613,10 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                 rule, what = "undefined", "which no stage file defines"
             problems.setdefault(demangled, {"symbol": bare(demangled), "kind": "reference", "rule": rule,
                                             "what": what, "file": o["file"]})
+        for symbol, where in o["registers"].items():
+            what = f"GPU code registered from {'its ' + where if where.startswith('data') else where}, not by nvcc: code carried as data"
+            problems.setdefault(symbol, {"symbol": symbol, "kind": "reference", "rule": "dynamic_loading",
+                                         "what": what, "file": o["file"]})
         for mangled, (demangled, t) in o["defined"].items():
             if t.islower() and t not in "wvu":
                 continue  # local: static, anonymous namespace, compiler-internal
