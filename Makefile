@@ -289,8 +289,8 @@ SUB_SOURCES := $(wildcard $(SUB_DIR)/*.cu)
 SUB_STAGE_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o)
 # One library per stage of the registry (gemmlab/stages.h), whatever files the submission has: a
 # stage whose file is missing or refused gets the registry alone, and is `rejected`.
-SUB_LIBRARIES = $(patsubst %,$(SUB_BUILD)/libgemmlab-submission-%.so,$(STAGE_NAMES))
 STAGE_NAMES := $(shell $(PYTHON) grader/scripts/scan_symbols.py --stage-names)
+SUB_LIBRARIES := $(patsubst %,$(SUB_BUILD)/libgemmlab-submission-%.so,$(STAGE_NAMES))
 # Stage objects compiled before from the same bytes with the same command are reused
 # (grader/scripts/object_cache.py: the tests and the handout build many submissions that share
 # most files). OBJECT_CACHE= turns it off.
@@ -361,7 +361,7 @@ $(CUDA_LIBS_DIR)/libcublas-pruned.so: $(GRADER_LIBS) $(REF_LIB) $(GRADER_BUILD)/
 endif
 
 # Three binaries: gemmlab (judge/), the judge, which holds no submission code; gemmlab-stages, the
-# runner of the submission's library, which links no GEMM library and no reference code; and
+# runner of the submission's libraries, which links no GEMM library and no reference code; and
 # gemmlab-baselines, the runner of the grader's own calls (the reference, cuBLAS). None of them holds
 # submission code, so each is linked once per grader build, into $(BIN_DIR), and copied into every
 # submission's build, beside its libraries (the judge starts the runners beside itself; gemmlab-stages
