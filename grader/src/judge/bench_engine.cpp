@@ -101,7 +101,6 @@ Timing lost(const Shape& s, Disposition d, const std::string& why) {
 // One runner process and the flag words the judge shares with it.
 struct Session {
     RunnerKind kind = RunnerKind::baselines;
-    std::string stage;  // the submission's runner: the one stage whose library it opens
     std::unique_ptr<ChildProcess> proc;
     ExportedBuffer flags;
     uint32_t go = 0;
@@ -188,7 +187,6 @@ private:
     std::optional<Session> start_session(RunnerKind kind, const std::string& stage = "") {
         Session s;
         s.kind = kind;
-        s.stage = stage;
         s.flags = ExportedBuffer(protocol::kExportGranularity);
         CUDA_CHECK(cudaMemset(s.flags.get(), 0, s.flags.bytes()));
         ChildLimits limits;
