@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The symbol check of a submission's compiled stage files: what each may reference and define.
 
-A stage file is compiled against the stage API alone (grader/include) and linked into the
-submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in sandboxed children
-(grader/src/runner/submission_library.h). Before that link, this check reads every stage object with
-`nm` and holds it to two allowlists:
+A stage file is compiled against the stage API alone (grader/include) and linked into the library of
+its stage (and of every stage that calls into it), which gemmlab-stages opens with RTLD_LOCAL in
+sandboxed children (grader/src/runner/submission_library.h). Before those links, this check reads
+every stage object with `nm` and holds it to two allowlists:
 
   references  what a stage may call: the CUDA runtime calls a kernel stage needs (launches, errors,
               device queries, memory for the pitched stage, its own streams and events), host math,
