@@ -285,10 +285,13 @@ $(REF_LIB):
 	@exit 1
 endif
 
-# ---- the submission side: <SUBMISSION>/*.cu, built into its own shared library -------------------
+# ---- the submission side: <SUBMISSION>/*.cu, built into one shared library per stage ------------
 SUB_SOURCES := $(wildcard $(SUB_DIR)/*.cu)
 SUB_STAGE_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o)
-SUB_LIBRARY := $(SUB_BUILD)/libgemmlab-submission.so
+# One library per stage of the registry (gemmlab/stages.h), whatever files the submission has: a
+# stage whose file is missing or refused gets the registry alone, and is `rejected`.
+STAGE_NAMES := $(shell $(PYTHON) grader/scripts/scan_symbols.py --stage-names)
+SUB_LIBRARIES := $(patsubst %,$(SUB_BUILD)/libgemmlab-submission-%.so,$(STAGE_NAMES))
 # Stage objects compiled before from the same bytes with the same command are reused
 # (grader/scripts/object_cache.py: the tests and the handout build many submissions that share
 # most files). OBJECT_CACHE= turns it off.
@@ -322,11 +325,15 @@ $(SUB_EXPORTS): grader/src/runner/submission_exports.cpp $(GRADER_FLAGS_STAMP)
 
 # The symbol check (grader/scripts/scan_symbols.py, docs/student-guide.md "What a stage may call")
 # reads the stage objects before anything is linked: what each may reference (an allowlist) and
-# define (its own names only). A file it refuses is left out of the library, so its stages are
-# `rejected` with the symbol named while every other stage still builds and runs. The library is
+# define (its own names only). A file it refuses is left out of the libraries, so its stages are
+# `rejected` with the symbol named while every other stage still builds and runs. Each stage has a
+# library of its own, libgemmlab-submission-<stage>.so: the trusted registry and exactly the files the
+# check read for that stage — its stage file and the files it calls into by name — so no code that
+# another stage's file holds can run where this stage runs, whatever a pointer or table says. Each is
 # linked --no-undefined against the CUDA runtime and the C/C++ runtime only: a reference to anything
-# else (the grader, cuBLAS, ...) could not link even if the check missed it. gemmlab-stages opens it
-# with RTLD_LOCAL in its sandboxed runner processes (grader/src/runner/submission_library.h).
+# else (the grader, cuBLAS, ...) could not link even if the check missed it. gemmlab-stages opens the
+# library of the stage it runs with RTLD_LOCAL in its sandboxed runner processes
+# (grader/src/runner/submission_library.h).
 #
 # The check also stands in for the link, file by file: a file that does not compile (its
 # object's .failed verdict), references a name no linked file defines (a helper declared and never
@@ -345,10 +352,11 @@ $(PROTECTED): grader/scripts/scan_symbols.py
 $(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py
 	$(Q)$(PYTHON) grader/scripts/scan_symbols.py $(SCAN_ARGS) --out $@ $(if $(filter scan,$(MAKECMDGOALS)),--quiet) \
 	    $(SUB_STAGE_OBJ)
-$(SUB_LIBRARY): $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map | $(CUDA_LIB_FILES)
+$(SUB_BUILD)/libgemmlab-submission-%.so: $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map \
+                                         | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) -shared $(ARCH_FLAGS) $(CUDART) -Xlinker --no-undefined \
 	    -Xlinker --version-script=grader/src/runner/submission_library.map -o $@ $(SUB_EXPORTS) \
-	    $$($(PYTHON) grader/scripts/scan_symbols.py --linkable $(SYMBOLS))
+	    $$($(PYTHON) grader/scripts/scan_symbols.py --library $(SYMBOLS) $*)
 
 # CUDA_LIBS=pruned: the build's own cuBLAS/cuRAND, serving exactly what the grader and the reference
 # call, and its copy of the CUDA runtime (grader/scripts/prune_cuda_libs.py). Every binary is one folder
@@ -361,11 +369,11 @@ $(CUDA_LIBS_DIR)/libcublas-pruned.so: $(GRADER_LIBS) $(REF_LIB) $(GRADER_BUILD)/
 endif
 
 # Three binaries: gemmlab (judge/), the judge, which holds no submission code; gemmlab-stages, the
-# runner of the submission's library, which links no GEMM library and no reference code; and
+# runner of the submission's libraries, which links no GEMM library and no reference code; and
 # gemmlab-baselines, the runner of the grader's own calls (the reference, cuBLAS). None of them holds
 # submission code, so each is linked once per grader build, into $(BIN_DIR), and copied into every
-# submission's build, beside its library (the judge starts the runners beside itself; gemmlab-stages
-# opens the library beside itself).
+# submission's build, beside its libraries (the judge starts the runners beside itself; gemmlab-stages
+# opens the library of its stage beside itself).
 BASELINE_RUNNER := $(SUB_BUILD)/gemmlab-baselines
 BIN_DIR := $(GRADER_BUILD)/bin
 JUDGE_BIN := $(BIN_DIR)/gemmlab
@@ -394,7 +402,7 @@ $(BASELINE_RUNNER_BIN): $(BASELINE_MAIN_OBJ) $(RUNNER_LIB) $(COMMON_LIB) $(REF_L
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(LINK_FLAGS_STAMP),$^) $(LDLIBS)
 $(JUDGE_BIN): $(JUDGE_MAIN_OBJ) $(JUDGE_LIB) $(COMMON_LIB) $(REF_LIB) $(LINK_FLAGS_STAMP) | $(CUDA_LIB_FILES)
 	$(call quiet,LINK,$@)$(NVCC) $(ARCH_FLAGS) $(CUDART) -o $@ $(filter-out $(LINK_FLAGS_STAMP),$^) $(LDLIBS)
-$(STAGE_RUNNER): $(STAGE_RUNNER_BIN) | $(SUB_LIBRARY)
+$(STAGE_RUNNER): $(STAGE_RUNNER_BIN) | $(SUB_LIBRARIES)
 	@mkdir -p $(@D) && cp -f $< $@
 $(BASELINE_RUNNER): $(BASELINE_RUNNER_BIN)
 	@mkdir -p $(@D) && cp -f $< $@

@@ -74,9 +74,9 @@ pack() {
             local dir
             dir="$from/sub-$sub-$(printf '%s' "$ROOT/$sub" | cksum | cut -d' ' -f1)"   # the Makefile's SUB_BUILD
             mkdir -p "$to/sub-$sub"
-            cp "$dir"/gemmlab "$dir"/gemmlab-stages "$dir"/gemmlab-baselines "$dir"/libgemmlab-submission.so \
+            cp "$dir"/gemmlab "$dir"/gemmlab-stages "$dir"/gemmlab-baselines "$dir"/libgemmlab-submission-*.so \
                "$dir"/symbols.json "$to/sub-$sub/"
-            strip --strip-debug "$to/sub-$sub"/gemmlab* "$to/sub-$sub/libgemmlab-submission.so"
+            strip --strip-debug "$to/sub-$sub"/gemmlab* "$to/sub-$sub"/libgemmlab-submission-*.so
         done
     done
     # One copy of what the builds share (the libraries; the judge and the runners of one arch): hard links.

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The symbol check of a submission's compiled stage files: what each may reference and define.
 
-A stage file is compiled against the stage API alone (grader/include) and linked into the
-submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in sandboxed children
-(grader/src/runner/submission_library.h). Before that link, this check reads every stage object with
-`nm` and holds it to two allowlists:
+A stage file is compiled against the stage API alone (grader/include) and linked into the library of
+its stage (and of every stage that calls into it), which gemmlab-stages opens with RTLD_LOCAL in
+sandboxed children (grader/src/runner/submission_library.h). Before those links, this check reads
+every stage object with `nm` and holds it to two allowlists:
 
   references  what a stage may call: the CUDA runtime calls a kernel stage needs (launches, errors,
               device queries, memory for the pitched stage, its own streams and events), host math,
@@ -22,13 +22,19 @@ submission's own shared library, which gemmlab-stages opens with RTLD_LOCAL in s
 
 A file with a refused symbol is not linked; the stages whose files reference it (directly or through
 a helper file) are `rejected` with the symbol and the rule named, and every other stage builds and
-runs. The library is linked --no-undefined against the CUDA runtime and the C/C++ runtime only, so a
+runs. Each stage gets a library of its own (libgemmlab-submission-<stage>.so), linked from exactly
+the files this check reads for it: its stage file and the files it calls into by name (its closure,
+"libraries" in the JSON). So code no name of the stage's files reaches — another stage's kernel whose
+address a third file's static initializer keeps in a table — is not in the process that runs the
+stage at all, and what the tensor-core rule reads for a stage is all the code that can run for it.
+Each library is linked --no-undefined against the CUDA runtime and the C/C++ runtime only, so a
 reference this check missed could still not reach the grader or another library.
 
   scan_symbols.py --write-protected build/protected-symbols.json --cuda-lib /usr/local/cuda/lib64
   scan_symbols.py --protected build/protected-symbols.json --registry .../submission_exports.o \\
                   --out .../symbols.json [--fail-on-missing] .../stages/*.o
-  scan_symbols.py --linkable .../symbols.json     (the objects to link, for the Makefile)
+  scan_symbols.py --stage-names                    (the registry's stages: one library each, for the Makefile)
+  scan_symbols.py --library .../symbols.json STAGE (the objects of that stage's library, for the Makefile)
   scan_symbols.py --strict .../symbols.json       (exit 2 when a stage file costs points: `make`)
 
 The check also finds entry points the registry needs but no file defines (a forgotten explicit
@@ -63,7 +69,8 @@ ALLOWED_REFERENCES = [
      _names(r"_GLOBAL_OFFSET_TABLE_", r"_Unwind_Resume", r"__gxx_personality_v0", r"__cxa_guard_(acquire|release|abort)",
             r"__cxa_atexit", r"atexit", r"__dso_handle", r"__stack_chk_fail", r"__tls_get_addr", r"__gmon_start__",
             r"_ITM_(de)?registerTMCloneTable", r"__cxa_finalize", r"__libc_single_threaded")),
-    ("cuda_launch", "the launch machinery nvcc generates for <<<...>>> and kernel registration",
+    ("cuda_launch", "the launch machinery nvcc generates for <<<...>>> and kernel registration (the registration "
+                    "functions only from nvcc's own registration code: REGISTRATION below)",
      re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|RegisterManagedVar|"
                 r"RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|LaunchKernel(_ptsz)?|PushCallConfiguration|"
                 r"PopCallConfiguration|GetKernel|InitModule)$")),
@@ -135,9 +142,15 @@ EXPLAINED = [
      re.compile(r"^(cblas_|openblas_|mkl_|MKL_|bli_|[sdcz]gemm_?$|[sdcz]gemm_batch)")),
     ("library_gemm", "rocBLAS/hipBLAS", re.compile(r"^(rocblas_|hipblas)")),
     ("dynamic_loading", "loading code by name at run time",
-     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "dladdr1?", "dlinfo", r"cuGetProcAddress(_v2)?",
-            r"cudaGetDriverEntryPoint.*", r"cuLibraryLoad.*", r"cuModuleLoad.*", r"cudaLibraryLoad.*",
-            "cudaGetExportTable", r"cudaGetFuncBySymbol", r"cudaGetKernel")),
+     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "dladdr1?", "dlinfo", r"__libc_dl(open_mode|sym|vsym|close)",
+            r"cuGetProcAddress(_v2)?", r"cudaGetDriverEntryPoint.*", "cudaGetExportTable", r"cudaGetFuncBySymbol",
+            r"cudaGetKernel")),
+    ("dynamic_loading", "loading a module or library of GPU code from memory or a file at run time",
+     _names(r"cuLibraryLoad\w*", r"cuModuleLoad\w*", r"cudaLibraryLoad\w*")),
+    ("dynamic_loading", "compiling or linking code at run time (NVRTC, nvJitLink, the PTX compiler, the driver's linker)",
+     re.compile(r"^(nvrtc[A-Z]\w*|(__)?nvJitLink[A-Z]\w*|nvPTXCompiler\w+|cuLink\w+)$")),
+    ("dynamic_loading", "anonymous memory files, from which code can be loaded or run",
+     _names("memfd_create", "memfd_secret", "shm_open")),
     ("process", "process control",
      _names("fork", "vfork", "clone3?", "execl[ep]?", "execv[pe]?", "execvpe", "execveat", "fexecve", "system",
             "popen", "posix_spawnp?", "kill", "killpg", "tgkill", "sigqueue", "getppid", "ptrace", "setsid",
@@ -171,7 +184,8 @@ WHY = {
     "grader_internal": "stage code sees the stage API only (gemmlab/stage_api.h); the grader's own functions "
                        "are not part of it",
     "library_gemm": "a stage must compute the product itself; a library GEMM is not your work",
-    "dynamic_loading": "it hides what a stage calls from this check",
+    "dynamic_loading": "it hides what a stage runs from this check: a stage runs only the code its own files "
+                       "hold, as compiled with them",
     "process": "a stage must not start, signal or watch processes or threads, or change memory protections",
     "files": "a stage must not touch files, descriptors or the network (printf for debugging is fine)",
     "clocks": "the grader times every call itself; a stage needs no clock",
@@ -359,6 +373,53 @@ def registry_runs(header):
     return out
 
 
+# ---- the launch machinery, called only where nvcc calls it ---------------------------------------------
+# Every object references the functions that register its GPU code with the CUDA runtime
+# (__cudaRegisterFatBinary, __cudaRegisterFunction, ...; the "cuda_launch" group above): nvcc calls them
+# from the file's own registration code, static functions of fixed names that a stage file cannot
+# define (they would clash with nvcc's own in the same file). Called from anywhere else — a function of
+# the stage, or an address kept in data — they register GPU code the stage carries as bytes, which
+# neither the tensor-core rule nor the stage's library shows: refused like loading code from memory.
+REGISTRATION = re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|"
+                          r"RegisterManagedVar|RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|InitModule)$")
+NVCC_REGISTRATION_CODE = {"_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv",
+                          "_ZL31__nv_cudaEntityRegisterCallbackPPv", "_ZL32__nv_init_managed_rt_with_modulePPv"}
+
+
+def registration_outside_nvcc(obj, objdump="objdump"):
+    """{registration function: where} for each one an object refers to from anywhere but nvcc's own
+    registration code (a function of the object, or a data section), read from its relocations."""
+    found = {}
+    code = subprocess.run([objdump, "-dr", "--no-show-raw-insn", str(obj)], capture_output=True, text=True)
+    func = None
+    for line in code.stdout.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            func = m.group(1)
+            continue
+        m = re.search(r"\bR_\w+\s+([A-Za-z_][\w.@]*)", line)
+        if m and REGISTRATION.match(bare(m.group(1))) and (func or "").split(".")[0] not in NVCC_REGISTRATION_CODE:
+            found.setdefault(bare(m.group(1)), func or "?")
+    data = subprocess.run([objdump, "-r", str(obj)], capture_output=True, text=True)
+    section = ""
+    for line in data.stdout.splitlines():
+        m = re.match(r"^RELOCATION RECORDS FOR \[(.+)\]:", line)
+        if m:
+            section = m.group(1)
+            continue
+        parts = line.split()
+        if len(parts) >= 3 and not section.startswith(".text"):
+            target = bare(re.split(r"[+-]0x", parts[2])[0])
+            if REGISTRATION.match(target):
+                found.setdefault(target, f"data ({section})")
+    names = [f for f in found.values() if not f.startswith("data")]
+    if names:
+        shown = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.splitlines()
+        demangled = dict(zip(names, shown)) if len(shown) == len(names) else {}
+        found = {k: demangled.get(v, v) for k, v in found.items()}
+    return found
+
+
 def read_compile_failure(obj):
     """The verdict compile_stage.py left beside an object it could not make, or None."""
     try:
@@ -529,6 +590,9 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
             "defined": {m: (d, t) for m, d, t in syms if t in DEFINED_TYPES and t != "U" and t not in "w"},
             "kernels": kernels,
         }
+    with ThreadPoolExecutor(max(1, min(len(info), os.cpu_count() or 1))) as pool:  # objdump per object
+        for o, found in zip(info.values(), pool.map(lambda o: registration_outside_nvcc(o["object"]), info.values())):
+            o["registers"] = found
     provided = set()
     for o in info.values():
         provided |= set(o["defined"])
@@ -549,6 +613,10 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                 rule, what = "undefined", "which no stage file defines"
             problems.setdefault(demangled, {"symbol": bare(demangled), "kind": "reference", "rule": rule,
                                             "what": what, "file": o["file"]})
+        for symbol, where in o["registers"].items():
+            what = f"GPU code registered from {'its ' + where if where.startswith('data') else where}, not by nvcc: code carried as data"
+            problems.setdefault(symbol, {"symbol": symbol, "kind": "reference", "rule": "dynamic_loading",
+                                         "what": what, "file": o["file"]})
         for mangled, (demangled, t) in o["defined"].items():
             if t.islower() and t not in "wvu":
                 continue  # local: static, anonymous namespace, compiler-internal
@@ -581,7 +649,8 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                                                tensor.get("cuda_home"), tensor.get("cache"))
         tensor_core_problems(info, closure, stages, allowed, found)
 
-    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": []}
+    result = {"schema": SCHEMA, "rule": RULE, "files": {}, "stages": {}, "missing": [], "linkable": [], "kernels": [],
+              "libraries": {}}
     if tensor is not False:
         result["tensor_core_check"] = dict(tensor_record, allowed=sorted(allowed))
     for name, verdict in sorted(failed.items()):
@@ -601,6 +670,11 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
         if not refused:
             result["linkable"].append(o["object"])
             result["kernels"] += sorted(o["kernels"])
+    # Each stage's library: its stage file and the files it calls into, when none of them is refused;
+    # else nothing (the library holds only the trusted registry, and the stage is `rejected`).
+    for stage in stages:
+        linked = stage in info and result["files"][info[stage]["file"]]["linked"]
+        result["libraries"][stage] = sorted(info[n]["object"] for n in closure(stage)) if linked else []
     for stage in stages:
         if stage in failed:
             first = failed[stage].get("first_error", "")
@@ -831,7 +905,9 @@ def main():
     ap.add_argument("--verdicts", metavar="SYMBOLS_JSON", help="print the verdicts of a symbols.json again")
     ap.add_argument("--write-protected", metavar="OUT", help="write the protected libraries' exported names")
     ap.add_argument("--cuda-lib", default="/usr/local/cuda/lib64", help="the CUDA toolkit's library directory")
-    ap.add_argument("--linkable", metavar="SYMBOLS_JSON", help="print the objects this check lets into the link")
+    ap.add_argument("--stage-names", action="store_true", help="print the registry's stages (one library each)")
+    ap.add_argument("--library", nargs=2, metavar=("SYMBOLS_JSON", "STAGE"),
+                    help="print the objects of STAGE's library: its stage file and the files it calls into")
     ap.add_argument("--strict", metavar="SYMBOLS_JSON",
                     help="exit 2, saying which, when a stage file of this scan costs points (`make`)")
     ap.add_argument("--cuobjdump", help="the disassembler of the tensor-core rule (default: found as make sass finds it)")
@@ -843,8 +919,12 @@ def main():
     if args.write_protected:
         write_protected(args.write_protected, args.cuda_lib)
         return 0
-    if args.linkable:
-        print(" ".join(json.loads(Path(args.linkable).read_text())["linkable"]))
+    if args.stage_names:
+        print(" ".join(stage_names(args.stages_header)))
+        return 0
+    if args.library:
+        path, stage = args.library
+        print(" ".join(json.loads(Path(path).read_text())["libraries"].get(stage, [])))
         return 0
     if args.strict:
         result = json.loads(Path(args.strict).read_text())

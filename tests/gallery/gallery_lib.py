@@ -258,18 +258,22 @@ def build_message_ok(entry, output, scan_result=None):
 def ci_sources(entry):
     """The stage files CI compiles for an entry: every file when the build is expected to fail (the
     scan then needs them all), else the gallery-written ones, less the standard well-behaved reuse.cu
-    (the naive kernel again) unless the scan is expected to flag it."""
+    (the naive kernel again) unless the scan is expected to flag it, and the files as handed out whose
+    entry points they call (`gemm_naive<T>(p)`: the symbol check needs the file that defines it)."""
     if not entry.builds:
         return stage_sources(entry)
-    chosen = []
+    chosen, handed_out = [], []
     for src in stage_sources(entry):
         head = " ".join(src.read_text().split("\n", 2)[:2])
         if "gallery entry" not in head:
-            continue  # a stub or naive.cu as handed out
+            handed_out.append(src)  # a stub or naive.cu as handed out
+            continue
         if "well-behaved (the naive kernel), run after" in head and src.stem not in entry.expected.get("scan", {}):
             continue
         chosen.append(src)
-    return chosen
+    texts = [src.read_text() for src in chosen]
+    called = [src for src in handed_out if any(f"gemm_{src.stem}<" in text for text in texts)]
+    return sorted(chosen + called)
 
 
 def build_ci(build, entry, jobs=2):

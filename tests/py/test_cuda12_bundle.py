@@ -59,8 +59,8 @@ def test_the_pruned_cuda12_build_loads_only_what_it_carries(pruned_build):
     out = check("--cuda-major", 12, "--gpu", "sm_90", pruned_build)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr
     assert "every check passed" in out.stdout
-    # what the check saw: the three binaries and the submission's library, each on the build's own libraries
-    for name in ("gemmlab", "gemmlab-baselines", "gemmlab-stages", "libgemmlab-submission.so"):
+    # what the check saw: the three binaries and the submission's libraries, each on the build's own libraries
+    for name in ("gemmlab", "gemmlab-baselines", "gemmlab-stages", "libgemmlab-submission-tiled.so"):
         assert f"/{name}: ldd finds every library" in out.stdout, name
     assert "libcublas-pruned.so: machine code for sm_90" in out.stdout
     assert "gemmlab: device code for sm_80" in out.stdout

@@ -43,7 +43,10 @@ def test_the_gallery_has_the_entries_the_issue_asks_for():
               "library_gemm", "lower_precision", "bench_shape_special", "exits", "kills_parent", "fake_output",
               "sleeps", "gpu_memory_hog", "leaks_memory", "device_reset", "forks", "writes_outside",
               "reads_others", "tampers_grader", "missing_instantiation", "printf_flood", "huge_shared",
-              "huge_static_shared", "no_launch", "static_constructor", "well_behaved"}
+              "huge_static_shared", "no_launch", "static_constructor", "well_behaved",
+              # code a stage's own file does not hold, and the exploits other kernel judges published
+              "tensor_by_pointer", "loads_code_from_data", "cached_answer", "fingerprint_cache", "warmup_then_copy",
+              "batches_calls", "graph_replay", "host_threads", "host_side_work", "sparse_write"}
     assert wanted <= set(NAMES)
 
 
@@ -150,12 +153,46 @@ def test_tensor_cores_outside_the_tensor_stage_are_refused_at_build_time_with_th
     assert "tensor" not in result["stages"]
 
 
+def test_a_stage_cannot_reach_another_stages_kernel_through_a_pointer(grader):
+    """tensor_by_pointer: reuse.cu calls through a pointer that tensor.cu's static initializer fills with
+    the tensor stage's 3xTF32 entry point. No name reaches tensor.cu from reuse.cu, so the symbol check
+    accepts every file — and reuse's library, linked from exactly the files the check read for reuse,
+    holds neither tensor.cu's kernel nor its initializer: in reuse's runner the pointer stays null.
+    tensor's library holds reuse.cu (it names the pointer) next to its own kernel."""
+    build = Path(grader).parent.parent
+    entry = g.GALLERY / "tensor_by_pointer"
+    sb = g.sub_build(build, entry)
+    proc = g.make(build, entry, [sb / "gemmlab"])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    scan = json.loads((sb / "symbols.json").read_text())
+    assert scan["stages"] == {} and scan["missing"] == [], scan["stages"]
+    assert scan["tensor_core_check"]["ran"], scan["tensor_core_check"]
+    libraries = {stage: sorted(Path(o).stem for o in objects) for stage, objects in scan["libraries"].items()}
+    assert libraries["reuse"] == ["naive", "reuse"] and libraries["tensor"] == ["naive", "reuse", "tensor"], libraries
+    assert libraries["unrolled"] == ["unrolled"] and set(libraries) == set(STAGES), libraries
+
+    def defined(stage):
+        return subprocess.run(["nm", "-C", "--defined-only", str(sb / f"libgemmlab-submission-{stage}.so")],
+                              capture_output=True, text=True, check=True).stdout
+
+    reuse, tensor = defined("reuse"), defined("tensor")
+    assert "fast_float_gemm" in reuse and "gemm_naive<double>" in reuse
+    for name in ("split_tf32_kernel", "gemm_tensor", "_tensor.cudafe1.cpp"):  # the last: its static initializer
+        assert name not in reuse, f"{name} is in reuse's library"
+        assert name in tensor, f"{name} is not in tensor's library"
+
+
 @pytest.mark.parametrize("symbol,rule", [
     ("cublasSgemm_v2", "library_gemm"), ("cublasLtMatmul", "library_gemm"), ("cblas_sgemm", "library_gemm"),
     ("sgemm_", "library_gemm"), ("magma_sgemm", "library_gemm"),
     ("void cutlass::gemm::device::Gemm<float>::operator()()", "library_gemm"),
     ("dlopen", "dynamic_loading"), ("dlsym@GLIBC_2.34", "dynamic_loading"), ("cuGetProcAddress_v2", "dynamic_loading"),
-    ("cudaGetExportTable", "dynamic_loading"),
+    ("cudaGetExportTable", "dynamic_loading"), ("dlmopen", "dynamic_loading"), ("__libc_dlopen_mode", "dynamic_loading"),
+    ("cuModuleLoadData", "dynamic_loading"), ("cuModuleLoadDataEx", "dynamic_loading"),
+    ("cuLibraryLoadData", "dynamic_loading"), ("cudaLibraryLoadData", "dynamic_loading"),
+    ("nvrtcCompileProgram", "dynamic_loading"), ("__nvJitLinkCreate_12_0", "dynamic_loading"),
+    ("nvPTXCompilerCompile", "dynamic_loading"), ("cuLinkAddData_v2", "dynamic_loading"),
+    ("memfd_create", "dynamic_loading"), ("fexecve", "process"), ("execveat", "process"),
     ("fork", "process"), ("kill", "process"), ("getppid", "process"), ("system", "process"), ("syscall", "process"),
     ("pthread_create", "process"), ("mprotect", "process"),
     ("fopen", "files"), ("open64", "files"), ("write", "files"), ("rename", "files"),
@@ -233,15 +270,16 @@ def test_the_student_build_and_the_reference_are_clean(grader):
 
 def test_no_submission_code_runs_in_the_grader_parent(grader):
     """The judge, `gemmlab`, holds no submission code, so a stage file's static constructor (gallery
-    entry static_constructor) cannot run in it; neither does `gemmlab-stages` itself: the submission
-    lives in its own library, which gemmlab-stages opens on the first use of its registry — and there
-    the constructor is live (run here without the sandbox, with or without a GPU)."""
+    entry static_constructor, in unrolled.cu) cannot run in it; neither does `gemmlab-stages` itself:
+    each stage lives in a library of its own, which gemmlab-stages opens on that stage's first use —
+    there the constructor is live (run here without the sandbox, with or without a GPU), and only there:
+    running another stage loads nothing of unrolled.cu."""
     build = Path(grader).parent.parent
     entry = g.GALLERY / "static_constructor"
     sb = g.sub_build(build, entry)
     proc = g.make(build, entry, [sb / "gemmlab"])
     assert proc.returncode == 0, proc.stdout[-3000:]
-    parent, runner, library = sb / "gemmlab", sb / "gemmlab-stages", sb / "libgemmlab-submission.so"
+    parent, runner, library = sb / "gemmlab", sb / "gemmlab-stages", sb / "libgemmlab-submission-unrolled.so"
 
     def submission_symbols(binary):
         nm = subprocess.run(["nm", "-C", str(binary)], capture_output=True, text=True, check=True).stdout
@@ -249,7 +287,7 @@ def test_no_submission_code_runs_in_the_grader_parent(grader):
 
     assert submission_symbols(parent) == []
     assert submission_symbols(runner) == []
-    assert submission_symbols(library), "the submission's library should hold its entry points"
+    assert submission_symbols(library), "the stage's library should hold its entry points"
     exported = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True,
                               check=True).stdout.split()
     assert "gemmlab_submission_abi" in exported and not any("gemmlab10submission" in s for s in exported), \
@@ -265,10 +303,14 @@ def test_no_submission_code_runs_in_the_grader_parent(grader):
 
     found, out = marker_after(parent, "list")
     assert "tiled" in out and not found, "submission code ran in the grader's parent"
-    # `run --stage tiled` asks the registry for tiled's first variant before anything of CUDA
+    # `run --stage tiled` asks tiled's library for its first variant before anything of CUDA: nothing of
+    # unrolled.cu is in it
     found, out = marker_after(runner, "run", "--stage", "tiled", "--prec", "float")
     assert "ran tiled/8" in out or "gemmlab-stages needs an NVIDIA GPU" in out, out
-    assert found, "the constructor did not run when gemmlab-stages loaded the library: the test proves nothing"
+    assert not found, "unrolled.cu's constructor ran in a runner of another stage"
+    found, out = marker_after(runner, "run", "--stage", "unrolled", "--prec", "float")
+    assert "ran unrolled" in out or "gemmlab-stages needs an NVIDIA GPU" in out, out
+    assert found, "the constructor did not run when gemmlab-stages loaded unrolled's library: the test proves nothing"
 
 
 def test_a_stage_that_calls_the_grader_or_defines_a_clock_is_rejected_by_name(grader):
@@ -292,10 +334,11 @@ def test_a_stage_that_calls_the_grader_or_defines_a_clock_is_rejected_by_name(gr
         verdict = scan["stages"]["unrolled"]
         assert symbol in verdict["problem"] and rule in verdict["rules"], verdict
         assert "What a stage may call" in verdict["problem"]
-        linked = subprocess.run(["nm", "-C", "--defined-only", str(sb / "libgemmlab-submission.so")], capture_output=True, text=True,
-                                check=True).stdout
-        assert "gemm_unrolled" not in linked and "gemm_naive" in linked and "gemm_reuse" in linked
-        assert symbol.split("::")[-1] not in linked
+        def linked(stage):
+            return subprocess.run(["nm", "-C", "--defined-only", str(sb / f"libgemmlab-submission-{stage}.so")],
+                                  capture_output=True, text=True, check=True).stdout
+        assert "gemm_unrolled" not in linked("unrolled") and symbol.split("::")[-1] not in linked("unrolled")
+        assert "gemm_naive" in linked("naive") and "gemm_reuse" in linked("reuse")
 
 
 FAKE_GRADER = '''#!{python}

@@ -1,6 +1,6 @@
 """The judge and its two runners hold no submission code: a grader build links them once (into
-build/<arch>/grader/bin) and every submission's build gets copies of them beside its own library; only
-the library is linked per submission."""
+build/<arch>/grader/bin) and every submission's build gets copies of them beside its own libraries; only
+the libraries, one per stage, are linked per submission."""
 import filecmp
 import os
 import shutil
@@ -14,13 +14,16 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "cluster"))
 from grading import make_vars  # noqa: E402  (the cluster's reading of the Makefile's variables)
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import scan_symbols  # noqa: E402  (the registry's stage names)
 
 pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
                                 reason="needs nvcc (the CUDA toolkit) to build a submission")
 BINARIES = ("gemmlab", "gemmlab-stages", "gemmlab-baselines")
+STAGES = scan_symbols.stage_names(ROOT / "grader/include/gemmlab/stages.h")
 
 
-def test_a_submission_build_links_its_library_only(tmp_path):
+def test_a_submission_build_links_its_libraries_only(tmp_path):
     submissions = []
     for name in ("one", "two"):
         d = tmp_path / name / "student"
@@ -32,9 +35,9 @@ def test_a_submission_build_links_its_library_only(tmp_path):
                            cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         outputs.append(r.stdout)
-    # the second submission's build links its library and nothing else
+    # the second submission's build links its libraries, one per stage, and nothing else
     links = [line.split()[-1] for line in outputs[1].splitlines() if line.strip().startswith("LINK")]
-    assert [Path(p).name for p in links] == ["libgemmlab-submission.so"], outputs[1]
+    assert sorted(Path(p).name for p in links) == sorted(f"libgemmlab-submission-{s}.so" for s in STAGES), outputs[1]
     for d in submissions:
         v = make_vars(ROOT, None, d, "")
         sub_build = Path(v["GRADER"]).parent

@@ -183,14 +183,16 @@ public:
 
 private:
     // ---- runner sessions --------------------------------------------------------------------------
-    std::optional<Session> start_session(RunnerKind kind) {
+    // A runner: the grader's own (stage ""), or the submission's for one stage, with that stage's library.
+    std::optional<Session> start_session(RunnerKind kind, const std::string& stage = "") {
         Session s;
         s.kind = kind;
         s.flags = ExportedBuffer(protocol::kExportGranularity);
         CUDA_CHECK(cudaMemset(s.flags.get(), 0, s.flags.bytes()));
         ChildLimits limits;
-        s.proc = std::make_unique<ChildProcess>(runner_executable(kind), std::vector<std::string>{"serve"}, limits,
-                                                runner_sandbox(kind));
+        const std::vector<std::string> stages = stage.empty() ? std::vector<std::string>{} : std::vector<std::string>{stage};
+        s.proc = std::make_unique<ChildProcess>(runner_executable(kind), serve_arguments(kind, stages), limits,
+                                                runner_sandbox(kind, stages));
         bool timed_out = false;
         std::string why = await(*s.proc, "ready", kRunnerStartSeconds, &timed_out);
         if (why.empty() && !map(s, true)) why = start_problem_;
@@ -280,23 +282,40 @@ private:
             (plan_.items[i].kind == BenchItem::Kind::stage && plan_.items[i].side == Side::submission ? submitted : own)
                 .push_back(std::move(r));
         }
-        round_robin(own, baselines_, si);
-        // Phase 2: the submission's stages, in a runner of their own that ends before anything else runs.
-        while (std::any_of(submitted.begin(), submitted.end(), [](const ItemRun& r) { return !r.done; })) {
-            if (!submission_) {
-                submission_ = start_session(RunnerKind::submission);
-                if (!submission_) {
-                    for (ItemRun& r : submitted)
-                        if (!r.done) stop(r, Disposition::crashed, start_problem_);
-                    break;
-                }
-            }
-            round_robin(submitted, submission_, si);
+        std::vector<ItemRun*> own_items;
+        for (ItemRun& r : own) own_items.push_back(&r);
+        round_robin(own_items, baselines_, si);
+        // Phase 2: the submission's stages, each in a runner of its own (with that stage's library only)
+        // that ends before the next starts and before anything else runs.
+        std::vector<std::string> stages;
+        for (const ItemRun& r : submitted)
+            if (std::find(stages.begin(), stages.end(), r.item->stage) == stages.end()) stages.push_back(r.item->stage);
+        for (const std::string& stage : stages) {
+            std::vector<ItemRun*> mine;
+            for (ItemRun& r : submitted)
+                if (r.item->stage == stage) mine.push_back(&r);
+            time_stage(stage, mine, si);
         }
-        end_session(submission_);
         for (ItemRun& r : own) out_.timings[r.index][si] = r.result;
         for (ItemRun& r : submitted) out_.timings[r.index][si] = r.result;
         A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
+    }
+
+    // The items of one of the submission's stages at this shape, in a runner started for that stage
+    // (another when one is lost), ended when they are done.
+    void time_stage(const std::string& stage, const std::vector<ItemRun*>& items, size_t si) {
+        while (std::any_of(items.begin(), items.end(), [](const ItemRun* r) { return !r->done; })) {
+            if (!submission_) {
+                submission_ = start_session(RunnerKind::submission, stage);
+                if (!submission_) {
+                    for (ItemRun* r : items)
+                        if (!r->done) stop(*r, Disposition::crashed, start_problem_);
+                    break;
+                }
+            }
+            round_robin(items, submission_, si);
+        }
+        end_session(submission_);
     }
 
     // How many calls' operands this shape holds: enough for an interval of min_interval_ms of calls
@@ -400,10 +419,11 @@ private:
     }
 
     // ---- calls ------------------------------------------------------------------------------------
-    void round_robin(std::vector<ItemRun>& runs, std::optional<Session>& session, size_t si) {
+    void round_robin(const std::vector<ItemRun*>& runs, std::optional<Session>& session, size_t si) {
         for (bool any = true; any;) {
             any = false;
-            for (ItemRun& r : runs) {
+            for (ItemRun* item : runs) {
+                ItemRun& r = *item;
                 if (r.done) continue;
                 any = true;
                 if (opt_.progress)

@@ -6,8 +6,9 @@
 //      calibration of the judge's clock at this shape, for each number of calls per interval), then
 //      the reference's naive baseline, cuBLAS and the reference stages, round-robin: one interval of
 //      each per round;
-//   2. a fresh runner of the submission (gemmlab-stages) times the submission's stages, round-robin,
-//      and is ended before anything else is timed, so no work it leaves behind can slow a baseline.
+//   2. for each of the submission's stages, a fresh runner of the submission (gemmlab-stages) that opens
+//      that stage's library only times its variants, round-robin, and is ended before anything else is
+//      timed, so no work it leaves behind can slow a baseline or another stage.
 // A runner that crashes or hangs costs the item whose call was running (crashed / timed_out, and
 // skipped at later shapes); the other items go on in a fresh runner.
 #pragma once

@@ -5,6 +5,7 @@
 //   3. the judge checks its own buffers: canaries, A and B unchanged, every element within the bound.
 #include "judge/check_engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 #include <vector>
@@ -268,7 +269,8 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
     const auto t0 = Clock::now();
     const ErrorBound bound = error_bound(run.precision, v);
     const RunnerKind kind = run.side == Side::submission ? RunnerKind::submission : RunnerKind::baselines;
-    ChildProcess runner(runner_executable(kind), {"serve"}, run.limits, runner_sandbox(kind));
+    ChildProcess runner(runner_executable(kind), serve_arguments(kind, {run.stage}), run.limits,
+                        runner_sandbox(kind, {run.stage}));
     out.events.push_back(runner.sandbox());
     out.events.push_back({{"event", "start"}, {"cases", run.shapes.size()}});
     CaseRunner<T> cases(ctx, run, st, bound, runner, arena_for(run.shapes));
@@ -367,8 +369,14 @@ void probe_stubs(const std::vector<CheckRun>& runs, std::vector<StubAnswer>& ans
     for (const ExportedBuffer* b : {&A, &B, &C}) CUDA_CHECK(cudaMemset(b->get(), 0, b->bytes()));
     ChildLimits limits = runs.front().limits;
     limits.idle_seconds = kStubProbeSeconds;
-    ChildProcess runner(runner_executable(RunnerKind::submission), {"serve"}, limits,
-                        runner_sandbox(RunnerKind::submission));
+    // The one runner that opens several stages' libraries: it believes only `not_implemented`, which
+    // costs the stage that answers it (every other answer is checked again in the stage's own runner).
+    std::vector<std::string> stages;
+    for (const CheckRun& r : runs)
+        if (r.side == Side::submission && std::find(stages.begin(), stages.end(), r.stage) == stages.end())
+            stages.push_back(r.stage);
+    ChildProcess runner(runner_executable(RunnerKind::submission), serve_arguments(RunnerKind::submission, stages),
+                        limits, runner_sandbox(RunnerKind::submission, stages));
     bool timed_out = false;
     std::string failure = await_event(runner, "ready", kStubProbeStartSeconds, &timed_out);
     const json map{{"op", "map"},

@@ -51,7 +51,10 @@ ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::fu
 // the runner's context intact, counts: for such a run the answer is the check's own first case
 // (stub_outcome); every other run, and every run from the first call that crashes, hangs or breaks
 // the context on, is checked in a runner of its own as before. A stage that lies here can only
-// lose its own points. Fewer than two runs: no probe (its runner would cost what it saves).
+// lose its own points. This runner is the only one that opens several stages' libraries (each its own,
+// runner/submission_library.h): what one stage's code does to another's call in it can only make
+// that call a stub, which the other stage's own runner would have had to say. Fewer than two runs: no
+// probe (its runner would cost what it saves).
 constexpr double kStubProbeSeconds = 5;
 struct StubAnswer {
     bool stub = false;    // the call returned Status::not_implemented

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -23,13 +22,20 @@ std::string runner_executable(RunnerKind kind) {
     return path;
 }
 
-SandboxOptions runner_sandbox(RunnerKind kind) {
+std::vector<std::string> serve_arguments(RunnerKind kind, const std::vector<std::string>& stages) {
+    std::vector<std::string> args{"serve"};
+    if (kind == RunnerKind::submission)
+        for (const std::string& stage : stages) args.insert(args.end(), {"--stage", stage});
+    return args;
+}
+
+SandboxOptions runner_sandbox(RunnerKind kind, const std::vector<std::string>& stages) {
     SandboxOptions o;
     o.gemm_libraries = kind == RunnerKind::baselines;
     if (kind == RunnerKind::submission) {
         const std::string self = self_executable();
-        o.readable_files.push_back(self.substr(0, self.find_last_of('/') + 1) + kSubmissionLibraryName);
-        if (const char* lib = std::getenv("GEMMLAB_SUBMISSION_LIBRARY"); lib && *lib) o.readable_files.push_back(lib);
+        for (const std::string& stage : stages)
+            o.readable_files.push_back(self.substr(0, self.find_last_of('/') + 1) + submission_library_name(stage));
     }
     return o;
 }

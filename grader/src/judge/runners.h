@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "judge/sandbox.h"
 
@@ -14,7 +15,13 @@ enum class RunnerKind { submission, baselines };
 // The path of that runner beside this executable. Throws, saying what to rebuild, when it is missing.
 std::string runner_executable(RunnerKind kind);
 
-// What the runner's sandbox allows (the grader's own runner may read cuBLAS).
-SandboxOptions runner_sandbox(RunnerKind kind);
+// The command line of a runner that serves the judge's requests: `serve`, and for the submission's
+// runner `--stage S` for each stage whose library it may open (each of them its own,
+// runner/submission_library.h). One stage for every run that is checked or timed.
+std::vector<std::string> serve_arguments(RunnerKind kind, const std::vector<std::string>& stages);
+
+// What the runner's sandbox allows (the grader's own runner may read cuBLAS; the submission's runner,
+// the libraries of `stages` and no other file of the build).
+SandboxOptions runner_sandbox(RunnerKind kind, const std::vector<std::string>& stages);
 
 }  // namespace gemmlab

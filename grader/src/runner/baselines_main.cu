@@ -79,7 +79,7 @@ public:
             return r;
         }
         if (item.kind == BenchItem::Kind::stage)
-            return call_stage(registry(), &take_reference_error, item.stage, item.variant, p, A, B, C, s);
+            return call_stage(reference::registry(), &take_reference_error, item.stage, item.variant, p, A, B, C, s);
         const cublasStatus_t st = cublas_call(item.cublas_inputs, p, A, B, C);
         if (st != CUBLAS_STATUS_SUCCESS) {
             r.status = "unsupported";
@@ -87,7 +87,7 @@ public:
         }
         return r;
     }
-    const std::vector<StageInfo>& registry() override { return reference::registry(); }
+    const std::vector<StageInfo>& registry(const std::string&) override { return reference::registry(); }
 
 private:
     // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the storage.

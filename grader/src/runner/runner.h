@@ -25,8 +25,12 @@ public:
     virtual std::string start(cudaStream_t stream) = 0;
     virtual protocol::CallResult call(const BenchItem& item, const protocol::Problem& p, void* A, void* B, void* C,
                                       cudaStream_t stream) = 0;
-    // The stages it holds (for `run`).
-    virtual const std::vector<StageInfo>& registry() = 0;
+    // The stage table as the code of `stage` sees it (for `run`: the default variant).
+    virtual const std::vector<StageInfo>& registry(const std::string& stage) = 0;
+    // The stages whose code this runner may load, from its command line (`serve --stage S`, or the one
+    // stage of `run`): gemmlab-stages opens each one's own library, and refuses a call of any other.
+    // The grader's own runner holds all of its code from the start and has nothing to choose.
+    virtual void allow_stages(const std::vector<std::string>& stages) { (void)stages; }
 };
 
 // `serve`: the judge's requests on stdin until "exit". Returns the exit status.
@@ -41,7 +45,7 @@ int probe(const ReportChannel& report, const std::string& flags_handle, unsigned
 int run_standalone(Provider& provider, const std::string& stage, const std::string& variant, Precision prec,
                    const Shape& shape, unsigned long long seed);
 
-// The command line both runners share: serve | probe | run.
+// The command line both runners share: serve [--stage S ...] | probe | run.
 int runner_main(int argc, char** argv, Provider& provider, const char* description);
 
 }  // namespace gemmlab

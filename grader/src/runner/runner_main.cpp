@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,9 @@ int runner_main(int argc, char** argv, Provider& provider, const char* descripti
     auto* serve_cmd = app.add_subcommand("serve", "run the judge's requests (stdin) until it says exit");
     serve_cmd->add_option("--report-fd", report_fd)->required();
     serve_cmd->add_option("--report-key-fd", key_fd);
+    std::vector<std::string> serve_stages;
+    serve_cmd->add_option("--stage", serve_stages,
+                          "a stage whose code this runner may load (gemmlab-stages: its own library; repeatable)");
     auto* probe_cmd = app.add_subcommand("probe", "does CUDA start here, and can the judge's buffer be mapped?");
     std::string flags_handle;
     unsigned probe_word = 0x600d;
@@ -43,7 +47,10 @@ int runner_main(int argc, char** argv, Provider& provider, const char* descripti
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
-    if (*serve_cmd) return serve(provider, ReportChannel(report_fd, key_fd));
+    if (*serve_cmd) {
+        provider.allow_stages(serve_stages);
+        return serve(provider, ReportChannel(report_fd, key_fd));
+    }
     if (*probe_cmd) return probe(ReportChannel(report_fd, key_fd), flags_handle, probe_word);
     const auto prec = parse_precision(prec_text);
     if (!prec) {
@@ -62,8 +69,9 @@ int runner_main(int argc, char** argv, Provider& provider, const char* descripti
     }
     const size_t slash = stage.find('/');
     std::string name = stage.substr(0, slash), variant = slash == std::string::npos ? "" : stage.substr(slash + 1);
+    provider.allow_stages({name});
     if (variant.empty())
-        for (const StageInfo& s : provider.registry())
+        for (const StageInfo& s : provider.registry(name))
             if (name == s.name && s.variants.size() > 1) variant = s.variants.front().label;
     return run_standalone(provider, name, variant, *prec, shape, seed);
 }

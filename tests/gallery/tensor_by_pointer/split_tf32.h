@@ -1,0 +1,1 @@
+../tensor_cores_outside_tensor/split_tf32.h
