@@ -309,13 +309,18 @@ def confinement_overlap(cfg, readable=()) -> str | None:
              "the compiled hand-ins": cfg.trusted_cache_dir / "objects",
              "[extensions] file": cfg.file_setting("extensions", "file"),
              "[export] canvas_roster": cfg.file_setting("export", "canvas_roster")}
+    # Scratch holds the gradings' own directories (gemmlab-<uid>-...), not its whole tree: a readable
+    # directory that merely lies below it (a trusted tree under /tmp) exposes no grading's files.
+    holds_only_its_gradings = {"[cluster] scratch"}
     for what, path in staff.items():
         if path is None:
             continue
         mine = os.path.realpath(path)
         for root in roots:
             theirs = os.path.realpath(root)
-            if _under(mine, theirs) or _under(theirs, mine):
+            inside = _under(theirs, mine) and (what not in holds_only_its_gradings or
+                                               os.path.relpath(theirs, mine).startswith("gemmlab-"))
+            if _under(mine, theirs) or inside:
                 return (f"{what} ({path}) and {root}, which a confined compile of a stage file may read "
                         f"([cluster] confine_builds), overlap: a stage file could read {what} into its "
                         f"object. Move {what} out of {root}, or set confine_builds = false")

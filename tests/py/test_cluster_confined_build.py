@@ -172,6 +172,19 @@ def test_a_layout_that_exposes_staff_files_to_the_sandbox_is_refused(tmp_path, k
     config.load(laid_out(confine_builds=False))
 
 
+def test_scratch_may_hold_the_trusted_tree_but_no_readable_directory_may_hold_scratch(tmp_path):
+    """Scratch is the parent of the gradings' own directories (gemmlab-<uid>-...): a trusted tree that lies
+    below it (a copy under /tmp, scratch = /tmp) exposes none of them; scratch below a readable
+    directory, or a readable directory inside a grading's own, does."""
+    cfg = config.load(write_config(tmp_path, "local", DUE, scratch="/tmp"))
+    tree = Path("/tmp/gemmlab-copy-of-the-trusted-tree")  # a readable root named like a grading's directory
+    assert config.confinement_overlap(cfg) is None or str(ROOT).startswith("/tmp/gemmlab-"), \
+        config.confinement_overlap(cfg)
+    assert config.confinement_overlap(cfg, readable=[tmp_path / "toolkit"]) is None
+    assert "[cluster] scratch" in config.confinement_overlap(cfg, readable=[tree])
+    assert config.confinement_overlap(cfg, readable=["/"])  # holds everything staff-only
+
+
 def test_a_host_compiler_of_the_sites_own_is_readable_confined(tmp_path, monkeypatch):
     """nvcc runs the g++ on PATH: one a site installs outside the system's directories (`module load
     gcc`: /opt/gcc-12/bin/g++) is readable in the sandbox, its whole installation; the system's adds nothing."""
