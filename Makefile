@@ -55,6 +55,13 @@ endif
 ## DIST=<dir> (instructors) make handout: where the handout goes (default course.toml [handout] dist)
 ## GALLERY=<entry>,... (instructors) make test-gallery: only these entries
 ## MATRIX_ONLY=<paths> (instructors) make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once; MATRIX_TUNE=1 adds the tuning candidates)
+# make test tests the grader and this machine with the stubs as handed out, whatever a student has
+# written: in this repository they are student/; in a handout, student/ is the student's own work and
+# the stubs are in tests/stubs/student/, where make handout puts a copy of them.
+TEST_STUBS := $(firstword $(wildcard tests/stubs/student) student)
+ifneq ($(filter test test-build test-build-stamps test-build-binaries,$(MAKECMDGOALS)),)
+SUBMISSION ?= $(TEST_STUBS)
+endif
 SUBMISSION ?= student
 CONFIG ?= course.toml
 STAGE ?=
@@ -437,9 +444,9 @@ profile:  ## Nsight Compute on one call of a stage (STAGE= required; PREC=, SHAP
 	@$(PYTHON) grader/scripts/ncu_profile.py --check --ncu $(NCU)
 	@$(MAKE) --no-print-directory $(STAGE_RUNNER)
 	$(Q)$(PYTHON) grader/scripts/ncu_profile.py --runner $(STAGE_RUNNER) $(PROFILE_ARGS)
-resources:  ## registers, shared memory and spills of every kernel, from the compiler for ARCH (no GPU; STAGE= one file)
+resources:  ## registers, shared memory and spills of every kernel, from the compiler for ARCH (no GPU; STAGE= one file, STAGE=tiled/16 one variant)
 	@test -n "$(RESOURCE_SOURCES)" || { echo "make resources: no stage file $(SUBMISSION)/$(firstword $(subst /, ,$(STAGE))).cu"; exit 2; }
-	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) \
+	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) $(if $(STAGE),--stage $(STAGE)) \
 	    --flags "$(NVCC_OPTS) $(ARCH_FLAGS) $(STAGE_INCLUDES) -DGEMMLAB_NS=submission" $(RESOURCE_SOURCES)
 
 # make sass (grader/scripts/stage_sass.py; docs/student-guide.md "Reading the machine code") needs no GPU:
@@ -451,6 +458,7 @@ resources:  ## registers, shared memory and spills of every kernel, from the com
 ## CUOBJDUMP=<path> the disassembler of make sass and of the build's tensor-core rule (default: the toolkit's)
 CUOBJDUMP ?=
 SASS_STEM = $(firstword $(subst /, ,$(STAGE)))
+SASS_VARIANT = $(word 2,$(subst /, ,$(STAGE)))
 SASS_OBJECT = $(if $(and $(REF_SOURCES),$(filter $(CURDIR)/reference,$(SUB_DIR))),$(BUILD)/reference,$(SUB_BUILD)/stages)/$(SASS_STEM).o
 SASS_TOOL_ARGS = --cuda-home $(CUDA_HOME) $(if $(CUOBJDUMP),--cuobjdump $(CUOBJDUMP))
 # The rule's reading of each stage object is kept by content (the object's bytes, the rule's code, the
@@ -460,11 +468,11 @@ SCAN_CACHE ?= $(OBJECT_CACHE)
 SCAN_ARGS += $(SASS_TOOL_ARGS) $(if $(SCAN_CACHE),--tensor-cache $(SCAN_CACHE))
 $(SYMBOLS): grader/scripts/stage_sass.py
 .PHONY: sass
-sass: $(if $(and $(STAGE),$(wildcard $(SUB_DIR)/$(SASS_STEM).cu)),$(SASS_OBJECT))  ## the machine code (SASS) of a stage's kernels, counted and marked: vector loads, FMAs per loop, spills, tensor cores (STAGE= required; PREC=; no GPU)
+sass: $(if $(and $(STAGE),$(wildcard $(SUB_DIR)/$(SASS_STEM).cu)),$(SASS_OBJECT))  ## the machine code (SASS) of a stage's kernels, counted and marked: vector loads, FMAs per loop, spills, tensor cores (STAGE= required, e.g. tiled or tiled/16; PREC=; no GPU)
 	@test -n "$(STAGE)" || { echo "make sass needs STAGE=<stage>, e.g. make sass STAGE=tiled PREC=float"; exit 2; }
 	@test -f "$(SUB_DIR)/$(SASS_STEM).cu" || { echo "make sass: no stage file $(SUBMISSION)/$(SASS_STEM).cu"; exit 2; }
-	@$(PYTHON) grader/scripts/stage_sass.py --object $(SASS_OBJECT) --source $(SUBMISSION)/$(SASS_STEM).cu \
-	    $(if $(PREC),--prec $(PREC)) $(SASS_TOOL_ARGS) --listing $(RESULTS)/sass/$(SASS_STEM)-$(ARCH).sass
+	@$(PYTHON) grader/scripts/stage_sass.py --object $(SASS_OBJECT) --source $(SUBMISSION)/$(SASS_STEM).cu --stage $(STAGE) \
+	    $(if $(PREC),--prec $(PREC)) $(SASS_TOOL_ARGS) --listing $(RESULTS)/sass/$(SASS_STEM)$(if $(SASS_VARIANT),-$(SASS_VARIANT))-$(ARCH).sass
 
 # Each bench that succeeds adds a line to the tuning history, results/<submission>/bench-history.jsonl
 # (grader/scripts/bench_history.py), labelled with TAG= (e.g. TAG=bm128-bk8); make report shows a

@@ -43,6 +43,13 @@ INSTRUCTOR_ONLY_TAG = "gemmlab: instructor-only"  # a file carrying this text ne
 REF_LIB = "reference/lib/libgemmlab_reference.a"
 REGISTRY_SYMBOL = "gemmlab::reference::registry()"  # the one global symbol the library keeps
 MANIFEST = "HANDOUT.json"
+# A copy of the stubs as handed out, which the handout's `make test` builds and its tests break (the
+# Makefile's TEST_STUBS; tests/py/conftest.py's STUBS): student/ becomes the student's own work, and
+# the grader's tests must pass whatever it holds.
+STUBS_COPY = "tests/stubs/student"
+# The stage a student has written, as `handout check` writes it into the unpacked handout's student/
+# before running its tests: a working kernel must not turn the grader's tests red.
+WRITTEN_STAGE = "tiled.cu"
 MANIFEST_SCHEMA = "gemmlab.handout/1"
 
 # What ships, relative to the repository root (directories recursively), before exclusions.
@@ -451,7 +458,11 @@ def write_tree(cfg, out):
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     archs_text = ", ".join(cfg["archs"]) + (f" (+ PTX for newer GPUs)" if cfg["ptx"] else "")
     (out / "README.md").write_text(render_readme(cfg, created, archs_text))
-    return sorted({*files, "course.toml", "README.md"}), created
+    stubs = [f"{STUBS_COPY}/{Path(rel).name}" for rel in files if rel.startswith("student/") and rel.endswith(".cu")]
+    for rel in stubs:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(out / "student" / Path(rel).name, out / rel)
+    return sorted({*files, *stubs, "course.toml", "README.md"}), created
 
 
 def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
@@ -599,8 +610,12 @@ def safe_extract(tar, dest):
 
 
 def find_grader(tree):
-    found = sorted(tree.glob("build/*/sub-student-*/gemmlab"))
-    return found[0] if found else None
+    """The grader `make` built for the handout's student/ (not the one of the tests' stubs)."""
+    for grader in sorted(tree.glob("build/*/sub-student-*/gemmlab")):
+        symbols = grader.parent / "symbols.json"
+        if symbols.is_file() and Path(json.loads(symbols.read_text()).get("source_dir", "")).resolve() == (tree / "student").resolve():
+            return grader
+    return None
 
 
 def check_contents(rep, tree, cfg, manifest):
@@ -863,9 +878,19 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=No
             left_out = (f"; left out: {', '.join(Path(t).name for t in TESTED_HERE)} (the same files, and the same "
                         f"files they read, as this checkout's, whose suite runs them)")
     jobs = os.environ.get("HANDOUT_JOBS", str(os.cpu_count() or 2))
-    for target, what in ((["-j", jobs], "it builds (make)"), (["-j", jobs, "test"], "its tests pass (make test)")):
+    written = tree / "student" / WRITTEN_STAGE
+    stub = written.read_bytes() if written.is_file() else None
+    for target, what in ((["-j", jobs], "it builds (make)"),
+                         (["-j", jobs, "test"], f"its tests pass once a student has written a stage (make test, "
+                                                f"with reference/{WRITTEN_STAGE} in student/)")):
         t = time.monotonic()
-        proc = run(["make", *target], cwd=tree, env=env, log=log, check=False)
+        if target[-1] == "test" and stub is not None:
+            shutil.copy2(ROOT / "reference" / WRITTEN_STAGE, written)
+        try:
+            proc = run(["make", *target], cwd=tree, env=env, log=log, check=False)
+        finally:
+            if stub is not None:
+                written.write_bytes(stub)
         secs = time.monotonic() - t
         if proc.returncode == 0:
             summary = proc.stdout.strip().splitlines()[-1] if target[-1] == "test" else ""

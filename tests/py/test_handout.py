@@ -138,6 +138,9 @@ def test_make_handout_check(tmp_path):
                 "HANDOUT_NO_GPU=1", "HANDOUT_TESTED_HERE=1"], cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert "the handout is fit to hand out" in proc.stdout
+    # the handout's own tests pass with a working stage in student/, as once a student has written one
+    assert re.search(r"ok +its tests pass once a student has written a stage \(make test, with reference/tiled\.cu "
+                     r"in student/\)", proc.stdout), proc.stdout[-3000:]
     assert "left out: test_report.py, test_report_provenance.py, test_report_reading.py" in proc.stdout, proc.stdout[-3000:]
 
 
