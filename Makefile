@@ -32,7 +32,7 @@ endif
 ## ATTEMPT=<n> make withdraw: the hand-in to take back (make status lists them); accept, settle: the one that counts (E1: one the staff entered)
 ## UNDO=1 make withdraw: count the withdrawn hand-in again
 ## CONFIG=<file> the course configuration (default course.toml)
-## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else sm_90)
+## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else course.toml [cluster] arch, else sm_90)
 ## CUDA_HOME=<toolkit> build with another CUDA toolkit, e.g. CUDA 12 for sm_70 (make setup-cuda12)
 ## CUDA12_HOME=<dir> where make setup-cuda12 installs CUDA 12 (default ~/.cache/gemmlab/cuda-12.5)
 ## CUDA12_STATIC=1 make setup-cuda12 also keeps cuBLAS's, cuBLASLt's and cuRAND's static archives (for CUDA_LIBS=pruned)
@@ -93,9 +93,12 @@ CUDA_LIB ?= $(CUDA_HOME)/lib64
 # The toolkit's release ("13.0"), from its nvcc.
 cuda_release = $(shell $(1) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9.]*\),.*/\1/p')
 CUDA_VERSION := $(call cuda_release,$(NVCC))
-# The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
+# The GPU's compute capability when there is one (e.g. "9.0" -> sm_90). Without one (a login node, a
+# laptop) the course's GPU, CONFIG's [cluster] arch (written arch = "sm_80"), so that make, make sass
+# and make resources show the machine code of the GPUs that grade; sm_90 where the course names none.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
-ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
+COURSE_ARCH := $(shell sed -n '/^\[cluster\]/,/^\[/s/^[[:space:]]*arch[[:space:]]*=[[:space:]]*"\(sm_[0-9]*[a-z]*\)".*/\1/p' $(CONFIG) 2>/dev/null | head -n1)
+ARCH ?= $(or $(if $(GPU_CC),sm_$(GPU_CC)),$(COURSE_ARCH),sm_90)
 # The architectures the kit supports, per toolkit: `make arch-matrix` compiles every .cu file for each
 # (grader/scripts/arch_matrix.py). CUDA 13 dropped sm_70 (Volta): that takes a CUDA 12 toolkit.
 ARCHS_CUDA13 := sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120
