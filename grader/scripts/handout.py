@@ -618,6 +618,23 @@ def find_grader(tree):
     return None
 
 
+def broken_links(tree):
+    """["<file> -> <target>"] of the shipped Markdown files' links that lead nowhere inside the handout:
+    a relative link ([text](target), from the file's folder) or a doc named by its path (docs/<name>.md,
+    from the top), which would send a student to a doc the handout does not ship."""
+    broken = set()
+    for md in sorted(tree.rglob("*.md")):
+        rel = md.relative_to(tree).as_posix()
+        text = md.read_text(errors="replace")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if not re.match(r"^[a-z]+:", target) and not md.parent.joinpath(target).resolve().exists():
+                broken.add(f"{rel} -> {target}")
+        for named in re.findall(r"(?<![\w/.-])(docs/[\w.-]+\.md)\b", text):
+            if not (tree / named).exists():
+                broken.add(f"{rel} -> {named}")
+    return sorted(broken)
+
+
 def check_contents(rep, tree, cfg, manifest):
     listed = set(manifest.get("files", {}))
     present = {p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()} - {MANIFEST}
@@ -643,18 +660,9 @@ def check_contents(rep, tree, cfg, manifest):
     else:
         rep.ok("required files present", ", ".join(required))
 
-    # Every relative link of a shipped Markdown file must resolve inside the handout.
-    broken = []
-    for rel in sorted(r for r in present if r.endswith(".md")):
-        text = (tree / rel).read_text(errors="replace")
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
-            if re.match(r"^[a-z]+:", target):
-                continue
-            if not (tree / rel).parent.joinpath(target).resolve().exists():
-                broken.append(f"{rel} -> {target}")
-    broken = sorted(set(broken))
+    broken = broken_links(tree)
     if broken:
-        rep.warn("links in the shipped docs resolve", "; ".join(broken[:6]) + (" ..." if len(broken) > 6 else ""))
+        rep.fail("links in the shipped docs resolve", "; ".join(broken[:6]) + (" ..." if len(broken) > 6 else ""))
     else:
         rep.ok("links in the shipped docs resolve")
 

@@ -113,6 +113,18 @@ def test_the_shipped_docs_name_only_sections_the_handouts_readme_has():
         assert "README's" not in text or re.search(r"README(?:\.md)?'s \"", text), f"docs/{doc}: which README section?"
 
 
+def test_every_link_of_the_handouts_docs_leads_inside_it(tmp_path):
+    """The handout's files as make handout writes them (the compiled reference aside): every relative link
+    of a shipped Markdown file, and every doc it names by path (docs/<name>.md), is a file of the handout;
+    handout check fails on one that is not."""
+    handout = load_handout_module()
+    tree = tmp_path / "handout"
+    handout.write_tree(handout.load_config(ROOT / "course.toml"), tree)
+    assert handout.broken_links(tree) == []
+    (tree / "docs" / "timing.md").write_text("see [the notes](PERFORMANCE.md) and docs/gallery.md\n")
+    assert handout.broken_links(tree) == ["docs/timing.md -> PERFORMANCE.md", "docs/timing.md -> docs/gallery.md"]
+
+
 def test_stubs_are_tagged_and_not_implemented():
     stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
     assert [p.stem for p in stubs] == ["pitched", "reuse", "tensor", "tiled", "unrolled"]
