@@ -108,6 +108,16 @@ CONSTRAINT_RE = re.compile(r"^[A-Za-z0-9_.:=*&|,()\[\]-]+$")
 SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
+def course_time(t: dt.datetime, zone: dt.tzinfo | None) -> str:
+    """`t` in UTC, then in `zone` (the course's) where that is not UTC."""
+    utc = t.astimezone(dt.timezone.utc)
+    text = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+    if zone is None or utc.astimezone(zone).utcoffset() == dt.timedelta(0):
+        return text
+    local = utc.astimezone(zone)
+    return f"{text} ({local.strftime('%Y-%m-%d %H:%M')} {local.isoformat()[-6:]}, the course's time)"
+
+
 @dataclass
 class Deadline:
     due: dt.datetime | None
@@ -116,6 +126,14 @@ class Deadline:
     cutoff: dt.datetime | None
     penalty_per_day: float
     max_penalty: float
+    # The course's time zone: the offset course.toml writes its due date with (kept by an extension's
+    # shifted due date, which comes in UTC); None without a due date.
+    zone: dt.tzinfo | None = None
+
+    def shown(self, t: dt.datetime) -> str:
+        """A moment of this course as students read it: in UTC, and in the course's time zone where
+        that is another, e.g. "2026-12-05T07:59:00Z (2026-12-04 23:59 -08:00, the course's time)"."""
+        return course_time(t, self.zone)
 
     def lateness(self, when: dt.datetime) -> dt.timedelta:
         """How late an attempt made at `when` is (zero or negative: on time)."""
@@ -342,6 +360,17 @@ def parse_when(raw) -> dt.datetime:
     return value.astimezone(dt.timezone.utc)
 
 
+def course_zone(doc) -> dt.tzinfo | None:
+    """The course's time zone: the offset its [deadline] due is written with (None without one)."""
+    raw = doc.get("deadline", {}).get("due", "")
+    if isinstance(raw, str):
+        try:
+            raw = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00")) if raw.strip() else None
+        except ValueError:
+            return None
+    return raw.tzinfo if isinstance(raw, dt.datetime) else None
+
+
 def _parse_time(path, section, key, raw):
     """[section] key as a date-time (parse_when); "" -> None."""
     if raw in ("", None):
@@ -472,7 +501,7 @@ def load(path, root=None, files=None) -> ClusterConfig:
 
     deadline = Deadline(due=due, grace=dt.timedelta(minutes=grace), policy=policy, cutoff=cutoff,
                         penalty_per_day=float(values["late.penalty_percent_per_day"]),
-                        max_penalty=float(values["late.max_penalty_percent"]))
+                        max_penalty=float(values["late.max_penalty_percent"]), zone=course_zone(doc))
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", values["course.name"]):
         bad_in("course", "name", "use letters, digits, '.', '_' or '-' (it names the handout and the LMS columns)")
     cfg = ClusterConfig(path=path, course=values["course.name"], values=c, deadline=deadline, settings=values,

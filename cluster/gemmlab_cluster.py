@@ -354,7 +354,7 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
         return []
     t = this.effective_time()
     late = deadline.lateness(t)
-    due = dropbox.iso(deadline.due + deadline.grace)
+    due = deadline.shown(deadline.due + deadline.grace)
     if late <= dt.timedelta(0):
         return [f"on time: due {due}{whose}, {_span(-late)} to spare"]
     lines = [f"LATE: handed in {_span(late)} after your due date {due}{whose}"]
@@ -363,7 +363,7 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
                and deadline.lateness(a.effective_time()) <= dt.timedelta(0)]
     on_time = earlier[-1] if earlier else None
     if deadline.cutoff is not None and t > deadline.cutoff:
-        lines.append(f"it is after the late cutoff ({dropbox.iso(deadline.cutoff)}): it will not count")
+        lines.append(f"it is after the late cutoff ({deadline.shown(deadline.cutoff)}): it will not count")
     elif policy == "on-time-only":
         lines.append("the course counts on-time hand-ins only: it will not count")
     else:
@@ -517,7 +517,7 @@ def cmd_status(cfg, args):
     deadline, whose = student_deadline(cfg, user)
     pick, _ = dropbox.choose(attempts, deadline, accepted)
     print(f"attempts of {user} in {cfg.dropbox_dir / user}"
-          + (f" (due {dropbox.iso(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
+          + (f" (due {deadline.shown(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
           + ":")
     for a in attempts:
         late = deadline.lateness(a.effective_time()) if deadline.due else dt.timedelta(0)

@@ -36,6 +36,7 @@ import object_cache  # noqa: E402  (grader/scripts, beside this file)
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "cluster"))
 import shared_dropbox  # noqa: E402  (what a drop box the staff can read is)
+import config as course_config  # noqa: E402  (how the course shows a moment: UTC and the course's time)
 TEMPLATES = Path(__file__).resolve().parent / "handout"
 
 TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
@@ -401,7 +402,9 @@ def render_readme(cfg, created, archs_text):
     srun = f"srun --gres={gres}" + (f" --partition={partition}" if partition else "")
     extra = []
     if cfg["deadline"]:
-        extra.append(f"- Deadline: **{cfg['deadline']}** (hand in with `make submit`).")
+        due = course_config.parse_when(cfg["deadline"])
+        shown = course_config.course_time(due, course_config.course_zone({"deadline": {"due": cfg["deadline"]}}))
+        extra.append(f"- Deadline: **{shown}** (hand in with `make submit`; `make status` shows yours).")
     template = Template((TEMPLATES / "README.md.in").read_text())
     return template.substitute(
         title=cfg["title"], name=cfg["name"],

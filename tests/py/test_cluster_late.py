@@ -63,6 +63,21 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     assert pick.path == late and info["penalty_pct"] == 20
 
 
+def test_the_due_date_is_shown_in_the_courses_time_zone_too(tmp_path, capsys):
+    """A course.toml that writes its due date in its own time zone (-08:00) gets it back beside UTC, in
+    what make submit and make status say; a course written in UTC is shown once."""
+    path = staff_class.write_config(tmp_path, roster=["alice"])
+    path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", "due = 2026-12-04T15:59:00-08:00"))
+    cfg = config.load(path)
+    assert cfg.deadline.due == DUE
+    a = hand_in(cfg, tmp_path, DUE + 3 * H)
+    course_time = "2026-12-04T23:59:00Z (2026-12-04 15:59 -08:00, the course's time)"
+    assert gemmlab_cluster.how_it_counts(cfg, "alice", a)[0] == f"LATE: handed in 3 h after your due date {course_time}"
+    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    assert f"(due {course_time}; policy latest)" in capsys.readouterr().out
+    assert config.course_time(DUE, dt.timezone.utc) == "2026-12-04T23:59:00Z"
+
+
 @pytest.mark.parametrize("late_section, words", [
     ('policy = "prefer-on-time"\n', ["late penalty: 10 %", "your attempt #1", "counts, not this one (policy: prefer-on-time)"]),
     ('policy = "on-time-only"\n', ["the course counts on-time hand-ins only: it will not count",

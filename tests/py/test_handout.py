@@ -10,6 +10,7 @@
 
 These tests need the instructor repository (reference/*.cu) and never ship in a handout.
 """
+import datetime as dt
 import json
 import os
 import re
@@ -123,6 +124,14 @@ def test_every_link_of_the_handouts_docs_leads_inside_it(tmp_path):
     assert handout.broken_links(tree) == []
     (tree / "docs" / "timing.md").write_text("see [the notes](PERFORMANCE.md) and docs/gallery.md\n")
     assert handout.broken_links(tree) == ["docs/timing.md -> PERFORMANCE.md", "docs/timing.md -> docs/gallery.md"]
+
+
+def test_the_readme_shows_the_deadline_in_the_courses_time_zone_and_where_the_reference_runs():
+    handout = load_handout_module()
+    cfg = dict(handout.load_config(ROOT / "course.toml"), deadline=dt.datetime.fromisoformat("2026-12-04T23:59:00-08:00"))
+    readme = handout.render_readme(cfg, "2026-11-27T00:00:00Z", "sm_90")
+    assert "Deadline: **2026-12-05T07:59:00Z (2026-12-04 23:59 -08:00, the course's time)**" in readme
+    assert "same program" not in readme and "never hold the reference" in readme
 
 
 def test_stubs_are_tagged_and_not_implemented():
