@@ -81,14 +81,14 @@ def cmd_submit(cfg, args):
     stage_names = [n for n in files if n.endswith(".cu")]
     print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
           + (f" and {handin.as_typed(report)}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
-    if not args.no_compile_check:
-        _compile_check(cfg, files)
+    does_not_compile = None if args.no_compile_check else _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
     # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
     report = dropbox.report_check(files)
     state = getattr(cfg, "state", None)
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir),
-                                    extra={"report": report, "course_state": state.id if state else None})
+                                    extra={"report": report, "does_not_compile": does_not_compile,
+                                           "course_state": state.id if state else None})
     if user == dropbox.current_user():
         course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
     manifest = json.loads((attempt / "manifest.json").read_text())
@@ -430,8 +430,9 @@ def _compile_check(cfg, files):
     same, with a warning naming it and the stages that will score 0: a grading job grades every stage
     that builds (a bad file costs only its own stages), and a question here could cost the hand-in
     itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in").
-    What the student is shown: handin.compile_check."""
-    handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
+    What the student is shown: handin.compile_check. Returns the files that do not compile (the hand-in's
+    manifest keeps them: make status shows them)."""
+    return handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
                          say=lambda line: print(line, flush=True))
 
 
@@ -487,6 +488,21 @@ def _acting_user(args):
     return me
 
 
+# A hand-in's report as make status shows it (dropbox.report_check's verdicts; make submit says more).
+REPORT_SHOWN = {"ok": "report ok", "none": "no report", "mismatch": "report of other stage files",
+                "unstamped": "report names no stage files", "example": "the EXAMPLE report"}
+
+
+def _hand_in_problems(a: dropbox.Attempt) -> str:
+    """What make submit found in a hand-in: its report's verdict, and the stage files that did not compile."""
+    report = (a.manifest.get("report") or {}).get("verdict")
+    broken = a.manifest.get("does_not_compile") or []
+    shown = [REPORT_SHOWN.get(report, f"report: {report}")] if report else []
+    if broken:
+        shown.append(f"does not compile: {', '.join(broken)}")
+    return "  ".join(shown)
+
+
 def _attempt_state(a: dropbox.Attempt) -> str:
     outcome = grading._read_json(a.path / "grading" / "outcome.json")
     if outcome:
@@ -527,8 +543,9 @@ def cmd_status(cfg, args):
                  + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
         files = (f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}" if a.manifest["files"]
                  else "files kept by the course staff")  # entered: the student knows its label and time only
-        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  "
-              f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
+        problems = _hand_in_problems(a)
+        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  " + (f"{problems}  " if problems else "")
+              + f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
               + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
     if pick is None:

@@ -78,6 +78,24 @@ def test_the_due_date_is_shown_in_the_courses_time_zone_too(tmp_path, capsys):
     assert config.course_time(DUE, dt.timezone.utc) == "2026-12-04T23:59:00Z"
 
 
+def test_status_shows_each_hand_ins_report_and_the_files_that_did_not_compile(tmp_path, capsys):
+    """What make submit found is kept in the hand-in's manifest, and make status shows it per attempt."""
+    cfg = course(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    for stub in staff_class.STAGE_FILES:
+        (src / stub).write_text((staff_class.ROOT / "student" / stub).read_text())
+    files = dropbox.collect(cfg, src, None)
+    dropbox.store_attempt(cfg, "alice", files, submitted_at=DUE - 2 * H,
+                          extra={"report": {"verdict": "mismatch"}, "does_not_compile": ["tiled.cu"]})
+    dropbox.store_attempt(cfg, "alice", files, submitted_at=DUE - H, extra={"report": {"verdict": "ok"},
+                                                                           "does_not_compile": []})
+    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    first, second = capsys.readouterr().out.splitlines()[1:3]
+    assert "report of other stage files  does not compile: tiled.cu  not graded" in first, first
+    assert "report ok  not graded" in second and "compile" not in second, second
+
+
 @pytest.mark.parametrize("late_section, words", [
     ('policy = "prefer-on-time"\n', ["late penalty: 10 %", "your attempt #1", "counts, not this one (policy: prefer-on-time)"]),
     ('policy = "on-time-only"\n', ["the course counts on-time hand-ins only: it will not count",
