@@ -73,10 +73,12 @@ SHAPES ?=
 
 # ---- what was typed: the one source of every "run it on a GPU node" hint ------------------------
 # A command that needs a GPU and finds none (check, bench, grade, sanitize, profile, report) tells the
-# student to run the very command they typed on a GPU node: `srun --gres=gpu:1 ` + GEMMLAB_COMMAND, which
-# is `make`, the goals and the variables given on the command line, in the order given (make keeps them
-# last first). The judge prints it (grader/src/judge/main.cpp, no_gpu_message; make report asks the
-# judge), and so does make profile's check, which runs before the judge is built (ncu_profile.py).
+# student to run the very command they typed on a GPU node: GEMMLAB_SRUN + GEMMLAB_COMMAND. GEMMLAB_SRUN is
+# the course's srun line (its partition, account, qos, gres, constraint: cluster/config.py srun_line, read
+# from the published course by `make hint`; below, once PYTHON is known); GEMMLAB_COMMAND is `make`, the
+# goals and the variables given on the command line, in the order given (make keeps them last first).
+# The judge prints it (grader/src/judge/main.cpp, no_gpu_message; make report asks the judge), and so
+# does make profile's check, which runs before the judge is built (ncu_profile.py).
 # (The one make this Makefile starts itself, make profile's build of the runner, prints no such hint.)
 reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
 escaped_space := ^_^
@@ -142,6 +144,14 @@ endif
 TOOLKIT_TAG := $(if $(filter $(CUDA_VERSION),$(call cuda_release,$(DEFAULT_CUDA_HOME)/bin/nvcc)),,-cuda$(CUDA_VERSION))
 # Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
 PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
+# The course's srun line for the hints above, read only where it can be printed: a command that needs a
+# GPU, on a machine without one.
+GPU_GOALS := check bench grade sanitize profile report
+ifeq ($(GPU_CC),)
+ifneq ($(filter $(GPU_GOALS),$(MAKECMDGOALS)),)
+export GEMMLAB_SRUN := $(shell $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG) hint 2>/dev/null)
+endif
+endif
 
 # A compiler cache where one is installed (`make setup` installs ccache): the grader's and the
 # reference's objects are compiled once per content, whichever build directory asks for them (the
@@ -501,8 +511,8 @@ grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/resu
 .PHONY: list rubric
 list: $(GRADER)  ## the stage registry
 	@$(GRADER) list
-rubric: $(CONFIG_CHECKER)  ## the rubric as the grader reads it from course.toml (CONFIG=): points, targets, shapes
-	@$(CONFIG_CHECKER) --config $(CONFIG)
+rubric: $(CONFIG_CHECKER)  ## the rubric as the grader reads it from the course's published course.toml (else CONFIG=): points, targets, shapes
+	@config="$$($(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG) course-file)" && $(CONFIG_CHECKER) --config "$$config"
 
 # ---- lab report (report/) ----------------------------------------------------------------------
 # make report measures on the GPU (report/build/results) and renders where pandoc is installed;
@@ -524,12 +534,14 @@ report-demo:  ## the example report from the instructor's example data, "EXAMPLE
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
 # WHY= (a staff decision's reason) reaches the tool through the environment, so any text is safe in it.
 export WHY
-.PHONY: submit status results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
+.PHONY: submit status hint results withdraw sweep validate sweep-status gradebook-export similarity leaderboard \
         publish-course decisions accept override settle enter publish-grades rehearsal
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	@$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
 	@$(CLUSTER) status
+hint:  ## the srun line that runs a command on a GPU node of the course's cluster: put it before the command (e.g. `$(make -s hint) make check`)
+	@$(CLUSTER) hint
 results:  ## the results of your latest graded attempt
 	@$(CLUSTER) results
 withdraw:  ## take back your attempt ATTEMPT=N: no sweep counts it, an earlier one does (UNDO=1 counts it again)

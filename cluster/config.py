@@ -108,6 +108,23 @@ CONSTRAINT_RE = re.compile(r"^[A-Za-z0-9_.:=*&|,()\[\]-]+$")
 SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
+# The Slurm options that put a job on one of the course's GPU nodes, from [cluster]: the grading jobs'
+# (sbatch_options) and the line every hint tells a student to run a command with (srun_line).
+GPU_NODE_KEYS = (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"), ("gres", "--gres"),
+                 ("constraint", "--constraint"))
+
+
+def gpu_node_options(cluster: dict) -> list[str]:
+    """["--partition=gpu", "--account=cs101", "--gres=gpu:1", ...]: the keys of [cluster] that are set."""
+    return [f"{flag}={cluster[key]}" for key, flag in GPU_NODE_KEYS if cluster.get(key)]
+
+
+def srun_line(cluster: dict) -> str:
+    """The command that runs what follows it on a GPU node of the course's cluster, e.g. "srun
+    --partition=gpu --account=cs101 --gres=gpu:1": the one line every hint prints (make hint)."""
+    return " ".join(["srun", *gpu_node_options(cluster)])
+
+
 def course_time(t: dt.datetime, zone: dt.tzinfo | None) -> str:
     """`t` in UTC, then in `zone` (the course's) where that is not UTC."""
     utc = t.astimezone(dt.timezone.utc)
@@ -294,11 +311,9 @@ class ClusterConfig:
 
     def sbatch_options(self) -> list[str]:
         """The #SBATCH lines every grading job shares, from the config (only the keys set)."""
-        opts = []
-        for key, flag in (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"),
-                          ("gres", "--gres"), ("constraint", "--constraint"), ("mem", "--mem")):
-            if self.values[key]:
-                opts.append(f"{flag}={self.values[key]}")
+        opts = gpu_node_options(self.values)
+        if self.values["mem"]:
+            opts.append(f"--mem={self.values['mem']}")
         opts.append(f"--cpus-per-task={self.values['cpus_per_task']}")
         opts.append(f"--time={self.values['time_limit']}")
         return opts

@@ -94,7 +94,7 @@ def cmd_submit(cfg, args):
     manifest = json.loads((attempt / "manifest.json").read_text())
     print(f"submit: stored attempt #{int(attempt.name.split('-')[1])} of {user}, {manifest['submitted_at']}: it is "
           f"handed in ({attempt}, sha256 {manifest['attempt_sha256'][:12]})")
-    warning = dropbox.report_warning(report)
+    warning = dropbox.report_warning(report, config_mod.srun_line(cfg.values))
     if warning:
         print(f"submit: WARNING: {warning} This hand-in is stored as it is; the course staff see the report "
               f"marked `report: {report['verdict']}` in the gradebook.", file=sys.stderr)
@@ -589,6 +589,20 @@ def _official_lines(cfg, user) -> list[str]:
     status = " (set by the course staff)" if o["status"] == "override" else ""
     return [head + f"{o['final']} / {o['max'] or '?'}{late}{counted}{status}{ext}",
             "  this is the grade that counts; the feedback grades of your attempts below are for feedback only"]
+
+
+def cmd_hint(cfg, args):
+    """The line that runs a command on a GPU node of the course's cluster (config.srun_line, from the
+    published course): what every "run it on a GPU node" hint prints (the Makefile hands it to them)."""
+    print(" ".join([config_mod.srun_line(cfg.values), *args.words]))
+    return 0
+
+
+def cmd_course_file(cfg, args):
+    """The course.toml the course's commands read: the published state's, or the file given where the
+    staff have published none (make rubric shows the rubric of that one)."""
+    print(cfg.path)
+    return 0
 
 
 def cmd_results(cfg, args):
@@ -1670,6 +1684,13 @@ def parser():
     p.add_argument("--user", help="another student's (staff)")
     p.set_defaults(fn=cmd_status)
 
+    p = sub.add_parser("hint", help="the srun line that runs a command on one of the course's GPU nodes")
+    p.add_argument("words", nargs="*", help="the command to run there (default: none, the line alone)")
+    p.set_defaults(fn=cmd_hint)
+
+    p = sub.add_parser("course-file", help="the course.toml the course's commands read (the published one)")
+    p.set_defaults(fn=cmd_course_file)
+
     p = sub.add_parser("results", help="the results of your latest graded attempt")
     p.add_argument("--attempt", type=int, help="this attempt number instead")
     p.add_argument("--user", help="another student's (staff)")
@@ -1779,7 +1800,7 @@ def parser():
 
 # Commands a student runs (and the grading job of a hand-in): they read the course's published state
 # (course_state.py), never the copy of course.toml in the student's checkout.
-STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt")
+STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "grade-attempt", "hint", "course-file")
 # Commands that read the staff's course.toml as given: they check it, or make the published state of it.
 LIVE_COMMANDS = ("setup", "publish", "validate")
 # Commands that grade (or may: submit on the local scheduler, sweep's trusted build): SIGTERM, SIGINT

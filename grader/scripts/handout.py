@@ -396,10 +396,9 @@ def build_reference_library(cfg, dest, work, object_cache_dir=None, ccache=""):
 # ---- build ---------------------------------------------------------------------------------------
 
 def render_readme(cfg, created, archs_text):
-    cl = cfg["cluster"]
-    gres = cl.get("gres") or "gpu:1"
-    partition = cl.get("partition") or ""
-    srun = f"srun --gres={gres}" + (f" --partition={partition}" if partition else "")
+    # the course's [cluster] over the defaults, as every tool of the course reads it
+    cluster = {k: default for (section, k), (default, _) in course_config.DEFAULTS.items() if section == "cluster"}
+    srun = course_config.srun_line({**cluster, **cfg["cluster"]})
     extra = []
     if cfg["deadline"]:
         due = course_config.parse_when(cfg["deadline"])

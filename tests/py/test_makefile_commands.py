@@ -152,3 +152,18 @@ def test_without_a_gpu_the_build_targets_the_courses_gpu(tmp_path):
     assert arch(course, "GPU_CC=89") == "sm_89"  # a GPU here: its own
     course.write_text('[cluster]\narch = ""\n')
     assert arch(course, "GPU_CC=") == "sm_90"
+
+
+@pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
+def test_the_no_gpu_hint_is_the_courses_srun_line(grader, tmp_path):
+    """A course whose cluster needs a partition, an account, a qos, a GPU type and a node feature: the hint
+    of a command that needs a GPU carries all of them (make hint's line, from the course), ready to paste."""
+    course = tmp_path / "course.toml"
+    course.write_text(f'[course]\nname = "a100-course"\n[cluster]\ngrader_root = "{ROOT}"\npartition = "gpu"\n'
+                      'account = "cs101"\nqos = "class"\ngres = "gpu:a100:1"\nconstraint = "a100"\n')
+    line = "srun --partition=gpu --account=cs101 --qos=class --gres=gpu:a100:1 --constraint=a100"
+    hint = make("-s", "hint", f"CONFIG={course}")
+    assert hint.returncode == 0 and hint.stdout == line + "\n", hint.stdout + hint.stderr
+    out = make("check", "STAGE=tiled", f"CONFIG={course}", f"GRADER={grader}", "-o", str(grader))
+    assert out.returncode != 0
+    assert f"      {line} make check STAGE=tiled CONFIG={course} GRADER={grader}\n" in out.stderr, out.stderr
