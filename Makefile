@@ -682,7 +682,7 @@ fs-trace: $(FS_TRACE)  ## (TAs) build/tools/fs_trace.so: logs the file accesses 
 # ---- set-up and housekeeping ---------------------------------------------------------------------
 ##@ Everyone
 .PHONY: setup
-setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs)
+setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs; without apt-get, or root and sudo: installs nothing and names what is missing)
 	bash grader/scripts/setup.sh
 
 .PHONY: setup-cuda12
