@@ -182,7 +182,9 @@ quiet = $(if $(V_ON),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
 # ---- flags ---------------------------------------------------------------------------------------
 # Grader code sees its own sources; stage files (student/, reference/, any submission) see the stage
 # API only (grader/include): nothing of the grader's internals can even be named from a stage.
-GRADER_INCLUDES := -Igrader/include -Igrader/src
+# A handout carries the header-only libraries the grader builds with (grader/third_party: make handout
+# copies them, with their licences); elsewhere they are the system's (make setup).
+GRADER_INCLUDES := -Igrader/include -Igrader/src $(if $(wildcard grader/third_party/include),-isystem grader/third_party/include)
 STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
 # HOST_DEBUG: the grader's host code carries line tables (-g1: a crash's backtrace, a profile, name

@@ -95,6 +95,14 @@ INSTRUCTOR_ONLY_TEXT = re.compile(
     r"tests/broken|tests/gallery|reference/tuning|reference/\w+\.cu\b|SUBMISSION=reference|"
     + re.escape(INSTRUCTOR_ONLY_TAG))
 
+# The header-only C++ libraries the grader builds with, shipped in the handout as this machine has them,
+# each with its licence, so that a student's machine needs no package of them (nvcc, g++ and python3
+# build the grader): (the folder under an include directory, the Debian package whose copyright file
+# holds the licence). The Makefile puts THIRD_PARTY/include on the include path where it exists.
+THIRD_PARTY = (("doctest", "doctest-dev"), ("nlohmann", "nlohmann-json3-dev"), ("CLI", "libcli11-dev"),
+               ("toml++", "libtomlplusplus-dev"))
+THIRD_PARTY_DIR = "grader/third_party"
+
 DEFAULT_DOCS = ["student-guide.md", "correctness.md", "timing.md", "scoring.md", "results-schema.md"]
 
 # Lines of the reference sources that are not solution text: what the registry dictates (includes,
@@ -443,6 +451,35 @@ def loud(warning):
         say(line)
 
 
+def include_dirs():
+    """Where the compiler finds the header libraries: CPATH's folders, then the system's."""
+    return [Path(d) for d in os.environ.get("CPATH", "").split(os.pathsep) if d] + \
+        [Path("/usr/local/include"), Path("/usr/include")]
+
+
+def copy_third_party(out):
+    """THIRD_PARTY's headers and licences into out/THIRD_PARTY_DIR; returns the files written (relative
+    to out). A library whose headers or licence this machine lacks is left out, and said so."""
+    written = []
+    for name, package in THIRD_PARTY:
+        src = next((d / name for d in include_dirs() if (d / name).is_dir()), None)
+        licence = Path("/usr/share/doc") / package / "copyright"
+        if src is None or not licence.is_file():
+            say(f"left out the header library {name}: " + (f"no {name}/ in {', '.join(map(str, include_dirs()))}"
+                if src is None else f"its licence {licence} is missing") + "; students need it installed")
+            continue
+        for f in sorted(p for p in src.rglob("*") if p.is_file()):
+            rel = f"{THIRD_PARTY_DIR}/include/{name}/{f.relative_to(src).as_posix()}"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, out / rel)
+            written.append(rel)
+        rel = f"{THIRD_PARTY_DIR}/licences/{name}.txt"
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(licence, out / rel)
+        written.append(rel)
+    return written
+
+
 def write_tree(cfg, out):
     """The handout's files in `out` (which must not exist): what ships from the repository, the
     course's course.toml without the staff's sections, and the README. The compiled reference
@@ -464,7 +501,7 @@ def write_tree(cfg, out):
     for rel in stubs:
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(out / "student" / Path(rel).name, out / rel)
-    return sorted({*files, *stubs, "course.toml", "README.md"}), created
+    return sorted({*files, *stubs, *copy_third_party(out), "course.toml", "README.md"}), created
 
 
 def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):

@@ -6,11 +6,14 @@
 set -euo pipefail
 
 # What each package is for (keep this list the only one: README and docs point here).
-PACKAGES=(
+# The header-only libraries the grader builds with; a handout carries them (grader/third_party).
+HEADER_PACKAGES=(
   doctest-dev            # C++ unit tests
   nlohmann-json3-dev     # JSON results files
   libcli11-dev           # the grader's command line
   libtomlplusplus-dev    # course.toml in C++
+)
+PACKAGES=(
   python3                # scripts (3.11: tomllib reads course.toml)
   python3-pytest         # script and integration tests
   python3-pytest-xdist   # ... spread over the cores (tests/run_tests.py)
@@ -42,6 +45,9 @@ staff=0
 [ -f "$scripts_dir/handout.py" ] && staff=1
 
 names=()
+if [ ! -d "$scripts_dir/../third_party/include" ]; then
+  for p in "${HEADER_PACKAGES[@]}"; do names+=("$p"); done
+fi
 for p in "${PACKAGES[@]}"; do names+=("$p"); done
 if [ "$staff" = 1 ]; then
   for p in "${STAFF_PACKAGES[@]}"; do names+=("$p"); done
@@ -51,9 +57,9 @@ fi
 # cannot install (no apt-get, or not root and no sudo), what is missing and what it is for.
 report_missing() {
   local missing=0 inc h
-  local dirs="${CPATH:-}:/usr/include:/usr/local/include"
+  local dirs="$scripts_dir/../third_party/include:${CPATH:-}:/usr/include:/usr/local/include"  # a handout carries them
   for h in "doctest/doctest.h:the C++ unit tests (doctest)" "nlohmann/json.hpp:JSON results (nlohmann-json)" \
-           "CLI/CLI.hpp:the grader's command line (CLI11)" "toml++/toml.hpp:course.toml in C++ (toml++)"; do
+           "CLI/CLI.hpp:the grader's command line (CLI11)" "toml++/toml.h:course.toml in C++ (toml++)"; do
     found=""
     IFS=: read -ra inc <<< "$dirs"
     for d in "${inc[@]}"; do [ -n "$d" ] && [ -f "$d/${h%%:*}" ] && found=1; done
@@ -63,8 +69,9 @@ report_missing() {
     command -v "${c%%:*}" >/dev/null 2>&1 || { echo "setup: missing: ${c%%:*} (${c#*:})" >&2; missing=1; }
   done
   python3 -c 'import tomllib' 2>/dev/null || { echo "setup: missing: Python 3.11 or newer as python3 (tomllib reads course.toml)" >&2; missing=1; }
-  for m in "pytest:make test" "xdist:make test on every core (pytest-xdist)" "matplotlib:make report's figures"; do
-    python3 -c "import ${m%%:*}" 2>/dev/null || echo "setup: missing (optional): the Python module ${m%%:*} (${m#*:}): python3 -m pip install --user ${m%%:*}" >&2
+  for m in "pytest:pytest:make test" "xdist:pytest-xdist:make test on every core" "matplotlib:matplotlib:make report's figures"; do
+    IFS=: read -r module pip_name what <<< "$m"
+    python3 -c "import $module" 2>/dev/null || echo "setup: missing (optional): the Python package $pip_name ($what): python3 -m pip install --user $pip_name" >&2
   done
   for c in "pandoc:make report" "xelatex:make report's PDF" "pdftotext:the report tests" "ccache:faster rebuilds"; do
     command -v "${c%%:*}" >/dev/null 2>&1 || echo "setup: missing (optional): ${c%%:*} (${c#*:})" >&2

@@ -134,6 +134,21 @@ def test_the_readme_shows_the_deadline_in_the_courses_time_zone_and_where_the_re
     assert "same program" not in readme and "never hold the reference" in readme
 
 
+def test_the_handout_carries_the_header_libraries_and_their_licences(tmp_path):
+    """A student's machine needs no package of the grader's header-only libraries: make handout copies them
+    (with their licences) into grader/third_party, and the handout's Makefile compiles with them."""
+    handout = load_handout_module()
+    tree = tmp_path / "handout"
+    files, _ = handout.write_tree(handout.load_config(ROOT / "course.toml"), tree)
+    for header in ("doctest/doctest.h", "nlohmann/json.hpp", "CLI/CLI.hpp", "toml++/toml.h"):
+        assert f"grader/third_party/include/{header}" in files, header
+    for name, _ in handout.THIRD_PARTY:
+        assert "Copyright" in (tree / "grader/third_party/licences" / f"{name}.txt").read_text(errors="replace"), name
+    out = subprocess.run(["make", "--no-print-directory", "-f", "Makefile", "-f", "cluster/make-vars.mk",
+                          "print-cluster-vars"], cwd=tree, capture_output=True, text=True)
+    assert "-isystem grader/third_party/include" in out.stdout, out.stdout + out.stderr
+
+
 def test_stubs_are_tagged_and_not_implemented():
     stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
     assert [p.stem for p in stubs] == ["pitched", "reuse", "tensor", "tiled", "unrolled"]
