@@ -183,8 +183,13 @@ quiet = $(if $(V_ON),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
 # Grader code sees its own sources; stage files (student/, reference/, any submission) see the stage
 # API only (grader/include): nothing of the grader's internals can even be named from a stage.
 # A handout carries the header-only libraries the grader builds with (grader/third_party: make handout
-# copies them, with their licences); elsewhere they are the system's (make setup).
-GRADER_INCLUDES := -Igrader/include -Igrader/src $(if $(wildcard grader/third_party/include),-isystem grader/third_party/include)
+# copies them, with their licences), for a machine that lacks them (no root, no package: make setup says
+# so). Where SYSTEM_INCLUDE has all four (make setup installs them), the build uses those, as the
+# instructor's build does: the same command, so the compiler cache serves both.
+SYSTEM_INCLUDE ?= /usr/include
+HEADER_LIBS := doctest/doctest.h nlohmann/json.hpp CLI/CLI.hpp toml++/toml.h
+THIRD_PARTY_INCLUDE := $(if $(wildcard grader/third_party/include),$(if $(filter 4,$(words $(wildcard $(addprefix $(SYSTEM_INCLUDE)/,$(HEADER_LIBS))))),,-isystem grader/third_party/include))
+GRADER_INCLUDES := -Igrader/include -Igrader/src $(THIRD_PARTY_INCLUDE)
 STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
 # HOST_DEBUG: the grader's host code carries line tables (-g1: a crash's backtrace, a profile, name

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -144,9 +145,15 @@ def test_the_handout_carries_the_header_libraries_and_their_licences(tmp_path):
         assert f"grader/third_party/include/{header}" in files, header
     for name, _ in handout.THIRD_PARTY:
         assert "Copyright" in (tree / "grader/third_party/licences" / f"{name}.txt").read_text(errors="replace"), name
-    out = subprocess.run(["make", "--no-print-directory", "-f", "Makefile", "-f", "cluster/make-vars.mk",
-                          "print-cluster-vars"], cwd=tree, capture_output=True, text=True)
-    assert "-isystem grader/third_party/include" in out.stdout, out.stdout + out.stderr
+    def cxxflags(*more):
+        out = subprocess.run(["make", "--no-print-directory", "-f", "Makefile", "-f", "cluster/make-vars.mk",
+                              "print-cluster-vars", *more], cwd=tree, capture_output=True, text=True)
+        return next(line for line in out.stdout.splitlines() if line.startswith("CXXFLAGS="))
+    # a machine without them (no /usr/include copies): the handout's own
+    assert "-isystem grader/third_party/include" in cxxflags(f"SYSTEM_INCLUDE={tmp_path}/none")
+    headers_here = all((Path("/usr/include") / h).is_file() for h in
+                       ("doctest/doctest.h", "nlohmann/json.hpp", "CLI/CLI.hpp", "toml++/toml.h"))
+    assert ("third_party" in cxxflags()) != headers_here  # the system's where it has all four
 
 
 def test_stubs_are_tagged_and_not_implemented():
