@@ -433,7 +433,7 @@ def _compile_check(cfg, files):
     What the student is shown: handin.compile_check. Returns the files that do not compile (the hand-in's
     manifest keeps them: make status shows them)."""
     return handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
-                         say=lambda line: print(line, flush=True))
+                                say=lambda line: print(line, flush=True))
 
 
 def grade_attempt(cfg, attempt_path: Path) -> dict:
