@@ -221,9 +221,14 @@ def matches(rel, patterns):
 
 
 def clean_env():
-    """The environment for a nested make: nothing inherited from the make that called us."""
+    """The environment for a nested make: nothing inherited from the make that called us, nor the variables
+    given on its command line, which make puts in the environment too (make handout-check CONFIG=<the
+    instructor's file>: the handout's make reads its own course.toml)."""
+    flags = os.environ.get("MAKEFLAGS", "")
+    given = set(re.findall(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=", flags.split(" -- ", 1)[1])) if " -- " in flags else set()
     env = {k: v for k, v in os.environ.items()
-           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER", "GEMMLAB_COMMAND")}
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER", "GEMMLAB_COMMAND",
+                        "GEMMLAB_SRUN", *given)}
     env["NO_COLOR"] = "1"
     return env
 

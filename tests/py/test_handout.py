@@ -156,6 +156,17 @@ def test_the_handout_carries_the_header_libraries_and_their_licences(tmp_path):
     assert ("third_party" in cxxflags()) != headers_here  # the system's where it has all four
 
 
+def test_the_handouts_own_make_takes_none_of_the_calling_makes_variables(monkeypatch):
+    """make handout-check CONFIG=<the instructor's file> puts CONFIG in the environment too: the unpacked
+    handout's make (its build, its tests' makes) must read the handout's own course.toml."""
+    handout = load_handout_module()
+    monkeypatch.setenv("MAKEFLAGS", "s -- HANDOUT_NO_GPU=1 CONFIG=/x/course.toml DIST=/x\\ y")
+    for name, value in (("CONFIG", "/x/course.toml"), ("DIST", "/x y"), ("HANDOUT_NO_GPU", "1"), ("HOME", "/root")):
+        monkeypatch.setenv(name, value)
+    env = handout.clean_env()
+    assert not {"CONFIG", "DIST", "HANDOUT_NO_GPU", "MAKEFLAGS"} & set(env) and env["HOME"] == "/root"
+
+
 def test_stubs_are_tagged_and_not_implemented():
     stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
     assert [p.stem for p in stubs] == ["pitched", "reuse", "tensor", "tiled", "unrolled"]
