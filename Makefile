@@ -32,7 +32,7 @@ endif
 ## ATTEMPT=<n> make withdraw: the hand-in to take back (make status lists them); accept, settle: the one that counts (E1: one the staff entered)
 ## UNDO=1 make withdraw: count the withdrawn hand-in again
 ## CONFIG=<file> the course configuration (default course.toml)
-## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else sm_90)
+## ARCH=sm_XX the GPU architecture to build for (default: this machine's GPU, else course.toml [cluster] arch, else sm_90)
 ## CUDA_HOME=<toolkit> build with another CUDA toolkit, e.g. CUDA 12 for sm_70 (make setup-cuda12)
 ## CUDA12_HOME=<dir> where make setup-cuda12 installs CUDA 12 (default ~/.cache/gemmlab/cuda-12.5)
 ## CUDA12_STATIC=1 make setup-cuda12 also keeps cuBLAS's, cuBLASLt's and cuRAND's static archives (for CUDA_LIBS=pruned)
@@ -56,6 +56,13 @@ endif
 ## DIST=<dir> (instructors) make handout: where the handout goes (default course.toml [handout] dist)
 ## GALLERY=<entry>,... (instructors) make test-gallery: only these entries
 ## MATRIX_ONLY=<paths> (instructors) make arch-matrix: only files whose path holds one of these (MATRIX_JOBS=<n> compiles at once; MATRIX_TUNE=1 adds the tuning candidates)
+# make test tests the grader and this machine with the stubs as handed out, whatever a student has
+# written: in this repository they are student/; in a handout, student/ is the student's own work and
+# the stubs are in tests/stubs/student/, where make handout puts a copy of them.
+TEST_STUBS := $(firstword $(wildcard tests/stubs/student) student)
+ifneq ($(filter test test-build test-build-stamps test-build-binaries,$(MAKECMDGOALS)),)
+SUBMISSION ?= $(TEST_STUBS)
+endif
 SUBMISSION ?= student
 CONFIG ?= course.toml
 STAGE ?=
@@ -67,10 +74,12 @@ SHAPES ?=
 
 # ---- what was typed: the one source of every "run it on a GPU node" hint ------------------------
 # A command that needs a GPU and finds none (check, bench, grade, sanitize, profile, report) tells the
-# student to run the very command they typed on a GPU node: `srun --gres=gpu:1 ` + GEMMLAB_COMMAND, which
-# is `make`, the goals and the variables given on the command line, in the order given (make keeps them
-# last first). The judge prints it (grader/src/judge/main.cpp, no_gpu_message; make report asks the
-# judge), and so does make profile's check, which runs before the judge is built (ncu_profile.py).
+# student to run the very command they typed on a GPU node: GEMMLAB_SRUN + GEMMLAB_COMMAND. GEMMLAB_SRUN is
+# the course's srun line (its partition, account, qos, gres, constraint: cluster/config.py srun_line, read
+# from the published course by `make hint`; below, once PYTHON is known); GEMMLAB_COMMAND is `make`, the
+# goals and the variables given on the command line, in the order given (make keeps them last first).
+# The judge prints it (grader/src/judge/main.cpp, no_gpu_message; make report asks the judge), and so
+# does make profile's check, which runs before the judge is built (ncu_profile.py).
 # (The one make this Makefile starts itself, make profile's build of the runner, prints no such hint.)
 reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
 escaped_space := ^_^
@@ -87,9 +96,12 @@ CUDA_LIB ?= $(CUDA_HOME)/lib64
 # The toolkit's release ("13.0"), from its nvcc.
 cuda_release = $(shell $(1) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9.]*\),.*/\1/p')
 CUDA_VERSION := $(call cuda_release,$(NVCC))
-# The GPU's compute capability when there is one (e.g. "9.0" -> sm_90), sm_90 otherwise.
+# The GPU's compute capability when there is one (e.g. "9.0" -> sm_90). Without one (a login node, a
+# laptop) the course's GPU, CONFIG's [cluster] arch (written arch = "sm_80"), so that make, make sass
+# and make resources show the machine code of the GPUs that grade; sm_90 where the course names none.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
-ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
+COURSE_ARCH := $(shell sed -n '/^\[cluster\]/,/^\[/s/^[[:space:]]*arch[[:space:]]*=[[:space:]]*"\(sm_[0-9]*[a-z]*\)".*/\1/p' $(CONFIG) 2>/dev/null | head -n1)
+ARCH ?= $(or $(if $(GPU_CC),sm_$(GPU_CC)),$(COURSE_ARCH),sm_90)
 # The architectures the kit supports, per toolkit: `make arch-matrix` compiles every .cu file for each
 # (grader/scripts/arch_matrix.py). CUDA 13 dropped sm_70 (Volta): that takes a CUDA 12 toolkit.
 ARCHS_CUDA13 := sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120
@@ -133,6 +145,14 @@ endif
 TOOLKIT_TAG := $(if $(filter $(CUDA_VERSION),$(call cuda_release,$(DEFAULT_CUDA_HOME)/bin/nvcc)),,-cuda$(CUDA_VERSION))
 # Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
 PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
+# The course's srun line for the hints above, read only where it can be printed: a command that needs a
+# GPU, on a machine without one.
+GPU_GOALS := check bench grade sanitize profile report
+ifeq ($(GPU_CC),)
+ifneq ($(filter $(GPU_GOALS),$(MAKECMDGOALS)),)
+export GEMMLAB_SRUN := $(shell $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG) hint 2>/dev/null)
+endif
+endif
 
 # A compiler cache where one is installed (`make setup` installs ccache): the grader's and the
 # reference's objects are compiled once per content, whichever build directory asks for them (the
@@ -163,7 +183,14 @@ quiet = $(if $(V_ON),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
 # ---- flags ---------------------------------------------------------------------------------------
 # Grader code sees its own sources; stage files (student/, reference/, any submission) see the stage
 # API only (grader/include): nothing of the grader's internals can even be named from a stage.
-GRADER_INCLUDES := -Igrader/include -Igrader/src
+# A handout carries the header-only libraries the grader builds with (grader/third_party: make handout
+# copies them, with their licences), for a machine that lacks them (no root, no package: make setup says
+# so). Where SYSTEM_INCLUDE has all four (make setup installs them), the build uses those, as the
+# instructor's build does: the same command, so the compiler cache serves both.
+SYSTEM_INCLUDE ?= /usr/include
+HEADER_LIBS := doctest/doctest.h nlohmann/json.hpp CLI/CLI.hpp toml++/toml.h
+THIRD_PARTY_INCLUDE := $(if $(wildcard grader/third_party/include),$(if $(filter 4,$(words $(wildcard $(addprefix $(SYSTEM_INCLUDE)/,$(HEADER_LIBS))))),,-isystem grader/third_party/include))
+GRADER_INCLUDES := -Igrader/include -Igrader/src $(THIRD_PARTY_INCLUDE)
 STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
 # HOST_DEBUG: the grader's host code carries line tables (-g1: a crash's backtrace, a profile, name
@@ -453,9 +480,9 @@ profile:  ## Nsight Compute on one call of a stage (STAGE= required; PREC=, SHAP
 	@$(PYTHON) grader/scripts/ncu_profile.py --check --ncu $(NCU)
 	@$(MAKE) --no-print-directory $(STAGE_RUNNER)
 	$(Q)$(PYTHON) grader/scripts/ncu_profile.py --runner $(STAGE_RUNNER) $(PROFILE_ARGS)
-resources:  ## registers, shared memory and spills of every kernel, from the compiler for ARCH (no GPU; STAGE= one file)
+resources:  ## registers, shared memory and spills of every kernel, from the compiler for ARCH (no GPU; STAGE= one file, STAGE=tiled/16 one variant)
 	@test -n "$(RESOURCE_SOURCES)" || { echo "make resources: no stage file $(SUBMISSION)/$(firstword $(subst /, ,$(STAGE))).cu"; exit 2; }
-	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) \
+	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) $(if $(STAGE),--stage $(STAGE)) \
 	    --flags "$(NVCC_OPTS) $(ARCH_FLAGS) $(STAGE_INCLUDES) -DGEMMLAB_NS=submission" $(RESOURCE_SOURCES)
 
 # make sass (grader/scripts/stage_sass.py; docs/student-guide.md "Reading the machine code") needs no GPU:
@@ -467,6 +494,7 @@ resources:  ## registers, shared memory and spills of every kernel, from the com
 ## CUOBJDUMP=<path> the disassembler of make sass and of the build's tensor-core rule (default: the toolkit's)
 CUOBJDUMP ?=
 SASS_STEM = $(firstword $(subst /, ,$(STAGE)))
+SASS_VARIANT = $(word 2,$(subst /, ,$(STAGE)))
 SASS_OBJECT = $(if $(and $(REF_SOURCES),$(filter $(CURDIR)/reference,$(SUB_DIR))),$(BUILD)/reference,$(SUB_BUILD)/stages)/$(SASS_STEM).o
 SASS_TOOL_ARGS = --cuda-home $(CUDA_HOME) $(if $(CUOBJDUMP),--cuobjdump $(CUOBJDUMP))
 # The rule's reading of each stage object is kept by content (the object's bytes, the rule's code, the
@@ -476,11 +504,11 @@ SCAN_CACHE ?= $(OBJECT_CACHE)
 SCAN_ARGS += $(SASS_TOOL_ARGS) $(if $(SCAN_CACHE),--tensor-cache $(SCAN_CACHE))
 $(SYMBOLS): grader/scripts/stage_sass.py
 .PHONY: sass
-sass: $(if $(and $(STAGE),$(wildcard $(SUB_DIR)/$(SASS_STEM).cu)),$(SASS_OBJECT))  ## the machine code (SASS) of a stage's kernels, counted and marked: vector loads, FMAs per loop, spills, tensor cores (STAGE= required; PREC=; no GPU)
+sass: $(if $(and $(STAGE),$(wildcard $(SUB_DIR)/$(SASS_STEM).cu)),$(SASS_OBJECT))  ## the machine code (SASS) of a stage's kernels, counted and marked: vector loads, FMAs per loop, spills, tensor cores (STAGE= required, e.g. tiled or tiled/16; PREC=; no GPU)
 	@test -n "$(STAGE)" || { echo "make sass needs STAGE=<stage>, e.g. make sass STAGE=tiled PREC=float"; exit 2; }
 	@test -f "$(SUB_DIR)/$(SASS_STEM).cu" || { echo "make sass: no stage file $(SUBMISSION)/$(SASS_STEM).cu"; exit 2; }
-	@$(PYTHON) grader/scripts/stage_sass.py --object $(SASS_OBJECT) --source $(SUBMISSION)/$(SASS_STEM).cu \
-	    $(if $(PREC),--prec $(PREC)) $(SASS_TOOL_ARGS) --listing $(RESULTS)/sass/$(SASS_STEM)-$(ARCH).sass
+	@$(PYTHON) grader/scripts/stage_sass.py --object $(SASS_OBJECT) --source $(SUBMISSION)/$(SASS_STEM).cu --stage $(STAGE) \
+	    $(if $(PREC),--prec $(PREC)) $(SASS_TOOL_ARGS) --listing $(RESULTS)/sass/$(SASS_STEM)$(if $(SASS_VARIANT),-$(SASS_VARIANT))-$(ARCH).sass
 
 # Each bench that succeeds adds a line to the tuning history, results/<submission>/bench-history.jsonl
 # (grader/scripts/bench_history.py), labelled with TAG= (e.g. TAG=bm128-bk8); make report shows a
@@ -506,8 +534,8 @@ grade: $(GRADER)  ## check (full set) + bench + score: results/<submission>/resu
 .PHONY: list rubric
 list: $(GRADER)  ## the stage registry
 	@$(GRADER) list
-rubric: $(CONFIG_CHECKER)  ## the rubric as the grader reads it from course.toml (CONFIG=): points, targets, shapes
-	@$(CONFIG_CHECKER) --config $(CONFIG)
+rubric: $(CONFIG_CHECKER)  ## the rubric as the grader reads it from the course's published course.toml (else CONFIG=): points, targets, shapes
+	@config="$$($(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG) course-file)" && $(CONFIG_CHECKER) --config "$$config"
 
 # ---- lab report (report/) ----------------------------------------------------------------------
 # make report measures on the GPU (report/build/results) and renders where pandoc is installed;
@@ -529,12 +557,14 @@ report-demo:  ## the example report from the instructor's example data, "EXAMPLE
 CLUSTER := $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG)
 # WHY= (a staff decision's reason) reaches the tool through the environment, so any text is safe in it.
 export WHY
-.PHONY: submit status results requeue withdraw regrade sweep validate sweep-status gradebook-export similarity leaderboard \
+.PHONY: submit status hint results requeue withdraw regrade sweep validate sweep-status gradebook-export similarity leaderboard \
         publish-course decisions accept override settle enter publish-grades rehearsal
 submit:  ## hand in student/ (and report/report.pdf) and queue its grading
 	@$(CLUSTER) submit --student-dir $(SUBMISSION)
 status:  ## your attempts and their grading jobs
 	@$(CLUSTER) status
+hint:  ## the srun line that runs a command on a GPU node of the course's cluster: put it before the command (e.g. `$(make -s hint) make check`)
+	@$(CLUSTER) hint
 results:  ## the results of your latest graded attempt
 	@$(CLUSTER) results
 requeue:  ## queue the grading of your attempt ATTEMPT=N again (where make submit could not queue it)
@@ -680,7 +710,7 @@ fs-trace: $(FS_TRACE)  ## (TAs) build/tools/fs_trace.so: logs the file accesses 
 # ---- set-up and housekeeping ---------------------------------------------------------------------
 ##@ Everyone
 .PHONY: setup
-setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs)
+setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs; without apt-get, or root and sudo: installs nothing and names what is missing)
 	bash grader/scripts/setup.sh
 
 .PHONY: setup-cuda12

@@ -247,6 +247,7 @@ def check_time(value, where: str, key: str) -> dt.datetime:
 def check_manifest(record, where: str) -> dict:
     m = _types(record, {"schema": str, "course": str, "user": str, "uid": int, "submitted_at": str, "stored_at": str,
                         "clock": str, "host": str, "files": dict, "attempt_sha256": str, "git": dict, "report": dict,
+                        "does_not_compile": list,
                         "course_state": str, "entered_by": str, "why": str},
                where, required=("submitted_at", "files"))
     check_time(m["submitted_at"], where, "submitted_at")

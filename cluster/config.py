@@ -115,6 +115,33 @@ CONSTRAINT_RE = re.compile(r"^[A-Za-z0-9_.:=*&|,()\[\]-]+$")
 SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
+# The Slurm options that put a job on one of the course's GPU nodes, from [cluster]: the grading jobs'
+# (sbatch_options) and the line every hint tells a student to run a command with (srun_line).
+GPU_NODE_KEYS = (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"), ("gres", "--gres"),
+                 ("constraint", "--constraint"))
+
+
+def gpu_node_options(cluster: dict) -> list[str]:
+    """["--partition=gpu", "--account=cs101", "--gres=gpu:1", ...]: the keys of [cluster] that are set."""
+    return [f"{flag}={cluster[key]}" for key, flag in GPU_NODE_KEYS if cluster.get(key)]
+
+
+def srun_line(cluster: dict) -> str:
+    """The command that runs what follows it on a GPU node of the course's cluster, e.g. "srun
+    --partition=gpu --account=cs101 --gres=gpu:1": the one line every hint prints (make hint)."""
+    return " ".join(["srun", *gpu_node_options(cluster)])
+
+
+def course_time(t: dt.datetime, zone: dt.tzinfo | None) -> str:
+    """`t` in UTC, then in `zone` (the course's) where that is not UTC."""
+    utc = t.astimezone(dt.timezone.utc)
+    text = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+    if zone is None or utc.astimezone(zone).utcoffset() == dt.timedelta(0):
+        return text
+    local = utc.astimezone(zone)
+    return f"{text} ({local.strftime('%Y-%m-%d %H:%M')} {local.isoformat()[-6:]}, the course's time)"
+
+
 @dataclass
 class Deadline:
     due: dt.datetime | None
@@ -123,6 +150,14 @@ class Deadline:
     cutoff: dt.datetime | None
     penalty_per_day: float
     max_penalty: float
+    # The course's time zone: the offset course.toml writes its due date with (kept by an extension's
+    # shifted due date, which comes in UTC); None without a due date.
+    zone: dt.tzinfo | None = None
+
+    def shown(self, t: dt.datetime) -> str:
+        """A moment of this course as students read it: in UTC, and in the course's time zone where
+        that is another, e.g. "2026-12-05T07:59:00Z (2026-12-04 23:59 -08:00, the course's time)"."""
+        return course_time(t, self.zone)
 
     def lateness(self, when: dt.datetime) -> dt.timedelta:
         """How late an attempt made at `when` is (zero or negative: on time)."""
@@ -283,11 +318,9 @@ class ClusterConfig:
 
     def sbatch_options(self) -> list[str]:
         """The #SBATCH lines every grading job shares, from the config (only the keys set)."""
-        opts = []
-        for key, flag in (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"),
-                          ("gres", "--gres"), ("constraint", "--constraint"), ("mem", "--mem")):
-            if self.values[key]:
-                opts.append(f"{flag}={self.values[key]}")
+        opts = gpu_node_options(self.values)
+        if self.values["mem"]:
+            opts.append(f"--mem={self.values['mem']}")
         opts.append(f"--cpus-per-task={self.values['cpus_per_task']}")
         opts.append(f"--time={self.values['time_limit']}")
         return opts
@@ -381,6 +414,17 @@ def parse_when(raw) -> dt.datetime:
         raise ValueError(f"{raw} has no time zone, so it is ambiguous on a cluster; add Z (UTC) or an "
                          "offset such as -08:00")
     return value.astimezone(dt.timezone.utc)
+
+
+def course_zone(doc) -> dt.tzinfo | None:
+    """The course's time zone: the offset its [deadline] due is written with (None without one)."""
+    raw = doc.get("deadline", {}).get("due", "")
+    if isinstance(raw, str):
+        try:
+            raw = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00")) if raw.strip() else None
+        except ValueError:
+            return None
+    return raw.tzinfo if isinstance(raw, dt.datetime) else None
 
 
 def _parse_time(path, section, key, raw):
@@ -513,7 +557,7 @@ def load(path, root=None, files=None) -> ClusterConfig:
 
     deadline = Deadline(due=due, grace=dt.timedelta(minutes=grace), policy=policy, cutoff=cutoff,
                         penalty_per_day=float(values["late.penalty_percent_per_day"]),
-                        max_penalty=float(values["late.max_penalty_percent"]))
+                        max_penalty=float(values["late.max_penalty_percent"]), zone=course_zone(doc))
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", values["course.name"]):
         bad_in("course", "name", "use letters, digits, '.', '_' or '-' (it names the handout and the LMS columns)")
     cfg = ClusterConfig(path=path, course=values["course.name"], values=c, deadline=deadline, settings=values,

@@ -159,10 +159,10 @@ def report_check(files: dict) -> dict:
     return out
 
 
-def report_warning(check: dict) -> str:
+def report_warning(check: dict, srun: str = "srun ...") -> str:
     """What `make submit` tells a student whose report is not of the stage files handed in ('' when
-    it is, or when there is no report)."""
-    fix = ("To hand in a report of these files: `make report` (on a GPU node: srun --gres=gpu:1 make report), "
+    it is, or when there is no report); srun: the course's line for a GPU node (config.srun_line)."""
+    fix = (f"To hand in a report of these files: `make report` (on a GPU node: {srun} make report), "
            "then `make submit` again.")
     v = check["verdict"]
     if v == "mismatch":

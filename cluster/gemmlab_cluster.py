@@ -86,20 +86,20 @@ def cmd_submit(cfg, args):
     stage_names = [n for n in files if n.endswith(".cu")]
     print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
           + (f" and {handin.as_typed(report)}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
-    if not args.no_compile_check:
-        _compile_check(cfg, files)
+    does_not_compile = None if args.no_compile_check else _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
     # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
     report = dropbox.report_check(files)
     state = getattr(cfg, "state", None)
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir),
-                                    extra={"report": report, "course_state": state.id if state else None})
+                                    extra={"report": report, "does_not_compile": does_not_compile,
+                                           "course_state": state.id if state else None})
     if user == dropbox.current_user():
         course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
     stored = door.one(cfg, attempt)
     print(f"submit: stored attempt #{stored.number} of {user}, {stored.manifest['submitted_at']}: it is "
           f"handed in ({attempt}, sha256 {stored.digest[:12]})")
-    warning = dropbox.report_warning(report)
+    warning = dropbox.report_warning(report, config_mod.srun_line(cfg.values))
     if warning:
         print(f"submit: WARNING: {warning} This hand-in is stored as it is; the course staff see the report "
               f"marked `report: {report['verdict']}` in the gradebook.", file=sys.stderr)
@@ -435,7 +435,7 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
         return []
     t = this.effective_time()
     late = deadline.lateness(t)
-    due = dropbox.iso(deadline.due + deadline.grace)
+    due = deadline.shown(deadline.due + deadline.grace)
     if late <= dt.timedelta(0):
         return [f"on time: due {due}{whose}, {_span(-late)} to spare"]
     lines = [f"LATE: handed in {_span(late)} after your due date {due}{whose}"]
@@ -444,7 +444,7 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
                and deadline.lateness(a.effective_time()) <= dt.timedelta(0)]
     on_time = earlier[-1] if earlier else None
     if deadline.cutoff is not None and t > deadline.cutoff:
-        lines.append(f"it is after the late cutoff ({dropbox.iso(deadline.cutoff)}): it will not count")
+        lines.append(f"it is after the late cutoff ({deadline.shown(deadline.cutoff)}): it will not count")
     elif policy == "on-time-only":
         lines.append("the course counts on-time hand-ins only: it will not count")
     else:
@@ -511,9 +511,10 @@ def _compile_check(cfg, files):
     same, with a warning naming it and the stages that will score 0: a grading job grades every stage
     that builds (a bad file costs only its own stages), and a question here could cost the hand-in
     itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in").
-    What the student is shown: handin.compile_check."""
-    handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
-                         say=lambda line: print(line, flush=True))
+    What the student is shown: handin.compile_check. Returns the files that do not compile (the hand-in's
+    manifest keeps them: make status shows them)."""
+    return handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),
+                                say=lambda line: print(line, flush=True))
 
 
 def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:
@@ -574,6 +575,21 @@ def _acting_user(args):
     return me
 
 
+# A hand-in's report as make status shows it (dropbox.report_check's verdicts; make submit says more).
+REPORT_SHOWN = {"ok": "report ok", "none": "no report", "mismatch": "report of other stage files",
+                "unstamped": "report names no stage files", "example": "the EXAMPLE report"}
+
+
+def _hand_in_problems(a: door.Attempt) -> str:
+    """What make submit found in a hand-in: its report's verdict, and the stage files that did not compile."""
+    report = (a.manifest.get("report") or {}).get("verdict")
+    broken = a.manifest.get("does_not_compile") or []
+    shown = [REPORT_SHOWN.get(report, f"report: {report}")] if report else []
+    if broken:
+        shown.append(f"does not compile: {', '.join(map(str, broken))}")
+    return "  ".join(shown)
+
+
 def _attempt_state(a: door.Attempt) -> str:
     outcome = a.record("grading/outcome.json")
     if a.record_problems.get("grading/outcome.json"):
@@ -609,7 +625,7 @@ def cmd_status(cfg, args):
     deadline, whose = student_deadline(cfg, user)
     pick, _ = dropbox.choose(attempts, deadline, accepted)
     print(f"attempts of {user} in {cfg.dropbox_dir / user}"
-          + (f" (due {dropbox.iso(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
+          + (f" (due {deadline.shown(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
           + ":")
     for a in attempts:
         late = deadline.lateness(a.effective_time()) if deadline.due else dt.timedelta(0)
@@ -619,8 +635,9 @@ def cmd_status(cfg, args):
                  + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
         files = ("needs_review" if a.problem else f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}"
                  if a.manifest["files"] else "files kept by the course staff")  # entered, as told: label and time only
-        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  "
-              f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
+        problems = "" if a.problem else _hand_in_problems(a)
+        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  " + (f"{problems}  " if problems else "")
+              + f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
               + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
         if a.problem:
@@ -668,6 +685,20 @@ def _official_lines(cfg, user) -> list[str]:
     status = " (set by the course staff)" if o["status"] == "override" else ""
     return [head + f"{o['final']} / {o['max'] or '?'}{late}{counted}{status}{ext}",
             "  this is the grade that counts; the feedback grades of your attempts below are for feedback only"]
+
+
+def cmd_hint(cfg, args):
+    """The line that runs a command on a GPU node of the course's cluster (config.srun_line, from the
+    published course): what every "run it on a GPU node" hint prints (the Makefile hands it to them)."""
+    print(" ".join([config_mod.srun_line(cfg.values), *args.words]))
+    return 0
+
+
+def cmd_course_file(cfg, args):
+    """The course.toml the course's commands read: the published state's, or the file given where the
+    staff have published none (make rubric shows the rubric of that one)."""
+    print(cfg.path)
+    return 0
 
 
 def cmd_results(cfg, args):
@@ -1865,6 +1896,13 @@ def parser():
     p.add_argument("--user", help="another student's (staff)")
     p.set_defaults(fn=cmd_status)
 
+    p = sub.add_parser("hint", help="the srun line that runs a command on one of the course's GPU nodes")
+    p.add_argument("words", nargs="*", help="the command to run there (default: none, the line alone)")
+    p.set_defaults(fn=cmd_hint)
+
+    p = sub.add_parser("course-file", help="the course.toml the course's commands read (the published one)")
+    p.set_defaults(fn=cmd_course_file)
+
     p = sub.add_parser("results", help="the results of your latest graded attempt")
     p.add_argument("--attempt", type=int, help="this attempt number instead")
     p.add_argument("--user", help="another student's (staff)")
@@ -1986,7 +2024,7 @@ def parser():
 
 # Commands a student runs (and the grading job of a hand-in): they read the course's published state
 # (course_state.py), never the copy of course.toml in the student's checkout.
-STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "requeue", "grade-attempt")
+STUDENT_COMMANDS = ("submit", "status", "results", "withdraw", "requeue", "grade-attempt", "hint", "course-file")
 # Commands that read the staff's course.toml as given: they check it, or make the published state of it.
 LIVE_COMMANDS = ("setup", "publish", "validate")
 # Commands that grade (or may: submit on the local scheduler, sweep's trusted build): SIGTERM, SIGINT

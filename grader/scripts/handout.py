@@ -36,6 +36,7 @@ import object_cache  # noqa: E402  (grader/scripts, beside this file)
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "cluster"))
 import shared_dropbox  # noqa: E402  (what a drop box the staff can read is)
+import config as course_config  # noqa: E402  (how the course shows a moment: UTC and the course's time)
 TEMPLATES = Path(__file__).resolve().parent / "handout"
 
 TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
@@ -43,6 +44,13 @@ INSTRUCTOR_ONLY_TAG = "gemmlab: instructor-only"  # a file carrying this text ne
 REF_LIB = "reference/lib/libgemmlab_reference.a"
 REGISTRY_SYMBOL = "gemmlab::reference::registry()"  # the one global symbol the library keeps
 MANIFEST = "HANDOUT.json"
+# A copy of the stubs as handed out, which the handout's `make test` builds and its tests break (the
+# Makefile's TEST_STUBS; tests/py/conftest.py's STUBS): student/ becomes the student's own work, and
+# the grader's tests must pass whatever it holds.
+STUBS_COPY = "tests/stubs/student"
+# The stage a student has written, as `handout check` writes it into the unpacked handout's student/
+# before running its tests: a working kernel must not turn the grader's tests red.
+WRITTEN_STAGE = "tiled.cu"
 MANIFEST_SCHEMA = "gemmlab.handout/1"
 
 # What ships, relative to the repository root (directories recursively), before exclusions.
@@ -89,6 +97,14 @@ NEVER_NAMED = ["__pycache__", "*.pyc", ".pytest_cache", ".git", ".DS_Store", "*~
 INSTRUCTOR_ONLY_TEXT = re.compile(
     r"tests/broken|tests/gallery|reference/tuning|reference/\w+\.cu\b|SUBMISSION=reference|"
     + re.escape(INSTRUCTOR_ONLY_TAG))
+
+# The header-only C++ libraries the grader builds with, shipped in the handout as this machine has them,
+# each with its licence, so that a student's machine needs no package of them (nvcc, g++ and python3
+# build the grader): (the folder under an include directory, the Debian package whose copyright file
+# holds the licence). The Makefile puts THIRD_PARTY/include on the include path where it exists.
+THIRD_PARTY = (("doctest", "doctest-dev"), ("nlohmann", "nlohmann-json3-dev"), ("CLI", "libcli11-dev"),
+               ("toml++", "libtomlplusplus-dev"))
+THIRD_PARTY_DIR = "grader/third_party"
 
 DEFAULT_DOCS = ["student-guide.md", "correctness.md", "timing.md", "scoring.md", "results-schema.md"]
 
@@ -208,9 +224,14 @@ def matches(rel, patterns):
 
 
 def clean_env():
-    """The environment for a nested make: nothing inherited from the make that called us."""
+    """The environment for a nested make: nothing inherited from the make that called us, nor the variables
+    given on its command line, which make puts in the environment too (make handout-check CONFIG=<the
+    instructor's file>: the handout's make reads its own course.toml)."""
+    flags = os.environ.get("MAKEFLAGS", "")
+    given = set(re.findall(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=", flags.split(" -- ", 1)[1])) if " -- " in flags else set()
     env = {k: v for k, v in os.environ.items()
-           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER", "GEMMLAB_COMMAND")}
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GEMMLAB_GRADER", "GEMMLAB_COMMAND",
+                        "GEMMLAB_SRUN", *given)}
     env["NO_COLOR"] = "1"
     return env
 
@@ -391,13 +412,14 @@ def build_reference_library(cfg, dest, work, object_cache_dir=None, ccache=""):
 # ---- build ---------------------------------------------------------------------------------------
 
 def render_readme(cfg, created, archs_text):
-    cl = cfg["cluster"]
-    gres = cl.get("gres") or "gpu:1"
-    partition = cl.get("partition") or ""
-    srun = f"srun --gres={gres}" + (f" --partition={partition}" if partition else "")
+    # the course's [cluster] over the defaults, as every tool of the course reads it
+    cluster = {k: default for (section, k), (default, _) in course_config.DEFAULTS.items() if section == "cluster"}
+    srun = course_config.srun_line({**cluster, **cfg["cluster"]})
     extra = []
     if cfg["deadline"]:
-        extra.append(f"- Deadline: **{cfg['deadline']}** (hand in with `make submit`).")
+        due = course_config.parse_when(cfg["deadline"])
+        shown = course_config.course_time(due, course_config.course_zone({"deadline": {"due": cfg["deadline"]}}))
+        extra.append(f"- Deadline: **{shown}** (hand in with `make submit`; `make status` shows yours).")
     template = Template((TEMPLATES / "README.md.in").read_text())
     return template.substitute(
         title=cfg["title"], name=cfg["name"],
@@ -437,6 +459,35 @@ def loud(warning):
         say(line)
 
 
+def include_dirs():
+    """Where the compiler finds the header libraries: CPATH's folders, then the system's."""
+    return [Path(d) for d in os.environ.get("CPATH", "").split(os.pathsep) if d] + \
+        [Path("/usr/local/include"), Path("/usr/include")]
+
+
+def copy_third_party(out):
+    """THIRD_PARTY's headers and licences into out/THIRD_PARTY_DIR; returns the files written (relative
+    to out). A library whose headers or licence this machine lacks is left out, and said so."""
+    written = []
+    for name, package in THIRD_PARTY:
+        src = next((d / name for d in include_dirs() if (d / name).is_dir()), None)
+        licence = Path("/usr/share/doc") / package / "copyright"
+        if src is None or not licence.is_file():
+            say(f"left out the header library {name}: " + (f"no {name}/ in {', '.join(map(str, include_dirs()))}"
+                if src is None else f"its licence {licence} is missing") + "; students need it installed")
+            continue
+        for f in sorted(p for p in src.rglob("*") if p.is_file()):
+            rel = f"{THIRD_PARTY_DIR}/include/{name}/{f.relative_to(src).as_posix()}"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, out / rel)
+            written.append(rel)
+        rel = f"{THIRD_PARTY_DIR}/licences/{name}.txt"
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(licence, out / rel)
+        written.append(rel)
+    return written
+
+
 def write_tree(cfg, out):
     """The handout's files in `out` (which must not exist): what ships from the repository, the
     course's course.toml without the staff's sections, and the README. The compiled reference
@@ -454,7 +505,11 @@ def write_tree(cfg, out):
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     archs_text = ", ".join(cfg["archs"]) + (f" (+ PTX for newer GPUs)" if cfg["ptx"] else "")
     (out / "README.md").write_text(render_readme(cfg, created, archs_text))
-    return sorted({*files, "course.toml", "README.md"}), created
+    stubs = [f"{STUBS_COPY}/{Path(rel).name}" for rel in files if rel.startswith("student/") and rel.endswith(".cu")]
+    for rel in stubs:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(out / "student" / Path(rel).name, out / rel)
+    return sorted({*files, *stubs, *copy_third_party(out), "course.toml", "README.md"}), created
 
 
 def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
@@ -602,8 +657,29 @@ def safe_extract(tar, dest):
 
 
 def find_grader(tree):
-    found = sorted(tree.glob("build/*/sub-student-*/gemmlab"))
-    return found[0] if found else None
+    """The grader `make` built for the handout's student/ (not the one of the tests' stubs)."""
+    for grader in sorted(tree.glob("build/*/sub-student-*/gemmlab")):
+        symbols = grader.parent / "symbols.json"
+        if symbols.is_file() and Path(json.loads(symbols.read_text()).get("source_dir", "")).resolve() == (tree / "student").resolve():
+            return grader
+    return None
+
+
+def broken_links(tree):
+    """["<file> -> <target>"] of the shipped Markdown files' links that lead nowhere inside the handout:
+    a relative link ([text](target), from the file's folder) or a doc named by its path (docs/<name>.md,
+    from the top), which would send a student to a doc the handout does not ship."""
+    broken = set()
+    for md in sorted(tree.rglob("*.md")):
+        rel = md.relative_to(tree).as_posix()
+        text = md.read_text(errors="replace")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if not re.match(r"^[a-z]+:", target) and not md.parent.joinpath(target).resolve().exists():
+                broken.add(f"{rel} -> {target}")
+        for named in re.findall(r"(?<![\w/.-])(docs/[\w.-]+\.md)\b", text):
+            if not (tree / named).exists():
+                broken.add(f"{rel} -> {named}")
+    return sorted(broken)
 
 
 def check_contents(rep, tree, cfg, manifest):
@@ -631,18 +707,9 @@ def check_contents(rep, tree, cfg, manifest):
     else:
         rep.ok("required files present", ", ".join(required))
 
-    # Every relative link of a shipped Markdown file must resolve inside the handout.
-    broken = []
-    for rel in sorted(r for r in present if r.endswith(".md")):
-        text = (tree / rel).read_text(errors="replace")
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
-            if re.match(r"^[a-z]+:", target):
-                continue
-            if not (tree / rel).parent.joinpath(target).resolve().exists():
-                broken.append(f"{rel} -> {target}")
-    broken = sorted(set(broken))
+    broken = broken_links(tree)
     if broken:
-        rep.warn("links in the shipped docs resolve", "; ".join(broken[:6]) + (" ..." if len(broken) > 6 else ""))
+        rep.fail("links in the shipped docs resolve", "; ".join(broken[:6]) + (" ..." if len(broken) > 6 else ""))
     else:
         rep.ok("links in the shipped docs resolve")
 
@@ -866,9 +933,19 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=No
             left_out = (f"; left out: {', '.join(Path(t).name for t in TESTED_HERE)} (the same files, and the same "
                         f"files they read, as this checkout's, whose suite runs them)")
     jobs = os.environ.get("HANDOUT_JOBS", str(os.cpu_count() or 2))
-    for target, what in ((["-j", jobs], "it builds (make)"), (["-j", jobs, "test"], "its tests pass (make test)")):
+    written = tree / "student" / WRITTEN_STAGE
+    stub = written.read_bytes() if written.is_file() else None
+    for target, what in ((["-j", jobs], "it builds (make)"),
+                         (["-j", jobs, "test"], f"its tests pass once a student has written a stage (make test, "
+                                                f"with reference/{WRITTEN_STAGE} in student/)")):
         t = time.monotonic()
-        proc = run(["make", *target], cwd=tree, env=env, log=log, check=False)
+        if target[-1] == "test" and stub is not None:
+            shutil.copy2(ROOT / "reference" / WRITTEN_STAGE, written)
+        try:
+            proc = run(["make", *target], cwd=tree, env=env, log=log, check=False)
+        finally:
+            if stub is not None:
+                written.write_bytes(stub)
         secs = time.monotonic() - t
         if proc.returncode == 0:
             summary = proc.stdout.strip().splitlines()[-1] if target[-1] == "test" else ""

@@ -176,9 +176,11 @@ def preflight(ncu_arg):
     """(gpu, ncu path); raises ProfileError with one line where either is missing."""
     gpu = gpu_info()
     if gpu is None:
+        srun = os.environ.get("GEMMLAB_SRUN")  # the course's srun line, from the Makefile (make hint)
         raise ProfileError("no NVIDIA GPU on this machine (nvidia-smi sees none): profiling runs the stage on "
-                           "a GPU. On the course cluster, run the same command on a GPU node: "
-                           f"srun --gres=gpu:1 {typed_command()}", EXIT_NO_GPU)
+                           "a GPU. On the course cluster, run the same command on a GPU node"
+                           + (f": {srun}" if srun else ", after the srun line `make hint` prints: srun ...")
+                           + f" {typed_command()}", EXIT_NO_GPU)
     ncu = find_ncu(ncu_arg)
     if ncu is None:
         raise ProfileError(f"Nsight Compute (ncu) not found ({ncu_arg or 'ncu'}): it ships with the CUDA toolkit "

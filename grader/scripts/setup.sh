@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # setup.sh — installs the Debian packages GEMM Lab needs, in one idempotent step (`make setup`).
-# Says what it installs; on a system without apt it prints the list and stops. The CUDA toolkit
+# Says what it installs; where it cannot install (no apt-get, or neither root nor sudo) it installs
+# nothing and names what is missing, found by looking for it, and what each is for. The CUDA toolkit
 # with cuBLAS is assumed present (nvcc on PATH or in /usr/local/cuda): it says so when it is not.
 set -euo pipefail
 
 # What each package is for (keep this list the only one: README and docs point here).
-PACKAGES=(
+# The header-only libraries the grader builds with; a handout carries them (grader/third_party).
+HEADER_PACKAGES=(
   doctest-dev            # C++ unit tests
   nlohmann-json3-dev     # JSON results files
   libcli11-dev           # the grader's command line
   libtomlplusplus-dev    # course.toml in C++
+)
+PACKAGES=(
   python3                # scripts (3.11: tomllib reads course.toml)
   python3-pytest         # script and integration tests
   python3-pytest-xdist   # ... spread over the cores (tests/run_tests.py)
@@ -21,14 +25,15 @@ PACKAGES=(
   texlive-lang-chinese   # Chinese in reports
   fonts-noto-cjk
   poppler-utils          # pdftotext/pdftoppm: report tests
-  slurmctld slurmd slurm-client munge   # the test suite's real Slurm clusters (single- and multi-node)
-  iproute2               # ip netns: the multi-node test cluster's network namespaces (tests/slurm/multinode.sh)
   make g++ git ca-certificates
   ccache                 # compiles the grader once per content, whichever build directory asks
 )
-# The staff tools (make similarity, make leaderboard) and their tests; only in the instructor
-# repository (the one with grader/scripts/handout.py), never in a student's handout.
+# The staff tools (make similarity, make leaderboard) and their tests, and the tests of the cluster tools;
+# only in the instructor repository (the one with grader/scripts/handout.py), never in a student's
+# handout, whose commands use none of them.
 STAFF_PACKAGES=(
+  slurmctld slurmd slurm-client munge   # the cluster tests' real Slurm clusters (single- and multi-node)
+  iproute2               # ip netns: the multi-node test cluster's network namespaces (tests/slurm/multinode.sh)
   python3-pip            # installs requirements-staff.txt (below)
   python3-numpy python3-jinja2 python3-pygments python3-tqdm   # copydetect's dependencies
   python3-pil            # reads screenshots in the page tests
@@ -40,15 +45,50 @@ staff=0
 [ -f "$scripts_dir/handout.py" ] && staff=1
 
 names=()
+if [ ! -d "$scripts_dir/../third_party/include" ]; then
+  for p in "${HEADER_PACKAGES[@]}"; do names+=("$p"); done
+fi
 for p in "${PACKAGES[@]}"; do names+=("$p"); done
 if [ "$staff" = 1 ]; then
   for p in "${STAFF_PACKAGES[@]}"; do names+=("$p"); done
 fi
 
+# What a student's commands need, found by looking (not by package name): on a machine where this script
+# cannot install (no apt-get, or not root and no sudo), what is missing and what it is for.
+report_missing() {
+  local missing=0 inc h
+  local dirs="$scripts_dir/../third_party/include:${CPATH:-}:/usr/include:/usr/local/include"  # a handout carries them
+  for h in "doctest/doctest.h:the C++ unit tests (doctest)" "nlohmann/json.hpp:JSON results (nlohmann-json)" \
+           "CLI/CLI.hpp:the grader's command line (CLI11)" "toml++/toml.h:course.toml in C++ (toml++)"; do
+    found=""
+    IFS=: read -ra inc <<< "$dirs"
+    for d in "${inc[@]}"; do [ -n "$d" ] && [ -f "$d/${h%%:*}" ] && found=1; done
+    [ -n "$found" ] || { echo "setup: missing: ${h%%:*}, header of ${h#*:} (make builds with it: put its directory on CPATH)" >&2; missing=1; }
+  done
+  for c in "make:make" "g++:the grader's host code" "python3:the scripts"; do
+    command -v "${c%%:*}" >/dev/null 2>&1 || { echo "setup: missing: ${c%%:*} (${c#*:})" >&2; missing=1; }
+  done
+  python3 -c 'import tomllib' 2>/dev/null || { echo "setup: missing: Python 3.11 or newer as python3 (tomllib reads course.toml)" >&2; missing=1; }
+  for m in "pytest:pytest:make test" "xdist:pytest-xdist:make test on every core" "matplotlib:matplotlib:make report's figures"; do
+    IFS=: read -r module pip_name what <<< "$m"
+    python3 -c "import $module" 2>/dev/null || echo "setup: missing (optional): the Python package $pip_name ($what): python3 -m pip install --user $pip_name" >&2
+  done
+  for c in "pandoc:make report" "xelatex:make report's PDF" "pdftotext:the report tests" "ccache:faster rebuilds"; do
+    command -v "${c%%:*}" >/dev/null 2>&1 || echo "setup: missing (optional): ${c%%:*} (${c#*:})" >&2
+  done
+  return $missing
+}
+
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
-  echo "setup: this system has no apt-get. Install these packages (or their equivalents) by hand:" >&2
-  printf '  %s\n' "${names[@]}" >&2
-  exit 1
+  echo "setup: this system has no apt-get: nothing is installed. What GEMM Lab needs, looked for here:" >&2
+  report_missing && echo "setup: everything the build needs is here." || exit 1
+  exit 0
+fi
+if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
+  echo "setup: not root, and no sudo: nothing is installed. What GEMM Lab needs, looked for here (ask the" >&2
+  echo "       machine's administrators for what is missing, or load it: e.g. module load cuda):" >&2
+  report_missing && echo "setup: everything the build needs is here." || exit 1
+  exit 0
 fi
 
 missing=()

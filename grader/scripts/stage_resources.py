@@ -3,7 +3,7 @@
 the compiler, with no GPU and no cuobjdump: registers per thread, static shared memory per block,
 local memory (the stack frame) and the bytes spilled to it.
 
-  make resources [STAGE=tiled] [SUBMISSION=reference] [ARCH=sm_80]
+  make resources [STAGE=tiled[/16]] [SUBMISSION=reference] [ARCH=sm_80]
 
 Each stage file is compiled again for the build's architecture, with the build's flags, into a
 temporary folder (as a cubin: no host code, nothing linked), with ptxas's report turned on
@@ -16,7 +16,9 @@ temporary folder (as a cubin: no host code, nothing linked), with ptxas's report
 
 become one row per kernel (names demangled with c++filt). Dynamic shared memory is not in the file:
 it is chosen at launch (make profile reports it). A kernel that spills is marked: its spilled values
-go through local memory (L1, then L2 and DRAM) instead of registers.
+go through local memory (L1, then L2 and DRAM) instead of registers. STAGE=<stage>/<variant> (tiled/16,
+tensor/fp16) keeps the kernels of that variant: those whose template arguments name it
+(tiled_kernel<float, 16>) and those that name no variant of the stage (of_variant; make sass does the same).
 
   stage_resources.py --nvcc /usr/local/cuda/bin/nvcc --flags "<nvcc flags>" student/tiled.cu ...
 """
@@ -92,6 +94,58 @@ def short_name(full):
     return shorten(full)
 
 
+def template_arguments(short):
+    """"tiled_kernel<float, 16>" -> ["float", "16"]: the top-level template arguments of a short name."""
+    if "<" not in short or not short.endswith(">"):
+        return []
+    args, depth, cur = [], 0, ""
+    for c in short[short.index("<") + 1:-1]:
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    return args + [cur.strip()] if cur.strip() else args
+
+
+def stage_variants(stage):
+    """The variants the registry (grader/include/gemmlab/stages.h) gives a stage, in its order: tiled ->
+    ["8", "16", "32"]; [] for a stage of one version; None for a stage it does not have."""
+    import scan_symbols  # the registry header's one reader (imported here: it imports this module's neighbours)
+    header = Path(__file__).resolve().parents[1] / "include" / "gemmlab" / "stages.h"
+    if stage not in scan_symbols.stage_names(header):
+        return None
+    found = []
+    for runs in scan_symbols.registry_runs(header).values():
+        found += [v for s, v, _ in runs if s == stage and v and v not in found]
+    return found
+
+
+def variant_problem(stage_arg):
+    """"" when STAGE= names a stage and, after a slash, one of its variants; else what is wrong."""
+    stage, _, variant = stage_arg.partition("/")
+    variants = stage_variants(stage)
+    if variants is None or not variant:
+        return ""  # the stage file's own checks speak of a stage that does not exist
+    if variant not in variants:
+        have = f"its variants are {', '.join(variants)}" if variants else "it has one version: say STAGE=" + stage
+        return f"stage {stage} has no variant {variant}: {have}"
+    return ""
+
+
+def of_variant(short, stage_arg):
+    """Whether a kernel (its short name) belongs to STAGE=<stage>/<variant>: a kernel whose template
+    arguments name the variant (tiled_kernel<float, 16> for tiled/16, tensor_float_kernel<fp16> for
+    tensor/fp16), or name none of the stage's variants (a kernel every variant launches). Without a
+    variant, every kernel does."""
+    stage, _, variant = stage_arg.partition("/")
+    if not variant:
+        return True
+    args = template_arguments(short)
+    return variant in args or not set(args) & set(stage_variants(stage) or [])
+
+
 def compile_file(nvcc, flags, source, workdir):
     """(kernels, error text or None) of one stage file."""
     cubin = Path(workdir) / (Path(source).stem + ".cubin")
@@ -130,8 +184,13 @@ def main(argv=None):
     ap.add_argument("--nvcc", default="nvcc", help="the compiler (the Makefile's NVCC)")
     ap.add_argument("--flags", default="", help="nvcc flags: the build's stage-file flags and architecture")
     ap.add_argument("--jobs", type=int, default=2, help="files compiled at once")
+    ap.add_argument("--stage", default="", help="<stage>/<variant>: only the kernels of that variant (make's STAGE=)")
     ap.add_argument("sources", nargs="+", help="stage files (.cu)")
     args = ap.parse_args(argv)
+    problem = variant_problem(args.stage)
+    if problem:
+        print(f"resources: error: {problem} (STAGE={args.stage})", file=sys.stderr)
+        return 2
     missing = [s for s in args.sources if not Path(s).is_file()]
     if missing:
         print(f"resources: error: no such stage file: {', '.join(missing)}", file=sys.stderr)
@@ -154,7 +213,12 @@ def main(argv=None):
         for k in kernels:
             k["full"] = names.get(k["name"], k["name"])
             k["short"] = short_name(k["full"])
-        print(f"{source} ({kernels[0]['arch']})")
+        arch = kernels[0]["arch"]
+        kernels = [k for k in kernels if of_variant(k["short"], args.stage)]
+        if not kernels:
+            print(f"{source}: no kernels of {args.stage}")
+            continue
+        print(f"{source} ({arch}" + (f"; the kernels of {args.stage}" if "/" in args.stage else "") + ")")
         print(table(kernels))
     print("\nregisters per thread and static shared memory per block limit how many blocks fit on an SM "
           "(occupancy); local memory is per thread. Dynamic shared memory is set at launch: make profile shows it.")

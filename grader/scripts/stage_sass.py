@@ -3,6 +3,7 @@
 for counted and marked; and the reading of that code the build's tensor-core check uses.
 
   make sass STAGE=reuse [PREC=float] [SUBMISSION=reference] [ARCH=sm_80]
+  make sass STAGE=tiled/16 PREC=double     one variant: the kernels whose template arguments name it
 
 No GPU is needed. It disassembles the stage's object as the Makefile builds it for the build's ARCH
 (`cuobjdump -sass`), and prints per kernel, with the names you wrote (fp16/tf32/3xtf32, not
@@ -45,7 +46,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ncu_profile import short_name  # noqa: E402  (one definition of a kernel's short name)
-from stage_resources import demangle_all  # noqa: E402  (one way to demangle the kernels' names)
+from stage_resources import demangle_all, of_variant, variant_problem  # noqa: E402  (one way to demangle
+# the kernels' names; one rule for the kernels of a variant, make resources' too)
 
 # ---- finding the disassembler --------------------------------------------------------------------
 
@@ -454,12 +456,17 @@ def main(argv=None):
     ap.add_argument("--object", required=True, help="the stage's object as the build made it")
     ap.add_argument("--source", default="", help="the stage file (shown, and named in the messages)")
     ap.add_argument("--prec", choices=("float", "double"), help="only the kernels of this precision")
+    ap.add_argument("--stage", default="", help="<stage>/<variant>: only the kernels of that variant (make's STAGE=)")
     ap.add_argument("--cuobjdump", default=None, help="the disassembler (default: the toolkit's, PATH's, or make setup's)")
     ap.add_argument("--cuda-home", default=None)
     ap.add_argument("--listing", help="write the annotated listing here")
     ap.add_argument("--json", help="write the counts here (for tests and scripts)")
     args = ap.parse_args(argv)
     obj, source = Path(args.object), args.source or args.object
+    problem = variant_problem(args.stage)
+    if problem:
+        print(f"sass: error: {problem} (STAGE={args.stage})", file=sys.stderr)
+        return 2
     if not obj.is_file():
         failed = Path(f"{obj}.failed")
         if failed.is_file():
@@ -484,10 +491,13 @@ def main(argv=None):
     fns = {(f.name, f.arch): f for f in parse_listing(listing)}
     if args.prec:
         reports = [k for k in reports if precision_of(k) in (args.prec, None)]
+    reports = [k for k in reports if of_variant(k.short, args.stage)]
     archs = sorted({k.arch for k in reports}) or ["?"]
-    print(f"sass: {source} for {', '.join(archs)} (cuobjdump -sass {obj})")
+    only = [f"variant {args.stage.partition('/')[2]}"] * ("/" in args.stage) + [f"precision {args.prec}"] * bool(args.prec)
+    print(f"sass: {source} for {', '.join(archs)}" + (f", {' and '.join(only)} only" if only else "")
+          + f" (cuobjdump -sass {obj})")
     if not reports:
-        print("\n  no kernels" + (f" of precision {args.prec}" if args.prec else ""))
+        print("\n  no kernels" + (f" of {' and '.join(only)}" if only else ""))
     for k in reports:
         print()
         print("\n".join(summary(k, source)))

@@ -146,6 +146,22 @@ TEST_CASE("tiled: the best correct variant counts for speed, correctness is shar
     CHECK(t.note.find("2 of 3 variants correct") != std::string::npos);
 }
 
+TEST_CASE("tiled: of variants that earn as many points, the faster counts (the one the tables show)") {
+    const ScoringConfig cfg = one_shape();
+    // 8 and 32 both reach the target (full points); 32 is faster, though 8 comes first
+    StageScore s = score_stage("tiled", Precision::f32, rubric(3, 10, 100), cfg,
+                               {timed("8", 1100, cfg), timed("16", 600, cfg), timed("32", 1400, cfg)});
+    CHECK(s.variant_used == "32");
+    CHECK(s.performance == doctest::Approx(10));
+    CHECK(s.gflops == doctest::Approx(1400));
+    // no points at all (each at naive speed or below): still the faster
+    s = score_stage("tiled", Precision::f32, rubric(3, 10, 100), cfg, {timed("8", 90, cfg), timed("16", 95, cfg)});
+    CHECK(s.variant_used == "16");
+    // more points win over speed shown nowhere else
+    s = score_stage("tiled", Precision::f32, rubric(3, 10, 100), cfg, {timed("8", 900, cfg), timed("16", 500, cfg)});
+    CHECK(s.variant_used == "8");
+}
+
 TEST_CASE("shapes are weighted; a shape that was not timed leaves the variant unscored") {
     ScoringConfig cfg;
     cfg.shapes = {{cube(4096), 3.0}, {cube(2048), 1.0}};

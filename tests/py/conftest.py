@@ -21,6 +21,11 @@ except ImportError:
     gpu_prebuild = None
 
 ROOT = Path(__file__).resolve().parents[2]
+# The stubs as handed out, which the tests build and break: student/ in the instructor repository; in a
+# handout, student/ is the student's own work and make handout keeps a copy of the stubs in
+# tests/stubs/student/ (the Makefile's TEST_STUBS, which make test builds), so that the tests pass
+# whatever the student has written.
+STUBS = ROOT / "tests" / "stubs" / "student" if (ROOT / "tests" / "stubs" / "student").is_dir() else ROOT / "student"
 # `make test` passes the command typed (make test) to what it runs, for the no-GPU hints: the tests run
 # the grader and make themselves, and each of those must name its own command.
 os.environ.pop("GEMMLAB_COMMAND", None)

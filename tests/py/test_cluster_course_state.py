@@ -184,3 +184,25 @@ def test_setup_gives_the_staff_the_files_they_edit(tmp_path, capsys):
         assert (st.st_mode & 0o777, st.st_gid) == (mode, 0), name
     out = capsys.readouterr().out
     assert f"is not writable by {staff}" in out  # the directory: named, with the commands that fix it
+
+
+@NEEDS_NVCC
+def test_hints_and_the_rubric_come_from_the_published_course_not_a_students_copy(tmp_path, capsys):
+    """`make hint` (the srun line every "run it on a GPU node" hint prints) and `make rubric` (course-file:
+    the course.toml it shows) read the published course; a student's stale copy names other options."""
+    path = staff_class.write_config(tmp_path, roster=["alice"])
+    path.write_text(path.read_text().replace("[cluster]\n", '[cluster]\npartition = "gpu"\naccount = "cs101"\n'
+                                             'qos = "class"\ngres = "gpu:a100:1"\nconstraint = "a100"\n', 1))
+    assert gemmlab_cluster.main(["--config", str(path), "setup"]) == 0
+    mine = student_copy(tmp_path, path)
+    mine.write_text(mine.read_text().replace('account = "cs101"', 'account = "old"'))
+    capsys.readouterr()
+    assert gemmlab_cluster.main(["--config", str(mine), "hint", "make", "check"]) == 0
+    assert capsys.readouterr().out == ("srun --partition=gpu --account=cs101 --qos=class --gres=gpu:a100:1 "
+                                       "--constraint=a100 make check\n")
+    assert gemmlab_cluster.main(["--config", str(mine), "course-file"]) == 0
+    state = course_state.current(config.load(path))
+    assert capsys.readouterr().out.strip() == str(state.public_dir / "course.toml")
+    # the grading jobs' #SBATCH lines carry the same options
+    assert config.load(path).sbatch_options()[:5] == ["--partition=gpu", "--account=cs101", "--qos=class",
+                                                      "--gres=gpu:a100:1", "--constraint=a100"]

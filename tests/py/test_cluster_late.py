@@ -63,6 +63,39 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     assert pick.path == late and info["penalty_pct"] == 20
 
 
+def test_the_due_date_is_shown_in_the_courses_time_zone_too(tmp_path, capsys):
+    """A course.toml that writes its due date in its own time zone (-08:00) gets it back beside UTC, in
+    what make submit and make status say; a course written in UTC is shown once."""
+    path = staff_class.write_config(tmp_path, roster=["alice"])
+    path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", "due = 2026-12-04T15:59:00-08:00"))
+    cfg = config.load(path)
+    assert cfg.deadline.due == DUE
+    a = hand_in(cfg, tmp_path, DUE + 3 * H)
+    course_time = "2026-12-04T23:59:00Z (2026-12-04 15:59 -08:00, the course's time)"
+    assert gemmlab_cluster.how_it_counts(cfg, "alice", a)[0] == f"LATE: handed in 3 h after your due date {course_time}"
+    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    assert f"(due {course_time}; policy latest)" in capsys.readouterr().out
+    assert config.course_time(DUE, dt.timezone.utc) == "2026-12-04T23:59:00Z"
+
+
+def test_status_shows_each_hand_ins_report_and_the_files_that_did_not_compile(tmp_path, capsys):
+    """What make submit found is kept in the hand-in's manifest, and make status shows it per attempt."""
+    cfg = course(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    for stub in staff_class.STAGE_FILES:
+        (src / stub).write_text((staff_class.ROOT / "student" / stub).read_text())
+    files = dropbox.collect(cfg, src, None)
+    dropbox.store_attempt(cfg, "alice", files, submitted_at=DUE - 2 * H,
+                          extra={"report": {"verdict": "mismatch"}, "does_not_compile": ["tiled.cu"]})
+    dropbox.store_attempt(cfg, "alice", files, submitted_at=DUE - H, extra={"report": {"verdict": "ok"},
+                                                                           "does_not_compile": []})
+    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    first, second = capsys.readouterr().out.splitlines()[1:3]
+    assert "report of other stage files  does not compile: tiled.cu  not graded" in first, first
+    assert "report ok  not graded" in second and "compile" not in second, second
+
+
 @pytest.mark.parametrize("late_section, words", [
     ('policy = "prefer-on-time"\n', ["late penalty: 10 %", "your attempt #1", "counts, not this one (policy: prefer-on-time)"]),
     ('policy = "on-time-only"\n', ["the course counts on-time hand-ins only: it will not count",

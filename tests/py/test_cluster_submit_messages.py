@@ -136,6 +136,10 @@ def test_a_file_that_does_not_compile_is_shown_as_the_student_knows_it(tmp_path)
                 "error: identifier \"undefined_name\" is undefined)") in err, err
         assert "handing in anyway: every other stage is graded" in err
         assert "submit: stored attempt #1 of " in out and "grading job 4242 queued" in out, out
+        # make status shows it per attempt, with the report's verdict
+        status = subprocess.run(["make", "-s", "status", f"CONFIG={cfg_path}"], cwd=ROOT, capture_output=True, text=True,
+                                env=env_with_sbatch(tmp_path, job=4242), timeout=120)
+        assert "no report  does not compile: tiled.cu" in status.stdout, status.stdout + status.stderr
         # none of make's own business
         for noise in ("gemmlab-submit-", "/submission/", "forced in submake", "jobserver", "Clock skew", "$ make",
                       "PYTHON=", "make[", "gemmlab_cluster.py"):

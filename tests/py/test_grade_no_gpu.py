@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import HAS_GPU
+from conftest import HAS_GPU, STUBS
 
 needs_no_gpu = pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
 
@@ -25,7 +25,7 @@ def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path)
     assert out.returncode == 3, out.stdout + out.stderr
     # run by hand, the hint is the very command run, on a GPU node
     assert "gemmlab grade needs an NVIDIA GPU" in out.stderr
-    assert f"srun --gres=gpu:1 {grader} grade --config {root / 'course.toml'} --out {tmp_path}" in out.stderr
+    assert f"srun ... {grader} grade --config {root / 'course.toml'} --out {tmp_path}" in out.stderr
 
     res = json.loads((tmp_path / "results.json").read_text())
     assert res["schema"] == "gemmlab.results/1"
@@ -62,11 +62,11 @@ def test_grade_without_gpu_writes_both_files_and_exits_3(grader, root, tmp_path)
 def test_grade_records_the_fingerprint_of_the_stage_files(grader, root, tmp_path):
     """results.json `submission` carries what grader/scripts/fingerprint.py --json wrote, as it is."""
     fp_file = tmp_path / "fingerprint.json"
-    made = subprocess.run(["python3", str(root / "grader" / "scripts" / "fingerprint.py"), str(root / "student"),
+    made = subprocess.run(["python3", str(root / "grader" / "scripts" / "fingerprint.py"), str(STUBS),
                            "--json", str(fp_file)], capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     fp = json.loads(fp_file.read_text())
-    out = run(grader, "grade", "--config", str(root / "course.toml"), "--submission", str(root / "student"),
+    out = run(grader, "grade", "--config", str(root / "course.toml"), "--submission", str(STUBS),
               "--fingerprint", str(fp_file), "--out", str(tmp_path))
     assert out.returncode == 3, out.stdout + out.stderr
     sub = json.loads((tmp_path / "results.json").read_text())["submission"]

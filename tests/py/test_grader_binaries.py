@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, STUBS
 
 sys.path.insert(0, str(ROOT / "cluster"))
 from grading import make_vars  # noqa: E402  (the cluster's reading of the Makefile's variables)
@@ -27,7 +27,7 @@ def test_a_submission_build_links_its_libraries_only(tmp_path):
     submissions = []
     for name in ("one", "two"):
         d = tmp_path / name / "student"
-        shutil.copytree(ROOT / "student", d)
+        shutil.copytree(STUBS, d)
         submissions.append(d)
     outputs = []
     for d in submissions:

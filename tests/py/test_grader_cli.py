@@ -44,14 +44,17 @@ def test_list_json_is_the_registry(grader):
 def test_check_without_gpu_says_what_to_do(grader):
     out = run(grader, "check", "--stage", "tiled/16")
     assert out.returncode == 3
-    # run by hand: the same command, on a GPU node
+    # run by hand: the same command, on a GPU node, after the course's srun line (make hint prints it)
     assert "gemmlab check needs an NVIDIA GPU" in out.stderr
-    assert f"srun --gres=gpu:1 {grader} check --stage tiled/16\n" in out.stderr
+    assert "after the srun line `make hint` prints" in out.stderr
+    assert f"      srun ... {grader} check --stage tiled/16\n" in out.stderr, out.stderr
     # run by make: the command the student typed (the Makefile passes it), and nothing else to try
     typed = subprocess.run([str(grader), "check", "--stage", "tiled/16"], capture_output=True, text=True,
-                           env={**os.environ, "GEMMLAB_COMMAND": "make check STAGE=tiled/16 PREC=double"})
+                           env={**os.environ, "GEMMLAB_COMMAND": "make check STAGE=tiled/16 PREC=double",
+                                "GEMMLAB_SRUN": "srun --partition=gpu --account=cs101 --gres=gpu:1"})
     assert "make check needs an NVIDIA GPU" in typed.stderr
-    assert "srun --gres=gpu:1 make check STAGE=tiled/16 PREC=double\n" in typed.stderr, typed.stderr
+    assert ("      srun --partition=gpu --account=cs101 --gres=gpu:1 make check STAGE=tiled/16 PREC=double\n"
+            in typed.stderr), typed.stderr
     assert "make submit" not in typed.stderr and "make check\n" not in typed.stderr
     # plain words first ("this machine has no GPU"), CUDA's error only in parentheses
     first = out.stderr.splitlines()[0]

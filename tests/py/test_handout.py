@@ -10,11 +10,13 @@
 
 These tests need the instructor repository (reference/*.cu) and never ship in a handout.
 """
+import datetime as dt
 import json
 import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -113,6 +115,58 @@ def test_the_shipped_docs_name_only_sections_the_handouts_readme_has():
         assert "README's" not in text or re.search(r"README(?:\.md)?'s \"", text), f"docs/{doc}: which README section?"
 
 
+def test_every_link_of_the_handouts_docs_leads_inside_it(tmp_path):
+    """The handout's files as make handout writes them (the compiled reference aside): every relative link
+    of a shipped Markdown file, and every doc it names by path (docs/<name>.md), is a file of the handout;
+    handout check fails on one that is not."""
+    handout = load_handout_module()
+    tree = tmp_path / "handout"
+    handout.write_tree(handout.load_config(ROOT / "course.toml"), tree)
+    assert handout.broken_links(tree) == []
+    (tree / "docs" / "timing.md").write_text("see [the notes](PERFORMANCE.md) and docs/gallery.md\n")
+    assert handout.broken_links(tree) == ["docs/timing.md -> PERFORMANCE.md", "docs/timing.md -> docs/gallery.md"]
+
+
+def test_the_readme_shows_the_deadline_in_the_courses_time_zone_and_where_the_reference_runs():
+    handout = load_handout_module()
+    cfg = dict(handout.load_config(ROOT / "course.toml"), deadline=dt.datetime.fromisoformat("2026-12-04T23:59:00-08:00"))
+    readme = handout.render_readme(cfg, "2026-11-27T00:00:00Z", "sm_90")
+    assert "Deadline: **2026-12-05T07:59:00Z (2026-12-04 23:59 -08:00, the course's time)**" in readme
+    assert "same program" not in readme and "never hold the reference" in readme
+
+
+def test_the_handout_carries_the_header_libraries_and_their_licences(tmp_path):
+    """A student's machine needs no package of the grader's header-only libraries: make handout copies them
+    (with their licences) into grader/third_party, and the handout's Makefile compiles with them."""
+    handout = load_handout_module()
+    tree = tmp_path / "handout"
+    files, _ = handout.write_tree(handout.load_config(ROOT / "course.toml"), tree)
+    for header in ("doctest/doctest.h", "nlohmann/json.hpp", "CLI/CLI.hpp", "toml++/toml.h"):
+        assert f"grader/third_party/include/{header}" in files, header
+    for name, _ in handout.THIRD_PARTY:
+        assert "Copyright" in (tree / "grader/third_party/licences" / f"{name}.txt").read_text(errors="replace"), name
+    def cxxflags(*more):
+        out = subprocess.run(["make", "--no-print-directory", "-f", "Makefile", "-f", "cluster/make-vars.mk",
+                              "print-cluster-vars", *more], cwd=tree, capture_output=True, text=True)
+        return next(line for line in out.stdout.splitlines() if line.startswith("CXXFLAGS="))
+    # a machine without them (no /usr/include copies): the handout's own
+    assert "-isystem grader/third_party/include" in cxxflags(f"SYSTEM_INCLUDE={tmp_path}/none")
+    headers_here = all((Path("/usr/include") / h).is_file() for h in
+                       ("doctest/doctest.h", "nlohmann/json.hpp", "CLI/CLI.hpp", "toml++/toml.h"))
+    assert ("third_party" in cxxflags()) != headers_here  # the system's where it has all four
+
+
+def test_the_handouts_own_make_takes_none_of_the_calling_makes_variables(monkeypatch):
+    """make handout-check CONFIG=<the instructor's file> puts CONFIG in the environment too: the unpacked
+    handout's make (its build, its tests' makes) must read the handout's own course.toml."""
+    handout = load_handout_module()
+    monkeypatch.setenv("MAKEFLAGS", "s -- HANDOUT_NO_GPU=1 CONFIG=/x/course.toml DIST=/x\\ y")
+    for name, value in (("CONFIG", "/x/course.toml"), ("DIST", "/x y"), ("HANDOUT_NO_GPU", "1"), ("HOME", "/root")):
+        monkeypatch.setenv(name, value)
+    env = handout.clean_env()
+    assert not {"CONFIG", "DIST", "HANDOUT_NO_GPU", "MAKEFLAGS"} & set(env) and env["HOME"] == "/root"
+
+
 def test_stubs_are_tagged_and_not_implemented():
     stubs = [p for p in sorted((ROOT / "student").glob("*.cu")) if p.name != "naive.cu"]
     assert [p.stem for p in stubs] == ["pitched", "reuse", "tensor", "tiled", "unrolled"]
@@ -138,6 +192,9 @@ def test_make_handout_check(tmp_path):
                 "HANDOUT_NO_GPU=1", "HANDOUT_TESTED_HERE=1"], cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert "the handout is fit to hand out" in proc.stdout
+    # the handout's own tests pass with a working stage in student/, as once a student has written one
+    assert re.search(r"ok +its tests pass once a student has written a stage \(make test, with reference/tiled\.cu "
+                     r"in student/\)", proc.stdout), proc.stdout[-3000:]
     assert "left out: test_report.py, test_report_provenance.py, test_report_reading.py" in proc.stdout, proc.stdout[-3000:]
 
 

@@ -134,3 +134,36 @@ def test_the_tests_build_one_short_line_per_file(tmp_path):
     assert "  CXX     tests/host/main.cpp" in out.stdout, out.stdout
     assert "-std=c++17" not in out.stdout + out.stderr, out.stdout
     assert obj.is_file()
+
+
+def test_without_a_gpu_the_build_targets_the_courses_gpu(tmp_path):
+    """On a login node (no GPU: GPU_CC= stands for nvidia-smi finding none) make, make sass and make
+    resources build for course.toml [cluster] arch; ARCH= still wins, and a course that names no arch
+    gets sm_90."""
+    def arch(config, *more):
+        out = make("-f", "Makefile", "-f", "cluster/make-vars.mk", "print-cluster-vars", f"CONFIG={config}", *more)
+        assert out.returncode == 0, out.stderr
+        return re.search(r"^ARCH=(\S*)$", out.stdout, re.M).group(1)
+    course = tmp_path / "course.toml"
+    course.write_text('[course]\nname = "a100-course"\n\n[cluster]\npartition = "gpu"\narch = "sm_80"   # A100\n\n'
+                      '[handout]\narchs = ["sm_75"]\narch = "sm_75"\n')
+    assert arch(course, "GPU_CC=") == "sm_80"
+    assert arch(course, "GPU_CC=", "ARCH=sm_75") == "sm_75"
+    assert arch(course, "GPU_CC=89") == "sm_89"  # a GPU here: its own
+    course.write_text('[cluster]\narch = ""\n')
+    assert arch(course, "GPU_CC=") == "sm_90"
+
+
+@pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
+def test_the_no_gpu_hint_is_the_courses_srun_line(grader, tmp_path):
+    """A course whose cluster needs a partition, an account, a qos, a GPU type and a node feature: the hint
+    of a command that needs a GPU carries all of them (make hint's line, from the course), ready to paste."""
+    course = tmp_path / "course.toml"
+    course.write_text(f'[course]\nname = "a100-course"\n[cluster]\ngrader_root = "{ROOT}"\npartition = "gpu"\n'
+                      'account = "cs101"\nqos = "class"\ngres = "gpu:a100:1"\nconstraint = "a100"\n')
+    line = "srun --partition=gpu --account=cs101 --qos=class --gres=gpu:a100:1 --constraint=a100"
+    hint = make("-s", "hint", f"CONFIG={course}")
+    assert hint.returncode == 0 and hint.stdout == line + "\n", hint.stdout + hint.stderr
+    out = make("check", "STAGE=tiled", f"CONFIG={course}", f"GRADER={grader}", "-o", str(grader))
+    assert out.returncode != 0
+    assert f"      {line} make check STAGE=tiled CONFIG={course} GRADER={grader}\n" in out.stderr, out.stderr

@@ -420,7 +420,7 @@ def test_measure_without_gpu_says_where_to_run(grader, tmp_path):
     build = tmp_path / "build"
     shutil.copytree(FIXTURES, build / "results")  # earlier measurements
     out = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf",
-                      env=dict(os.environ, GEMMLAB_COMMAND="make report HISTORY=reuse"))
+                      env=dict(os.environ, GEMMLAB_COMMAND="make report HISTORY=reuse", GEMMLAB_SRUN="srun --gres=gpu:1"))
     assert out.returncode == 3, out.stdout + out.stderr
     assert "make report needs an NVIDIA GPU" in out.stderr
     assert "srun --gres=gpu:1 make report HISTORY=reuse\n" in out.stderr, out.stderr
@@ -433,7 +433,7 @@ def test_measure_without_gpu_says_where_to_run(grader, tmp_path):
         assert (build / "results" / f.name).read_text() == f.read_text(), f.name
     # run by hand, the hint is make_report.py's own command line
     by_hand = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf")
-    assert f"srun --gres=gpu:1 {sys.executable} {MAKE_REPORT} --grader {grader}" in by_hand.stderr, by_hand.stderr
+    assert f"srun ... {sys.executable} {MAKE_REPORT} --grader {grader}" in by_hand.stderr, by_hand.stderr
 
 
 @gpu
@@ -450,3 +450,31 @@ def test_measure_on_the_gpu_with_the_real_grader(grader, tmp_path):
     base = ds.baseline_stage()
     assert ds.baseline("float", (1000, 1000, 1000))[1], "no cuBLAS baseline in the bench results"
     assert base is None or ds.status(base, "float")[0] in ("ok", "not_implemented")
+
+
+def test_the_templates_tiled_loop_is_right_at_the_edges(tmp_path):
+    """The tiled inner loop report/report.md shows a student (who may paste it) guards every load of A and
+    B against K, M and N, stores only inside C, never reads C when beta is 0; and it compiles as the body
+    of a kernel with the stub's names."""
+    text = (REPORT / "report.md").read_text()
+    block = re.search(r"The heart of my tiled kernel:\n\n```cuda\n(.*?)```", text, re.S).group(1)
+    code = [line for line in block.splitlines() if not line.strip().startswith("//")]
+    loads = [line for line in code if re.search(r"\b[AB]\[", line)]
+    assert len(loads) == 2, loads
+    assert "row < M" in loads[0] and "< K" in loads[0] and "< K" in loads[1] and "col < N" in loads[1], loads
+    store = next(i for i, line in enumerate(code) if re.search(r"\bC\[[^]]*\]\s*=", line))
+    assert re.search(r"if \(row < M && col < N\)", code[store - 1] + code[store]), code[store - 1:store + 1]
+    assert "beta == T(0)" in code[store], code[store]
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        pytest.skip("no nvcc to compile the loop")
+    source = tmp_path / "loop.cu"
+    source.write_text(
+        "template <typename T, int TILE>\n__global__ void loop(int M, int N, int K, T alpha, const T* A, int lda,"
+        " const T* B, int ldb, T beta, T* C, int ldc) {\n    __shared__ T As[TILE][TILE];\n    __shared__ T Bs[TILE][TILE];\n"
+        "    const int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;\n    T acc = 0;\n"
+        + block + "}\ntemplate __global__ void loop<double, 16>(int, int, int, double, const double*, int, const double*, "
+        "int, double, double*, int);\n")
+    proc = subprocess.run([nvcc, "-c", "-arch=sm_80", "-Werror", "all-warnings", str(source), "-o", str(tmp_path / "loop.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

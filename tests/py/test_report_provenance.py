@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, STUBS
 from test_report import (FIXTURES, HAS_MPL, fake_grader, make_report, missing_tools, needs_mpl,  # noqa: F401
                          needs_render, pdf_text, squeeze)
 
@@ -27,7 +27,7 @@ WATERMARK = "EXAMPLE DATA — not your measurements"
 def stage_dir(path, edit=None):
     """A submission laid out like student/ (the stubs), with edit(name, text) -> text applied."""
     path.mkdir(parents=True, exist_ok=True)
-    for src in sorted((ROOT / "student").glob("*.cu")):
+    for src in sorted(STUBS.glob("*.cu")):
         text = src.read_text()
         (path / src.name).write_text(edit(src.name, text) if edit else text)
     return path

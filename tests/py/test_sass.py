@@ -2,6 +2,7 @@
 machine code, with no GPU: hand-written SASS and PTX for the spellings of every architecture, then the
 real objects the build makes of every reference and student stage file, disassembled with cuobjdump."""
 import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import ROOT, STUBS
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import ncu_profile  # noqa: E402
 import scan_symbols  # noqa: E402
@@ -181,8 +182,8 @@ def built_objects():
     """{(submission, stage): object}: the reference's objects (the reference library's) and the student
     build's, as make sass reads them; built here where make test has not built them yet."""
     objects = {}
-    for sub in (["reference"] if HAS_REFERENCE else []) + ["student"]:
-        proc = make("-n", "sass", f"SUBMISSION={sub}", "STAGE=naive")  # the folder of the stage objects
+    for sub, folder in (([("reference", "reference")] if HAS_REFERENCE else []) + [("student", STUBS)]):
+        proc = make("-n", "sass", f"SUBMISSION={folder}", "STAGE=naive")  # the folder of the stage objects
         line = next(l for l in proc.stdout.splitlines() if "stage_sass.py" in l)
         folder = (ROOT / line.split("--object ")[1].split()[0]).parent
         for stage in STAGES:
@@ -274,13 +275,44 @@ def test_the_reference_kernels_show_what_each_lesson_teaches(sass_of_every_stage
 
 @needs_cuobjdump
 def test_make_sass_end_to_end_names_the_file_the_arch_and_writes_the_marked_listing(tmp_path):
-    proc = make("sass", "STAGE=naive", "PREC=float", f"RESULTS={tmp_path}")
+    proc = make("sass", f"SUBMISSION={STUBS}", "STAGE=naive", "PREC=float", f"RESULTS={tmp_path}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "sass: student/naive.cu for sm_" in proc.stdout
+    assert f"sass: {STUBS}/naive.cu for sm_" in proc.stdout
     assert "naive_kernel<float>" in proc.stdout and "naive_kernel<double>" not in proc.stdout
     assert "<- main loop" in proc.stdout
     [listing_file] = (tmp_path / "sass").glob("naive-sm_*.sass")
     assert "// ---- loop" in listing_file.read_text()
+
+
+def test_a_variant_keeps_the_kernels_that_name_it_and_those_every_variant_launches():
+    import stage_resources
+    assert stage_resources.stage_variants("tiled") == ["8", "16", "32"] and stage_resources.stage_variants("naive") == []
+    assert stage_resources.template_arguments("k<Cfg<1, 2>, (x)3, 16>") == ["Cfg<1, 2>", "(x)3", "16"]
+    kept = [s for s in ("tiled_kernel<float, 16>", "tiled_kernel<double, 16>", "tiled_kernel<float, 8>",
+                        "tiled_kernel<double, 32>", "zero_fill<float>", "helper") if stage_resources.of_variant(s, "tiled/16")]
+    assert kept == ["tiled_kernel<float, 16>", "tiled_kernel<double, 16>", "zero_fill<float>", "helper"]
+    assert [s for s in ("tensor_float_kernel<fp16>", "tensor_float_kernel<3xtf32>", "split<float>")
+            if stage_resources.of_variant(s, "tensor/3xtf32")] == ["tensor_float_kernel<3xtf32>", "split<float>"]
+    assert stage_resources.of_variant("tiled_kernel<float, 8>", "tiled")
+    assert stage_resources.variant_problem("tiled/17") == "stage tiled has no variant 17: its variants are 8, 16, 32"
+    assert "it has one version: say STAGE=naive" in stage_resources.variant_problem("naive/16")
+
+
+@needs_cuobjdump
+def test_make_sass_and_make_resources_show_the_variant_asked_for(tmp_path):
+    proc = make("sass", f"SUBMISSION={STUBS}", "STAGE=tiled/16", "PREC=double", f"RESULTS={tmp_path}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(set(re.findall(r"tiled_kernel<\w+, \d+>", proc.stdout))) == ["tiled_kernel<double, 16>"], proc.stdout
+    assert "variant 16 and precision double only" in proc.stdout
+    [listing_file] = (tmp_path / "sass").iterdir()
+    assert re.fullmatch(r"tiled-16-sm_\d+\.sass", listing_file.name), listing_file.name
+    proc = make("resources", f"SUBMISSION={STUBS}", "STAGE=tiled/32")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(set(re.findall(r"tiled_kernel<\w+, \d+>", proc.stdout))) == ["tiled_kernel<double, 32>",
+                                                                           "tiled_kernel<float, 32>"], proc.stdout
+    for target in ("sass", "resources"):
+        proc = make(target, f"SUBMISSION={STUBS}", "STAGE=tiled/17")
+        assert proc.returncode != 0 and "stage tiled has no variant 17: its variants are 8, 16, 32" in proc.stderr
 
 
 def test_make_sass_needs_a_stage_and_names_a_missing_file():

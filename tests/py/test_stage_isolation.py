@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HAS_GPU
+from conftest import HAS_GPU, STUBS
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
@@ -58,7 +58,7 @@ def built(grader, tmp_path_factory):
             sub = tmp_path_factory.mktemp(f"isolation-{kind}") / "student"
             sub.mkdir()
             for name in STAGES:
-                (sub / f"{name}.cu").write_text((ROOT / "student" / f"{name}.cu").read_text())
+                (sub / f"{name}.cu").write_text((STUBS / f"{name}.cu").read_text())
             for file, old, new in BREAKS[kind]:
                 text = (sub / file).read_text()
                 assert old in text, f"student/{file} changed: this test's edit no longer applies"

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, STUBS as STUB_DIR
 
-STUBS = sorted((ROOT / "student").glob("*.cu"))
+STUBS = sorted(STUB_DIR.glob("*.cu"))
 GUIDE = ROOT / "docs" / "student-guide.md"
 # The one way printf is explained, in the stubs and in the guide's table of what a stage may call.
 PRINTF_ADVICE = ("printf is fine for debugging, in a kernel too (you see its output; the grader never "

@@ -103,3 +103,24 @@ if __name__ == "__main__":
     new = BLOCK.sub(lambda m: m.group(1) + generated_block(example_doc()) + m.group(3), guide)
     GUIDE.write_text(new)
     print(f"{GUIDE}: the example profile {'rewritten' if new != guide else 'was up to date'}")
+
+
+def test_the_docs_count_the_stage_runs_of_the_registry():
+    """`make check` prints "Checking N stage run(s)": every stage × variant × precision of the registry.
+    The guide and correctness.md quote that line; their N is the registry's, whatever stages it gains."""
+    import scan_symbols  # noqa: E402
+    runs = {run for found in scan_symbols.registry_runs(ROOT / "grader/include/gemmlab/stages.h").values()
+            for run in found}
+    assert len(runs) >= 20
+    for doc in ("student-guide.md", "correctness.md"):
+        quoted = re.findall(r"Checking (\d+) stage run\(s\)", (ROOT / "docs" / doc).read_text())
+        assert quoted and {int(n) for n in quoted} == {len(runs)}, f"docs/{doc} quotes {quoted}; the registry has {len(runs)}"
+
+
+def test_the_guide_names_every_disposition_of_a_check():
+    """The guide's list of what a stage run ends as holds every disposition correctness.md's table explains."""
+    explained = re.findall(r"^\| `(\w+)` \|", section("## Dispositions", (ROOT / "docs" / "correctness.md").read_text()), re.M)
+    listed = " ".join(re.search(r"\*\*Dispositions\.\*\*(.*?)\n- ", GUIDE.read_text(), re.S).group(1).split())
+    assert len(explained) >= 7
+    for d in explained:
+        assert f"`{d}`" in listed, f"the guide's Dispositions leave out {d}"

@@ -114,13 +114,18 @@ std::string typed_command(int argc, char** argv) {
 bool typed_through_make(const Args& a) { return a.typed == "make" || a.typed.rfind("make ", 0) == 0; }
 
 // `why` is gpu_available's: plain words first, CUDA's reason in parentheses (gpu_probe.h). The hint is
-// the very command typed, on a GPU node: nothing else does the same job.
+// the very command typed, on a GPU node: nothing else does the same job. The line that gets a GPU node
+// is the course's (its partition, account, ...): the Makefile hands it over in GEMMLAB_SRUN (make hint);
+// run by hand, the judge names make hint instead.
 int no_gpu_message(const Args& a, const std::string& what, const std::string& why) {
     const bool make = typed_through_make(a);
+    const char* srun = std::getenv("GEMMLAB_SRUN");
+    const bool course_line = srun && *srun;
     std::cerr << "gemmlab " << what << ": " << why << ".\n"
               << "  " << (make ? "make " : "gemmlab ") << what
-              << " needs an NVIDIA GPU. On the course cluster, run the same command on a GPU node:\n"
-              << "      srun --gres=gpu:1 " << a.typed << "\n";
+              << " needs an NVIDIA GPU. On the course cluster, run the same command on a GPU node"
+              << (course_line ? ":\n" : ", after the srun line `make hint` prints (the course's partition, account, GPUs):\n")
+              << "      " << (course_line ? srun : "srun ...") << " " << a.typed << "\n";
     if (make) std::cerr << "  Nothing ran here (exit status 3, which make reports as \"Error 3\").\n";
     return kExitNoGpu;
 }
