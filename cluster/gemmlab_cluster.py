@@ -696,8 +696,10 @@ def cmd_hint(cfg, args):
 
 def cmd_course_file(cfg, args):
     """The course.toml the course's commands read: the published state's, or the file given where the
-    staff have published none (make rubric shows the rubric of that one)."""
-    print(cfg.path)
+    staff have published none (make rubric shows the rubric of that one). The students' half of a
+    published state, whoever asks: the rubric is the same in both, and it is what students are shown."""
+    state = getattr(cfg, "state", None)
+    print(state.public_dir / "course.toml" if state is not None else cfg.path)
     return 0
 
 
