@@ -139,6 +139,11 @@ def test_the_handout_carries_the_header_libraries_and_their_licences(tmp_path):
     """A student's machine needs no package of the grader's header-only libraries: make handout copies them
     (with their licences) into grader/third_party, and the handout's Makefile compiles with them."""
     handout = load_handout_module()
+    unlicensed = [package for _, package in handout.THIRD_PARTY
+                  if not (Path("/usr/share/doc") / package / "copyright").is_file()]
+    if unlicensed:  # headers carried without their packages (a lent GPU machine): nothing the handout may ship
+        pytest.skip(f"the header libraries' packages are not installed here ({', '.join(unlicensed)}): "
+                    "make handout leaves out what it has no licence for")
     tree = tmp_path / "handout"
     files, _ = handout.write_tree(handout.load_config(ROOT / "course.toml"), tree)
     for header in ("doctest/doctest.h", "nlohmann/json.hpp", "CLI/CLI.hpp", "toml++/toml.h"):

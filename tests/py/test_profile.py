@@ -312,12 +312,18 @@ def test_resources_of_a_real_stage_file(tmp_path):
 @needs_nvcc
 @pytest.mark.skipif(not (ROOT / "reference" / "tiled.cu").is_file(), reason="the instructor repository only")
 def test_make_resources_one_stage_file():
-    proc = make("resources", "SUBMISSION=reference", "STAGE=tiled/16", "ARCH=sm_80")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "reference/tiled.cu (sm_80)" in proc.stdout
-    rows = [l.split() for l in proc.stdout.splitlines() if l.strip().startswith("tiled_kernel<float,")]
-    smem = {r[1].rstrip(">"): int(r[3].replace(",", "")) for r in rows}  # tile -> static shared memory
+    def smem_by_tile(proc):  # tile -> static shared memory of the float kernel
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        rows = [l.split() for l in proc.stdout.splitlines() if l.strip().startswith("tiled_kernel<float,")]
+        return {r[1].rstrip(">"): int(r[3].replace(",", "")) for r in rows}
+    proc = make("resources", "SUBMISSION=reference", "STAGE=tiled", "ARCH=sm_80")
+    assert "reference/tiled.cu (sm_80)" in proc.stdout, proc.stdout
+    smem = smem_by_tile(proc)
     assert set(smem) == {"8", "16", "32"} and smem["8"] < smem["16"] < smem["32"]
+    # a variant: its kernels only
+    proc = make("resources", "SUBMISSION=reference", "STAGE=tiled/16", "ARCH=sm_80")
+    assert "reference/tiled.cu (sm_80; the kernels of tiled/16)" in proc.stdout, proc.stdout
+    assert smem_by_tile(proc) == {"16": smem["16"]}
 
 
 @needs_nvcc
