@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dropbox
+from records import iso, parse_iso
 
 # The caps of what is read: a stage file and a report as the course allows ([cluster] max_source_kb,
 # max_report_mb; the defaults where no course is given), and every JSON record a fixed small size.
@@ -236,7 +237,7 @@ NUMBER = (int, float)
 
 def check_time(value, where: str, key: str) -> dt.datetime:
     try:
-        t = dropbox.parse_iso(value)
+        t = parse_iso(value)
     except (TypeError, ValueError, AttributeError):
         raise Case(f"{where}: {key!r} is not a time ({str(value)[:40]!r})") from None
     if t.tzinfo is None:
@@ -338,7 +339,7 @@ class Attempt:
 
     @property
     def submitted_at(self) -> dt.datetime:
-        return dropbox.parse_iso(self.manifest["submitted_at"])
+        return parse_iso(self.manifest["submitted_at"])
 
     @property
     def withdrawn(self) -> bool:
@@ -432,7 +433,7 @@ class Attempt:
         chown, before the rename: its files are held to the directory's time too."""
         if self.entered or self.problem:
             return ""
-        stored = dropbox.parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
+        stored = parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
         if self.manifest.get("clock") == "drop-box file system" and abs(stored - self.submitted_at) > dt.timedelta(seconds=1):
             return (f"has a manifest whose times disagree (handed in {self.manifest['submitted_at']}, stored "
                     f"{self.manifest.get('stored_at')}): the manifest was rewritten")
@@ -453,7 +454,7 @@ class Attempt:
                 return f"{name}: touched, bytes intact"
             return f"{name}: changed"
         t = max(t for t, _ in late)
-        return (f"was changed on {dropbox.iso(t)}, after it was stored on {dropbox.iso(stored)} "
+        return (f"was changed on {iso(t)}, after it was stored on {iso(stored)} "
                 f"({'; '.join(what(n) for _, n in sorted(late, key=lambda x: x[1]))})")
 
     def integrity_problem(self) -> str:
@@ -589,7 +590,7 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
     a = Attempt(path=parent / name, number=number, manifest={}, entered=entered, owner=student, caps=cap)
     stamp = (dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE).match(name).group(2)
     named_time = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
-    a.manifest = {"user": student, "submitted_at": dropbox.iso(named_time), "files": {}, "attempt_sha256": ""}
+    a.manifest = {"user": student, "submitted_at": iso(named_time), "files": {}, "attempt_sha256": ""}
     try:
         fd = open_dir(parent_fd, name, "its directory")
     except Case as e:

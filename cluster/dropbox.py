@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
 import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
+from records import iso, parse_iso, sha256_file, utc_stamp  # noqa: E402,F401  (the drop box's times and hashes)
 
 ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
 # A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
@@ -52,26 +53,6 @@ SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
 
 class SubmissionError(Exception):
     """The hand-in cannot be accepted; the message lists every problem and what to do."""
-
-
-def utc_stamp(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def iso(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def parse_iso(s: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def attempt_digest(files: dict) -> str:
