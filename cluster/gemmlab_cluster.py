@@ -41,7 +41,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+# The course staff's tools (gradebook, LMS exports, similarity, leaderboard and their pages): a
+# folder of their own, which a handout leaves out whole (grader/scripts/handout.py).
+STAFF_DIR = HERE / "staff"
+sys.path.insert(0, str(HERE))
+if STAFF_DIR.is_dir():
+    sys.path.insert(0, str(STAFF_DIR))
 
 import attempts as door  # noqa: E402  (the one way into the drop box)
 import class_files  # noqa: E402
@@ -1063,7 +1069,7 @@ def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False, sta
     grading.SWEEP_RETRIES (error, no_gpu), or with force; otherwise its grade is weighed against the
     published course state (course_state.grade_standing): still current, rescored (points, targets
     or weights changed: no GPU needed) or graded again (the grader or what it measures changed)."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     work = SweepWork()
     for e in entries:
         if students and e["student"] not in students:
@@ -1101,7 +1107,7 @@ def _rescore(cfg, state, sweep: Path, items: list[dict], checker: Path, say=prin
     """Score each grade again under the published rubric from its stored speeds (gemmlab-config
     --rescore: the grader's own arithmetic, no GPU), published like a grade: the earlier result is kept
     beside it. Returns the items that cannot be rescored (the rubric needs other shapes): they are graded."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     again = []
     for item in items:
         final = gradebook.grade_dir(sweep, item["student"], item["digest"])
@@ -1315,7 +1321,7 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
     place for the same attempt is kept (for a --force regrade: one this very task published);
     otherwise the task grades into a hidden temporary directory and renames it into place, and if
     another start published first, that result wins and this one is dropped."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     tasks = json.loads((sweep / "runs" / run / "tasks.json").read_text())
     if not 0 <= index < len(tasks):
         raise Refused(f"task {index} is not in {run}/tasks.json ({len(tasks)} tasks)")
@@ -1406,8 +1412,8 @@ def cmd_gradebook(cfg, args):
     """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv), kept as a
     new version of the sweep's gradebook (versions/NNN/; never overwritten) with the staff's decisions
     applied; the sweep's gradebook.csv, summary.md and export/* point at the newest."""
-    import gradebook  # staff only: not in the handout
-    import lms_export  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
+    import lms_export  # cluster/staff/: not in the handout
     sweep = Path(args.sweep) if args.sweep else _chosen_sweep(cfg, args)
     try:
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
@@ -1487,7 +1493,7 @@ def cmd_similarity(cfg, args):
 
 
 def cmd_leaderboard(cfg, args):
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     import leaderboard  # matplotlib: only staff commands need it
     sweep = _chosen_sweep(cfg, args)
     if cfg.file_setting("leaderboard", "aliases") is None:
@@ -1577,7 +1583,7 @@ def cmd_sweep_status(cfg, args):
 
 def _print_sweep_status(cfg, sweep: Path) -> bool:
     """One status report of a sweep; True while its latest run still has jobs in the queue."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     plan = records.read_json(sweep / "plan.json")
     runs = _runs(sweep)
     jobs = records.read_json(runs[-1] / "jobs.json") if runs else None
@@ -1805,7 +1811,7 @@ def cmd_decisions(cfg, args):
 def cmd_publish_grades(cfg, args):
     """(staff) Show each student their official grade of a sweep (its newest gradebook version) with
     `make results`; recorded in the decision log."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     _staff_only(cfg, "publish-grades")
     sweep = _chosen_sweep(cfg, args)
     version_dir = (sweep / "gradebook.csv").resolve().parent
@@ -1993,8 +1999,9 @@ LIVE_COMMANDS = ("setup", "publish", "validate")
 # Commands that grade (or may: submit on the local scheduler, sweep's trusted build): SIGTERM, SIGINT
 # and SIGHUP remove their scratch and unfinished results on the way out (scratch.py).
 GRADING_COMMANDS = ("submit", "requeue", "regrade", "grade-attempt", "sweep", "sweep-task", "sweep-local")
-# The staff's modules of cluster/, which a handout leaves out (grader/scripts/handout.py).
-STAFF_MODULES = ("gradebook", "lms_export", "similarity", "leaderboard", "staff_pages")
+# Commands that need the staff's tools (cluster/staff/), which a handout does not have.
+STAFF_TOOL_COMMANDS = ("sweep", "sweep-task", "sweep-local", "sweep-status", "gradebook", "similarity", "leaderboard",
+                       "publish-grades")
 
 
 def course_config(cfg, command: str):
@@ -2073,6 +2080,10 @@ def main(argv=None):
             cfg = state.config()
         # Everything this tool writes: owner and staff group only; the staff's commands write what the
         # whole staff group may carry on with (a second TA publishes, decides, sweeps, exports).
+        if args.command in STAFF_TOOL_COMMANDS and not STAFF_DIR.is_dir():
+            print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
+                  f"its tools (cluster/staff/)", file=sys.stderr)
+            return 2
         old_umask = dropbox.set_umask(cfg, staff=args.command not in STUDENT_COMMANDS)
         try:
             if args.command in GRADING_COMMANDS:
@@ -2089,10 +2100,6 @@ def main(argv=None):
         return 2
     except ModuleNotFoundError as e:  # a staff tool's library (matplotlib, copydetect, ...) is not installed
         e.name = (e.name or "?").split(".")[0]  # the package to install: matplotlib, not matplotlib.pyplot
-        if e.name in STAFF_MODULES:  # this tree is a handout: the staff tools are not in it
-            print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
-                  f"its tools (cluster/{e.name}.py)", file=sys.stderr)
-            return 2
         print(f"error: `{args.command}` needs the Python module '{e.name}', which {sys.executable} does not have. "
               f"Install it (`make setup` installs every one the course uses; or `{sys.executable} -m pip install "
               f"{e.name}`), or run with a Python that has it (make ... PYTHON=/path/to/python3)", file=sys.stderr)
