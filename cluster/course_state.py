@@ -50,9 +50,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from config import COURSE_DIR
 from records import iso, iso_seconds, now, read_json, write_atomic
 
-COURSE_DIR = ".course"
 STATE_SCHEMA = "gemmlab.course-state/1"
 DECISION_SCHEMA = "gemmlab.decision/1"
 POINTER_SCHEMA = "gemmlab.course-pointer/1"
@@ -729,10 +729,6 @@ def last_seq(cfg) -> int:
 
 
 # ---- hand-ins the staff entered ----------------------------------------------------------------
-def entered_dir(cfg, student: str) -> Path:
-    return private_root(cfg) / "entered" / student
-
-
 # ---- the staff's regrades of one attempt ---------------------------------------------------------
 def new_regrade_dir(cfg, student: str, attempt: str) -> Path:
     """A new directory of the staff's for one regrade (`make regrade`): its job script, its log and

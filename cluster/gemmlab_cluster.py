@@ -92,12 +92,12 @@ def cmd_submit(cfg, args):
     files = dropbox.collect(cfg, student_dir, report)
     stage_names = [n for n in files if n.endswith(".cu")]
     print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
-          + (f" and {handin.as_typed(report)}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
+          + (f" and {handin.as_typed(report)}" if door.REPORT_NAME in files else " (no report/report.pdf)"))
     if not args.no_compile_check:
         _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
     # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
-    report = dropbox.report_check(files)
+    report = door.report_check(files)
     state = getattr(cfg, "state", None)
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir),
                                     extra={"report": report, "course_state": state.id if state else None})
@@ -293,7 +293,7 @@ def _entered_as_told(cfg, student, decided) -> list[door.Attempt]:
     out = []
     for e in (decided.history if decided else []):
         if e["action"] == "enter" and e.get("label", "")[1:].isdigit() and e.get("submitted_at"):
-            out.append(door.Attempt(course_state.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
+            out.append(door.Attempt(door.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
                                     {"user": student, "submitted_at": e["submitted_at"], "files": {},
                                      "attempt_sha256": ""}, entered=True, owner=student))
     return out
@@ -1776,10 +1776,10 @@ def cmd_enter(cfg, args):
                       "(the e-mail's time, with its time zone)")
     files = dropbox.collect(cfg, Path(args.student_dir).resolve(), Path(args.report).resolve() if args.report else None)
     state = getattr(cfg, "state", None)
-    path = dropbox.store_attempt(cfg, args.user, files, submitted_at=when, entered_in=course_state.entered_dir(cfg, args.user),
+    path = dropbox.store_attempt(cfg, args.user, files, submitted_at=when, entered_in=door.entered_dir(cfg, args.user),
                                  extra={"entered_by": course_state.who(), "why": why,
                                         "course_state": state.id if state else None,
-                                        "report": dropbox.report_check(files)})
+                                        "report": door.report_check(files)})
     label = f"E{int(path.name.split('-')[1])}"
     e = _record(cfg, "enter", args.user, why, attempt=path.name, label=label, submitted_at=records.iso(when))
     deadline, whose = student_deadline(cfg, args.user)
