@@ -392,7 +392,7 @@ def _graded_at(a: door.Attempt):
     return None
 
 
-def _span(d: dt.timedelta) -> str:
+def _duration_text(d: dt.timedelta) -> str:
     """A duration as a person says it: '1 day 3 h 5 min', '40 min', '12 s'."""
     secs = int(d.total_seconds())
     days, rest = divmod(secs, 86400)
@@ -444,8 +444,8 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     late = deadline.lateness(t)
     due = records.iso(deadline.due + deadline.grace)
     if late <= dt.timedelta(0):
-        return [f"on time: due {due}{whose}, {_span(-late)} to spare"]
-    lines = [f"LATE: handed in {_span(late)} after your due date {due}{whose}"]
+        return [f"on time: due {due}{whose}, {_duration_text(-late)} to spare"]
+    lines = [f"LATE: handed in {_duration_text(late)} after your due date {due}{whose}"]
     policy = deadline.policy
     earlier = [a for a in attempts if a.number < this.number and not a.withdrawn
                and deadline.lateness(a.effective_time()) <= dt.timedelta(0)]
@@ -500,7 +500,7 @@ def _staff_withdraw(cfg, args):
     """(staff) Withdraw one of a student's attempts for them (or count it again, --undo): recorded in
     the decision log, since the student's directory is theirs; the student sees it in `make status`."""
     _staff_only(cfg, "withdraw --user")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     a = _attempt_named(cfg, args.user, args.attempt)
     e = _record(cfg, "unwithdraw" if args.undo else "withdraw", args.user, why, attempt=a.path.name, label=a.label)
@@ -604,7 +604,7 @@ def cmd_status(cfg, args):
     _note_without_a_shared_dropbox(cfg)
     user = args.user or dropbox.current_user()
     if user == dropbox.current_user():
-        _a_place_for_the_staff(cfg, user)
+        _ensure_student_token(cfg, user)
     case = door.student_case(cfg, user)
     if case:
         print(f"status: {user}: needs_review: {case}. Nothing in it is graded")
@@ -623,7 +623,7 @@ def cmd_status(cfg, args):
         marks = ((["withdrawn by the course staff"] if a.staff_withdrawn else ["withdrawn"] if a.withdrawn else [])
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
-                 + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
+                 + ([f"late {_duration_text(late)}"] if late > dt.timedelta(0) else []))
         files = ("needs_review" if a.problem else f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}"
                  if a.manifest["files"] else "files kept by the course staff")  # entered, as told: label and time only
         print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  "
@@ -640,7 +640,7 @@ def cmd_status(cfg, args):
     return 0
 
 
-def _a_place_for_the_staff(cfg, user):
+def _ensure_student_token(cfg, user):
     """The student's token, under which the staff leave what the student may see (their dates, the
     decisions about their hand-ins, their official grade). It lies in the student's own directory of
     the drop box, which a hand-in makes; a student on the roster who has none (their hand-in reached the
@@ -1671,7 +1671,7 @@ def _staff_only(cfg, what: str):
                       f"({cfg.staff_group or 'none is set: the drop box owner'})")
 
 
-def _why(args) -> str:
+def _required_reason(args) -> str:
     why = (getattr(args, "why", "") or "").strip()
     if len(why) < 3:
         raise Refused("say why, in a few words: every decision is recorded with who, when, what and why (--why \"...\"; "
@@ -1710,7 +1710,7 @@ def cmd_accept(cfg, args):
     """(staff) The attempt that counts for a student, whatever the late policy says: a late hand-in the
     staff excuse, or — to settle an integrity case — the intact attempt, or an edited one as it is now."""
     _staff_only(cfg, "accept")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     a = _attempt_named(cfg, args.user, args.attempt)
     problem = a.integrity_problem()
@@ -1727,7 +1727,7 @@ def cmd_override(cfg, args):
     """(staff) Set a student's final score by hand (or clear it): every gradebook and export after it
     shows it, with the decision's number; the computed score stays in the message."""
     _staff_only(cfg, "override")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     if args.clear:
         e = _record(cfg, "clear-override", args.user, why)
@@ -1765,7 +1765,7 @@ def cmd_enter(cfg, args):
     """(staff) Enter a hand-in that reached the staff another way (e-mailed files), with the time it was
     handed in, for a student: stored in the staff's area, dated as given, counted like the student's own."""
     _staff_only(cfg, "enter")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     try:
         when = config_mod.parse_when(args.submitted_at)
@@ -1785,7 +1785,7 @@ def cmd_enter(cfg, args):
     deadline, whose = student_deadline(cfg, args.user)
     late = deadline.lateness(when) if deadline.due else dt.timedelta(0)
     print(f"enter: {args.user}: {label} stored ({path}), handed in {records.iso(when)}"
-          + (f", {_span(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
+          + (f", {_duration_text(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
           + f" (decision #{e['seq']} by {e['by']}); the late policy counts it like the student's own hand-ins")
     print("next: `make sweep` grades it if it is the attempt that counts")
     return 0
