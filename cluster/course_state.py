@@ -346,7 +346,7 @@ def grader_identity(root: Path) -> dict:
     commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "grader", "reference", "Makefile"],
                            capture_output=True, text=True)
-    return {"tree": grading.tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
+    return {"tree": grading.grader_tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
             "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
 
 

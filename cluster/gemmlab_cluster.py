@@ -59,6 +59,7 @@ import local_grading  # noqa: E402
 import scratch as scratch_space  # noqa: E402
 import handin  # noqa: E402
 import records  # noqa: E402
+from records import now  # noqa: E402
 import shared_dropbox  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
@@ -73,10 +74,6 @@ class Refused(Exception):
 def trusted_tool(cfg) -> Path:
     """Jobs run this tool from the trusted tree ([cluster] grader_root), never a student's copy."""
     return cfg.grader_dir / "cluster" / "gemmlab_cluster.py"
-
-
-def now():
-    return dt.datetime.now(dt.timezone.utc)
 
 
 ARGV: list[str] = []  # the command line of this run of the tool (main sets it): sweep manifests record it

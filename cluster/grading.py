@@ -139,7 +139,7 @@ def nvcc_version(nvcc: str) -> str:
         raise BuildError(f"nvcc not found ({nvcc}): load the CUDA toolkit (e.g. `module load cuda`)") from None
 
 
-def tree_digest(root: Path) -> str:
+def grader_tree_digest(root: Path) -> str:
     """Hash of everything in the trusted tree that goes into a grader build."""
     h = hashlib.sha256()
     paths = [root / "Makefile"]
@@ -152,11 +152,11 @@ def tree_digest(root: Path) -> str:
 
 
 def trusted_tree_digest(cfg) -> str:
-    """tree_digest of the trusted tree as the staff read it. A student cannot read the reference
+    """grader_tree_digest of the trusted tree as the staff read it. A student cannot read the reference
     solutions' sources: their commands and feedback jobs take the digest the course state published
     (computed by the staff from the same tree), so they find the trusted build the staff made."""
     try:
-        return tree_digest(cfg.grader_dir)
+        return grader_tree_digest(cfg.grader_dir)
     except PermissionError as e:
         state = getattr(cfg, "state", None)
         published = ((state.info.get("grader") or {}).get("tree") if state is not None else None)
