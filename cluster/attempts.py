@@ -34,10 +34,69 @@ import os
 import pwd
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import dropbox
+from config import COURSE_DIR
+from records import iso, parse_iso
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
+import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
+
+
+# ---- what an attempt is named and holds (the writing side, dropbox.py, takes these names) -------
+ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
+# A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
+# in the staff's area (entered_dir), numbered on its own: E1, E2, ...
+ENTERED_RE = re.compile(r"^entered-(\d{4,})-(\d{8}T\d{6}Z)$")
+MANIFEST_SCHEMA = "gemmlab.attempt/1"
+REPORT_NAME = "report.pdf"
+# A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop
+# box, but no sweep counts it — so an earlier one counts instead (under the `latest` policy, the
+# way to keep an on-time grade after a late hand-in). Removing it (`make withdraw UNDO=1`) undoes it.
+WITHDRAWN_NAME = "withdrawn.json"
+def attempt_digest(files: dict) -> str:
+    """One hash for a whole attempt: its file names and contents (not its time or number)."""
+    lines = "".join(f"{name} {files[name]['sha256']}\n" for name in sorted(files))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+# What a hand-in's report says about the stage files beside it (report_check): "ok" (the report was
+# made from measurements of exactly these files), "mismatch" (of other files), "unstamped" (it names
+# no files: an old report, or one not made by `make report`), "example" (the demo report of the
+# instructor's example data, `make report-demo`), "none" (no report handed in).
+REPORT_VERDICTS = ("ok", "mismatch", "unstamped", "example", "none")
+
+
+def report_check(files: dict) -> dict:
+    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path (the student's
+    own files) or name -> bytes (a stored hand-in, as attempts.py read it): the fingerprint of its
+    stage files against the one its report.pdf carries (grader/scripts/fingerprint.py; `differ` names
+    the stage files whose hash is not the report's)."""
+    data = {n: v if isinstance(v, (bytes, bytearray)) else Path(v).read_bytes() for n, v in files.items()}
+    mine = {n: fingerprint.sha256_bytes(b) for n, b in data.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
+    stages = fingerprint.combine(mine)
+    out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": []}
+    if REPORT_NAME not in data:
+        return out
+    try:
+        stamp = fingerprint.read_report_stamp(data[REPORT_NAME])
+    except (OSError, ValueError):
+        stamp = fingerprint.parse_stamp("")
+    out.update(report=stamp["fingerprint"], report_submission=stamp["submission"])
+    if stamp["example"]:
+        out["verdict"] = "example"
+    elif not stamp["fingerprint"]:
+        out["verdict"] = "unstamped"
+    elif stamp["fingerprint"] == stages:
+        out["verdict"] = "ok"
+    else:
+        out["verdict"] = "mismatch"
+        theirs = stamp["files"]  # name -> the first digits of its sha256
+        out["differ"] = sorted(n for n in set(mine) | set(theirs)
+                               if n not in mine or n not in theirs or not mine[n].startswith(theirs[n]))
+    return out
 
 # The caps of what is read: a stage file and a report as the course allows ([cluster] max_source_kb,
 # max_report_mb; the defaults where no course is given), and every JSON record a fixed small size.
@@ -64,7 +123,7 @@ class Caps:
     report: int
 
     def of(self, name: str) -> int:
-        return self.report if name == dropbox.REPORT_NAME else self.source
+        return self.report if name == REPORT_NAME else self.source
 
 
 def caps(cfg=None) -> Caps:
@@ -236,7 +295,7 @@ NUMBER = (int, float)
 
 def check_time(value, where: str, key: str) -> dt.datetime:
     try:
-        t = dropbox.parse_iso(value)
+        t = parse_iso(value)
     except (TypeError, ValueError, AttributeError):
         raise Case(f"{where}: {key!r} is not a time ({str(value)[:40]!r})") from None
     if t.tzinfo is None:
@@ -339,7 +398,7 @@ class Attempt:
 
     @property
     def submitted_at(self) -> dt.datetime:
-        return dropbox.parse_iso(self.manifest["submitted_at"])
+        return parse_iso(self.manifest["submitted_at"])
 
     @property
     def withdrawn(self) -> bool:
@@ -373,26 +432,26 @@ class Attempt:
         return {n: b for n, (_, b) in self._files().items() if b is not None}
 
     def report_bytes(self) -> bytes | None:
-        if dropbox.REPORT_NAME not in self._files():
+        if REPORT_NAME not in self._files():
             return None
-        return _read_one(self, dropbox.REPORT_NAME)
+        return _read_one(self, REPORT_NAME)
 
     @property
     def digest(self) -> str:
-        """The digest of the files as read (dropbox.attempt_digest): what grade records are filed
+        """The digest of the files as read (attempt_digest): what grade records are filed
         under. '' when the files cannot be read (the problem says why)."""
         hashes = self.file_hashes()
         if self.problem or not hashes:
             return ""
-        return dropbox.attempt_digest({n: {"sha256": h} for n, h in hashes.items()})
+        return attempt_digest({n: {"sha256": h} for n, h in hashes.items()})
 
     def report_verdict(self) -> str:
-        """dropbox.report_check's verdict of the stored files (the manifest's is the student's word)."""
+        """report_check's verdict of the stored files (the manifest's is the student's word)."""
         files = dict(self.stage_bytes())
         report = self.report_bytes()
         if report is not None:
-            files[dropbox.REPORT_NAME] = report
-        return dropbox.report_check(files)["verdict"] if files else ""
+            files[REPORT_NAME] = report
+        return report_check(files)["verdict"] if files else ""
 
     @property
     def claimed_digest(self) -> str:
@@ -409,7 +468,7 @@ class Attempt:
         for name, entry in sorted(listed.items()):
             if hashes[name] != entry["sha256"]:
                 return f"{name} does not match its sha256 in the manifest"
-        if dropbox.attempt_digest(listed) != self.claimed_digest:
+        if attempt_digest(listed) != self.claimed_digest:
             return "the manifest's attempt_sha256 does not match its files"
         return ""
 
@@ -433,7 +492,7 @@ class Attempt:
         chown, before the rename: its files are held to the directory's time too."""
         if self.entered or self.problem:
             return ""
-        stored = dropbox.parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
+        stored = parse_iso(self.manifest.get("stored_at") or self.manifest["submitted_at"])
         if self.manifest.get("clock") == "drop-box file system" and abs(stored - self.submitted_at) > dt.timedelta(seconds=1):
             return (f"has a manifest whose times disagree (handed in {self.manifest['submitted_at']}, stored "
                     f"{self.manifest.get('stored_at')}): the manifest was rewritten")
@@ -454,7 +513,7 @@ class Attempt:
                 return f"{name}: touched, bytes intact"
             return f"{name}: changed"
         t = max(t for t, _ in late)
-        return (f"was changed on {dropbox.iso(t)}, after it was stored on {dropbox.iso(stored)} "
+        return (f"was changed on {iso(t)}, after it was stored on {iso(stored)} "
                 f"({'; '.join(what(n) for _, n in sorted(late, key=lambda x: x[1]))})")
 
     def integrity_problem(self) -> str:
@@ -588,9 +647,9 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
     """An attempt's directory looked at (not its files' bytes: those are read on first use, through
     the door again): its manifest checked, the change times of what it holds, its mark."""
     a = Attempt(path=parent / name, number=number, manifest={}, entered=entered, owner=student, caps=cap)
-    stamp = (dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE).match(name).group(2)
+    stamp = (ENTERED_RE if entered else ATTEMPT_RE).match(name).group(2)
     named_time = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
-    a.manifest = {"user": student, "submitted_at": dropbox.iso(named_time), "files": {}, "attempt_sha256": ""}
+    a.manifest = {"user": student, "submitted_at": iso(named_time), "files": {}, "attempt_sha256": ""}
     try:
         fd = open_dir(parent_fd, name, "its directory")
     except Case as e:
@@ -639,8 +698,8 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
             finally:
                 os.close(files)
         try:
-            mark, _ = read_file(fd, dropbox.WITHDRAWN_NAME, RECORD_CAP, owners, dropbox.WITHDRAWN_NAME)
-            check_withdrawn(parse_json(mark, dropbox.WITHDRAWN_NAME), dropbox.WITHDRAWN_NAME)
+            mark, _ = read_file(fd, WITHDRAWN_NAME, RECORD_CAP, owners, WITHDRAWN_NAME)
+            check_withdrawn(parse_json(mark, WITHDRAWN_NAME), WITHDRAWN_NAME)
             a.marked_withdrawn = True
         except FileNotFoundError:
             pass
@@ -652,7 +711,7 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
 
 
 def _list(parent_fd: int, parent: Path, student: str, entered: bool, cap: Caps) -> list[Attempt]:
-    pattern = dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE
+    pattern = ENTERED_RE if entered else ATTEMPT_RE
     out = []
     for name in list_names(parent_fd):
         m = pattern.match(name)
@@ -706,6 +765,12 @@ def has_directory(cfg, student: str) -> bool:
     return True
 
 
+def entered_dir(cfg, student: str) -> Path:
+    """Where the hand-ins the staff entered for the student are kept: the course's private area
+    beside the sweeps (course_state.private_root), never the drop box."""
+    return cfg.sweeps_dir / COURSE_DIR / "entered" / student
+
+
 def of_student(cfg, student: str) -> list[Attempt]:
     """The student's attempts in the drop box, by number; [] when the directory is missing or is not
     theirs (student_case names it)."""
@@ -713,10 +778,9 @@ def of_student(cfg, student: str) -> list[Attempt]:
 
 
 def entered_of(cfg, student: str) -> list[Attempt]:
-    """The hand-ins the staff entered for the student (course_state.entered_dir), by number.
+    """The hand-ins the staff entered for the student (entered_dir), by number.
     PermissionError where this account cannot read the staff's area (a student)."""
-    import course_state
-    d = course_state.entered_dir(cfg, student)
+    d = entered_dir(cfg, student)
     return _attempts_in(d.parent, d.name, True, caps(cfg))
 
 
@@ -744,10 +808,9 @@ def in_directory(d: Path, entered=False) -> list[Attempt]:
 def one(cfg, path: Path) -> Attempt:
     """The attempt at path — <dropbox>/<student>/attempt-... or <entered>/<student>/entered-... — read
     through the door; Case when it is no attempt of this course."""
-    import course_state
     path = Path(os.path.abspath(path))
-    entered = bool(dropbox.ENTERED_RE.match(path.name))
-    base = course_state.entered_dir(cfg, path.parent.name).parent if entered else cfg.dropbox_dir
+    entered = bool(ENTERED_RE.match(path.name))
+    base = entered_dir(cfg, path.parent.name).parent if entered else cfg.dropbox_dir
     if path.parent.parent != Path(os.path.abspath(base)):
         raise Case(f"{path} is not an attempt in {base}/<student>/")
     return at(path, caps(cfg))
@@ -757,8 +820,8 @@ def at(path: Path, cap: Caps | None = None) -> Attempt:
     """The attempt at <root>/<student>/<attempt-...|entered-...>, opened from <root> down (an earlier
     term's drop box, a sweep plan's path); Case when it is not one."""
     path = Path(os.path.abspath(path))
-    entered = bool(dropbox.ENTERED_RE.match(path.name))
-    m = (dropbox.ENTERED_RE if entered else dropbox.ATTEMPT_RE).match(path.name)
+    entered = bool(ENTERED_RE.match(path.name))
+    m = (ENTERED_RE if entered else ATTEMPT_RE).match(path.name)
     if not m:
         raise Case(f"{path} is not named like an attempt (attempt-NNNN-<time>)")
     student = path.parent.name

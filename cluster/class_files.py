@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config import ConfigError, Deadline, parse_when
-from dropbox import iso
+from records import iso
 
 EXTENSION_KEYS = ("due", "late_days", "reason")
 # A cluster user name: starts with a letter, digit or '_'; then letters, digits, '_', '.', '-';

@@ -21,6 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
 import confine  # noqa: E402  (what a confined compile may read: SYSTEM_COMPILER_PATHS)
 
+# The course's own directory: in the drop box (the published state students read) and beside the
+# sweeps (the staff's private state, the hand-ins they entered).
+COURSE_DIR = ".course"
+
 
 class ConfigError(Exception):
     """A missing, unreadable or wrong course.toml value; the message says which and what to do."""

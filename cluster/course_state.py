@@ -50,7 +50,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-COURSE_DIR = ".course"
+from config import COURSE_DIR
+from records import iso, iso_seconds, now, read_json, write_atomic
+
 STATE_SCHEMA = "gemmlab.course-state/1"
 DECISION_SCHEMA = "gemmlab.decision/1"
 POINTER_SCHEMA = "gemmlab.course-pointer/1"
@@ -76,42 +78,11 @@ class StateError(Exception):
     """The course state cannot be read or written as asked; the message says why and what to do."""
 
 
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
-
-
-def iso(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def who() -> str:
     try:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         return f"uid-{os.getuid()}"
-
-
-def _read_json(path: Path):
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_atomic(path: Path, text: str, mode=0o644, switch=True) -> Path:
-    """Write `path` whole, with `mode`; switch=False: only the file that would replace it (returned),
-    for the caller to os.replace once the rest is done."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
-    try:
-        tmp.write_text(text)
-        os.chmod(tmp, mode)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if not switch:
-        return tmp
-    os.replace(tmp, path)
-    return path
 
 
 # Modes of what the staff's commands write, (file, directory): the whole staff group writes them (a
@@ -248,7 +219,7 @@ def load_file(path):
     file as it is (config.load)."""
     import config as config_mod
     path = Path(path).resolve()
-    info = _read_json(path.parent / "state.json") if path.name == "course.toml" else None
+    info = read_json(path.parent / "state.json") if path.name == "course.toml" else None
     if info and info.get("schema") == STATE_SCHEMA and info.get("id") == path.parent.name and info.get("private"):
         if Path(info["private"]).resolve() == path.parent:  # the staff's half (a sweep's jobs are given it)
             return CourseState(info["id"], info, Path(info.get("public") or path.parent), path.parent).config()
@@ -258,7 +229,7 @@ def load_file(path):
 
 def _staff_info(info: dict) -> dict:
     """A state's whole record where this account can read the staff's half, else the public one."""
-    whole = _read_json(Path(info["private"]) / "state.json")
+    whole = read_json(Path(info["private"]) / "state.json")
     return whole if whole and whole.get("id") == info.get("id") else info
 
 
@@ -299,7 +270,7 @@ def write_pointer(cfg) -> str:
     except OSError:
         pass
     try:
-        _write_atomic(path, text, 0o644)
+        write_atomic(path, text, 0o644)
     except OSError as e:
         return (f"note: {path} cannot be written ({e.strerror}): students' commands then find the course's state only "
                 f"through {cfg.path} itself, so a mistake in it or its mode stops them. Run setup as the owner of "
@@ -334,7 +305,7 @@ def state_dirs(cfg, state_id: str) -> tuple[Path, Path]:
 
 def load_state(cfg, state_id: str) -> CourseState | None:
     pub = public_root(cfg) / "states" / state_id
-    info = _read_json(pub / "state.json")
+    info = read_json(pub / "state.json")
     if not info or info.get("id") != state_id or not _believable(pub / "state.json", cfg.dropbox_dir):
         return None
     return CourseState(state_id, _staff_info(info), pub, Path(info["private"]))
@@ -375,7 +346,7 @@ def grader_identity(root: Path) -> dict:
     commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "grader", "reference", "Makefile"],
                            capture_output=True, text=True)
-    return {"tree": grading.tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
+    return {"tree": grading.grader_tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
             "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
 
 
@@ -457,7 +428,7 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
             if fname in files:
                 (tmp_priv / fname).write_bytes(files[fname])
         members = _roster_names(cfg) if "roster.txt" in files else None
-        info = {"schema": STATE_SCHEMA, "id": state_id, "created": iso(now()), "by": who(), "host": socket.gethostname(),
+        info = {"schema": STATE_SCHEMA, "id": state_id, "created": iso_seconds(now()), "by": who(), "host": socket.gethostname(),
                 "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv), "public": str(pub),
                 "files": {n: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, b in files.items()},
                 "members": members is not None,
@@ -497,7 +468,7 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
                          f"{public_root(cfg)} (it must be the drop box owner's, not writable by students)")
     # Live and logged, or neither: the new `current` is written beside the old one, the decision log
     # gets its line, and only then does `current` switch (a rename in the same directory).
-    new_current = _write_atomic(pub_root / "current", state_id + "\n", pub_file, switch=False)
+    new_current = write_atomic(pub_root / "current", state_id + "\n", pub_file, switch=False)
     try:
         log(cfg).append("publish", state=state_id, previous=before.id if before else None,
                         changes=describe_changes(before, state), why=note)
@@ -632,7 +603,7 @@ class DecisionLog:
         with os.fdopen(fd, "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             seq = len(self.entries()) + 1
-            entry = {"schema": DECISION_SCHEMA, "seq": seq, "at": iso(now()), "by": who(), "action": action}
+            entry = {"schema": DECISION_SCHEMA, "seq": seq, "at": iso_seconds(now()), "by": who(), "action": action}
             if student:
                 entry["student"] = student
             entry.update({k: v for k, v in fields.items() if v is not None})
@@ -758,10 +729,6 @@ def last_seq(cfg) -> int:
 
 
 # ---- hand-ins the staff entered ----------------------------------------------------------------
-def entered_dir(cfg, student: str) -> Path:
-    return private_root(cfg) / "entered" / student
-
-
 # ---- the staff's regrades of one attempt ---------------------------------------------------------
 def new_regrade_dir(cfg, student: str, attempt: str) -> Path:
     """A new directory of the staff's for one regrade (`make regrade`): its job script, its log and
@@ -812,7 +779,7 @@ def read_view(cfg, user: str) -> dict | None:
     p = view_path(cfg, tok)
     if not _believable(p, cfg.dropbox_dir):
         return None
-    view = _read_json(p)
+    view = read_json(p)
     return view if view and view.get("student") == user else None
 
 
@@ -822,7 +789,6 @@ def write_views(cfg, students=None, official: dict | None = None):
     student with a token; `students` limits it. Students without a token yet get theirs when they
     first run a command (`make submit`, `make status`) and the staff next publish or decide."""
     import class_files
-    import dropbox
     state = current(cfg)
     scfg = state.config() if state is not None else cfg
     try:
@@ -846,18 +812,18 @@ def write_views(cfg, students=None, official: dict | None = None):
         if not tok:
             continue
         path = view_path(cfg, tok)
-        view = _read_json(path) if path.exists() else {}
+        view = read_json(path) if path.exists() else {}
         ext = extensions.get(student)
         deadline = ext.deadline(scfg.deadline) if ext else scfg.deadline
         view.update({"schema": "gemmlab.student-view/1", "student": student, "state": state.id if state else None,
-                     "updated": iso(now()),
+                     "updated": iso_seconds(now()),
                      "extension": None if ext is None else {
-                         "due": dropbox.iso(deadline.due), "late_days": ext.late_days,
-                         "cutoff": dropbox.iso(deadline.cutoff) if deadline.cutoff else None},
+                         "due": iso(deadline.due), "late_days": ext.late_days,
+                         "cutoff": iso(deadline.cutoff) if deadline.cutoff else None},
                      "decisions": folded[student].visible() if student in folded else []})
         if official is not None and student in official:
             view["official"] = official[student]
-        _write_atomic(path, json.dumps(view, indent=1) + "\n", 0o644)
+        write_atomic(path, json.dumps(view, indent=1) + "\n", 0o644)
         written += 1
     if out_dir.stat().st_uid == os.getuid():  # another TA's directory keeps the mode it was made with
         os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
@@ -868,21 +834,21 @@ def write_views(cfg, students=None, official: dict | None = None):
 def write_run_manifest(run_dir: Path, cfg, state: CourseState, argv: list[str], counts: dict, students=None):
     """runs/run-NNN/manifest.json: who swept, when, from where, with which flags, under which state
     and grader; how many were graded, rescored or current. Written once, when the run is made."""
-    manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso(now()), "by": who(), "host": socket.gethostname(),
+    manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso_seconds(now()), "by": who(), "host": socket.gethostname(),
                 "argv": argv, "students": students or [], "state": state.id, "grader": state.info.get("grader"),
                 "grading": state.info.get("grading"), "decisions": last_seq(cfg), "counts": counts}
-    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
+    write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
     return manifest
 
 
 def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict, cfg):
     """The end of a run's manifest, once its gradebook is built: the gradebook version and the GPU
     models its grades ran on."""
-    manifest = _read_json(run_dir / "manifest.json")
+    manifest = read_json(run_dir / "manifest.json")
     if manifest is None:
         return
-    manifest["gradebook"] = {"version": version, "at": iso(now()), "gpu_models": gpu_models}
-    _write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
+    manifest["gradebook"] = {"version": version, "at": iso_seconds(now()), "gpu_models": gpu_models}
+    write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
 
 
 def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:
@@ -897,9 +863,9 @@ def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path,
         existing = sorted(p for p in versions.iterdir() if p.is_dir() and p.name.isdigit())
         digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
         newest = existing[-1] if existing else None
-        same = newest is not None and (_read_json(newest / "version.json") or {}).get("sha256") == digests
+        same = newest is not None and (read_json(newest / "version.json") or {}).get("sha256") == digests
         target = versions / f"{len(existing) + 1:03d}"
-        record = dict(meta, version=target.name, at=iso(now()), by=who(), previous=newest.name if newest else None,
+        record = dict(meta, version=target.name, at=iso_seconds(now()), by=who(), previous=newest.name if newest else None,
                       same_as=newest.name if same else None, sha256=digests)
         tmp = versions / f".{target.name}.{os.getpid()}"
         for name, text in files.items():

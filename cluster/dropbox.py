@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import pwd
-import re
 import secrets
 import socket
 import subprocess
@@ -34,50 +33,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
-import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
+import fingerprint  # noqa: E402,F401  (the one definition of a submission's fingerprint)
+from records import iso, parse_iso, sha256_file, utc_stamp  # noqa: E402,F401  (the drop box's times and hashes)
+# What an attempt is named and holds is the door's (attempts.py): the writing side takes its names.
+from attempts import ATTEMPT_RE, ENTERED_RE, MANIFEST_SCHEMA, REPORT_NAME, WITHDRAWN_NAME  # noqa: E402
+from attempts import attempt_digest, in_directory, report_check  # noqa: E402,F401
 
-ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
-# A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
-# in the staff's area (course_state.entered_dir), numbered on its own: E1, E2, ...
-ENTERED_RE = re.compile(r"^entered-(\d{4,})-(\d{8}T\d{6}Z)$")
-MANIFEST_SCHEMA = "gemmlab.attempt/1"
-REPORT_NAME = "report.pdf"
-# A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop
-# box, but no sweep counts it — so an earlier one counts instead (under the `latest` policy, the
-# way to keep an on-time grade after a late hand-in). Removing it (`make withdraw UNDO=1`) undoes it.
-WITHDRAWN_NAME = "withdrawn.json"
 # Source files that, left out of a hand-in, would change what compiles: refuse rather than drop.
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
 
 
 class SubmissionError(Exception):
     """The hand-in cannot be accepted; the message lists every problem and what to do."""
-
-
-def utc_stamp(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def iso(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def parse_iso(s: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def attempt_digest(files: dict) -> str:
-    """One hash for a whole attempt: its file names and contents (not its time or number)."""
-    lines = "".join(f"{name} {files[name]['sha256']}\n" for name in sorted(files))
-    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def stage_files(grader_dir: Path) -> list[str]:
@@ -120,43 +87,6 @@ def collect(cfg, student_dir: Path, report: Path | None) -> dict[str, Path]:
     if problems:
         raise SubmissionError("the hand-in was not accepted:\n  - " + "\n  - ".join(problems))
     return files
-
-
-# What a hand-in's report says about the stage files beside it (report_check): "ok" (the report was
-# made from measurements of exactly these files), "mismatch" (of other files), "unstamped" (it names
-# no files: an old report, or one not made by `make report`), "example" (the demo report of the
-# instructor's example data, `make report-demo`), "none" (no report handed in).
-REPORT_VERDICTS = ("ok", "mismatch", "unstamped", "example", "none")
-
-
-def report_check(files: dict) -> dict:
-    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path (the student's
-    own files) or name -> bytes (a stored hand-in, as attempts.py read it): the fingerprint of its
-    stage files against the one its report.pdf carries (grader/scripts/fingerprint.py; `differ` names
-    the stage files whose hash is not the report's)."""
-    data = {n: v if isinstance(v, (bytes, bytearray)) else Path(v).read_bytes() for n, v in files.items()}
-    mine = {n: fingerprint.sha256_bytes(b) for n, b in data.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
-    stages = fingerprint.combine(mine)
-    out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": []}
-    if REPORT_NAME not in data:
-        return out
-    try:
-        stamp = fingerprint.read_report_stamp(data[REPORT_NAME])
-    except (OSError, ValueError):
-        stamp = fingerprint.parse_stamp("")
-    out.update(report=stamp["fingerprint"], report_submission=stamp["submission"])
-    if stamp["example"]:
-        out["verdict"] = "example"
-    elif not stamp["fingerprint"]:
-        out["verdict"] = "unstamped"
-    elif stamp["fingerprint"] == stages:
-        out["verdict"] = "ok"
-    else:
-        out["verdict"] = "mismatch"
-        theirs = stamp["files"]  # name -> the first digits of its sha256
-        out["differ"] = sorted(n for n in set(mine) | set(theirs)
-                               if n not in mine or n not in theirs or not mine[n].startswith(theirs[n]))
-    return out
 
 
 def report_warning(check: dict, srun: str = "srun ...") -> str:
@@ -285,7 +215,7 @@ def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at
                   entered_in: Path | None = None) -> Path:
     """Write a new attempt atomically; returns its directory. submitted_at overrides the clock
     (tests and staff-entered hand-ins only). entered_in: the staff's directory of the student's
-    entered hand-ins (course_state.entered_dir), instead of the student's own."""
+    entered hand-ins (attempts.entered_dir), instead of the student's own."""
     old_umask = set_umask(cfg, staff=entered_in is not None)
     try:
         return _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in)
@@ -381,8 +311,7 @@ def _rmtree(p: Path):
 def list_attempts(d: Path, entered=False) -> list:
     """The attempts in a student's directory (or, entered: in the staff's directory of the hand-ins
     they entered for the student), by number, read through the drop box's door (attempts.py)."""
-    import attempts  # the door reads dropbox's names and helpers: imported here, not above
-    return attempts.in_directory(d, entered)
+    return in_directory(d, entered)
 
 
 def withdraw(attempt, undo=False):

@@ -41,7 +41,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+# The course staff's tools (gradebook, LMS exports, similarity, leaderboard and their pages): a
+# folder of their own, which a handout leaves out whole (grader/scripts/handout.py).
+STAFF_DIR = HERE / "staff"
+sys.path.insert(0, str(HERE))
+if STAFF_DIR.is_dir():
+    sys.path.insert(0, str(STAFF_DIR))
 
 import attempts as door  # noqa: E402  (the one way into the drop box)
 import class_files  # noqa: E402
@@ -52,6 +58,8 @@ import grading  # noqa: E402
 import local_grading  # noqa: E402
 import scratch as scratch_space  # noqa: E402
 import handin  # noqa: E402
+import records  # noqa: E402
+from records import now  # noqa: E402
 import shared_dropbox  # noqa: E402
 import slurm  # noqa: E402
 from config import ConfigError  # noqa: E402
@@ -68,10 +76,6 @@ def trusted_tool(cfg) -> Path:
     return cfg.grader_dir / "cluster" / "gemmlab_cluster.py"
 
 
-def now():
-    return dt.datetime.now(dt.timezone.utc)
-
-
 ARGV: list[str] = []  # the command line of this run of the tool (main sets it): sweep manifests record it
 
 
@@ -85,11 +89,11 @@ def cmd_submit(cfg, args):
     files = dropbox.collect(cfg, student_dir, report)
     stage_names = [n for n in files if n.endswith(".cu")]
     print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
-          + (f" and {handin.as_typed(report)}" if dropbox.REPORT_NAME in files else " (no report/report.pdf)"))
+          + (f" and {handin.as_typed(report)}" if door.REPORT_NAME in files else " (no report/report.pdf)"))
     does_not_compile = None if args.no_compile_check else _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
     # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
-    report = dropbox.report_check(files)
+    report = door.report_check(files)
     state = getattr(cfg, "state", None)
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir),
                                     extra={"report": report, "does_not_compile": does_not_compile,
@@ -107,7 +111,7 @@ def cmd_submit(cfg, args):
         print(f"submit: {line}")
     short, why_not = _why_not_queue(cfg, user, attempt)
     if why_not:
-        grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": why_not, "at": dropbox.iso(now())})
+        records.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": why_not, "at": records.iso(now())})
         print(f"submit: not queued for grading: {why_not}")
         return 0
     _queue_own_grading(cfg, user, attempt, "submit")  # not queued: said, and recorded; the hand-in is stored
@@ -125,12 +129,12 @@ def _queue_own_grading(cfg, user, attempt: Path, verb: str) -> bool:
         except slurm.SlurmError as e:
             _grading_not_queued(attempt, e, verb)
             return False
-        grading.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": dropbox.iso(now())})
+        records.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": records.iso(now())})
         print(f"{verb}: grading job {job} queued. Follow it with `make status`; when it has run, "
               "`make results` shows the score.")
     elif mode == "no-slurm":  # never graded here: stored (its time counts), its grading left for later
         short, message = local_grading.not_queued_message(cfg, attempt_number(attempt))
-        grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": message, "at": dropbox.iso(now())})
+        records.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": message, "at": records.iso(now())})
         print(f"{verb}: WARNING: {message}", file=sys.stderr)
         return False
     else:
@@ -231,7 +235,7 @@ def _grading_not_queued(attempt: Path, error: slurm.SlurmError, verb="submit"):
     """sbatch did not take the grading job of a stored hand-in: recorded for `make status`, and the
     student told whose problem it is and how to queue it later (handin.not_queued)."""
     short, lines = handin.not_queued(error, attempt_number(attempt))
-    grading.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": lines[0], "at": dropbox.iso(now())})
+    records.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": lines[0], "at": records.iso(now())})
     print(f"{verb}: your hand-in is stored and counts; {lines[0]}", file=sys.stderr)
     for line in lines[1:]:
         print(f"  {line}", file=sys.stderr)
@@ -286,7 +290,7 @@ def _entered_as_told(cfg, student, decided) -> list[door.Attempt]:
     out = []
     for e in (decided.history if decided else []):
         if e["action"] == "enter" and e.get("label", "")[1:].isdigit() and e.get("submitted_at"):
-            out.append(door.Attempt(course_state.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
+            out.append(door.Attempt(door.entered_dir(cfg, student) / e["attempt"], int(e["label"][1:]),
                                     {"user": student, "submitted_at": e["submitted_at"], "files": {},
                                      "attempt_sha256": ""}, entered=True, owner=student))
     return out
@@ -369,7 +373,7 @@ def _why_not_queue(cfg, user, attempt_path: Path) -> tuple[str, str]:
         how = "queued for grading" if slurm_course else "graded"
         return f"{len(recent)} {how.split()[0]} in the last hour, the course allows {cfg.graded_per_hour}", (f"{len(recent)} of your hand-ins were {how} in the last hour (the course allows "
                 f"{cfg.graded_per_hour}). Your hand-in is stored and counts for the deadline; the next one can be "
-                f"graded from {dropbox.iso(free_at)}")
+                f"graded from {records.iso(free_at)}")
     return "", ""
 
 
@@ -378,14 +382,14 @@ def _graded_at(a: door.Attempt):
     (without Slurm: its outcome, which names no job); None when it had none."""
     job = a.record("job.json") or {}
     if job.get("job_id") and job.get("queued"):
-        return dropbox.parse_iso(job["queued"])
+        return records.parse_iso(job["queued"])
     outcome = a.record("grading/outcome.json") or {}
     if outcome.get("started") and not outcome.get("job_id"):
-        return dropbox.parse_iso(outcome["started"])
+        return records.parse_iso(outcome["started"])
     return None
 
 
-def _span(d: dt.timedelta) -> str:
+def _duration_text(d: dt.timedelta) -> str:
     """A duration as a person says it: '1 day 3 h 5 min', '40 min', '12 s'."""
     secs = int(d.total_seconds())
     days, rest = divmod(secs, 86400)
@@ -414,7 +418,7 @@ def student_deadline(cfg, user):
         ext_view = view.get("extension")
         if not ext_view:
             return cfg.deadline, ""
-        due = dropbox.parse_iso(ext_view["due"])
+        due = records.parse_iso(ext_view["due"])
         days = ext_view.get("late_days") or 0
         what = f"{days} late day{'s' if days != 1 else ''} (due {ext_view['due']})" if days else f"due {ext_view['due']}"
         return cfg.deadline.shifted(due), f" (with your extension: {what})"
@@ -437,8 +441,8 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     late = deadline.lateness(t)
     due = deadline.shown(deadline.due + deadline.grace)
     if late <= dt.timedelta(0):
-        return [f"on time: due {due}{whose}, {_span(-late)} to spare"]
-    lines = [f"LATE: handed in {_span(late)} after your due date {due}{whose}"]
+        return [f"on time: due {due}{whose}, {_duration_text(-late)} to spare"]
+    lines = [f"LATE: handed in {_duration_text(late)} after your due date {due}{whose}"]
     policy = deadline.policy
     earlier = [a for a in attempts if a.number < this.number and not a.withdrawn
                and deadline.lateness(a.effective_time()) <= dt.timedelta(0)]
@@ -493,7 +497,7 @@ def _staff_withdraw(cfg, args):
     """(staff) Withdraw one of a student's attempts for them (or count it again, --undo): recorded in
     the decision log, since the student's directory is theirs; the student sees it in `make status`."""
     _staff_only(cfg, "withdraw --user")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     a = _attempt_named(cfg, args.user, args.attempt)
     e = _record(cfg, "unwithdraw" if args.undo else "withdraw", args.user, why, attempt=a.path.name, label=a.label)
@@ -529,7 +533,7 @@ def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:
     job = os.environ.get("SLURM_JOB_ID")
     if job:
         # The staff's own directory is read as any staff file; the attempt's, through the door.
-        done = grading._read_json(into / "outcome.json") if into != attempt_path / "grading" \
+        done = records.read_json(into / "outcome.json") if into != attempt_path / "grading" \
             else a.record("grading/outcome.json")
         if done and done.get("job_id") == job and done.get("status") not in grading.SWEEP_RETRIES:
             return done  # an earlier start of this job published it, then its node failed: not twice
@@ -541,7 +545,7 @@ def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:
         meta = dict(_state_record(cfg), student=a.student, attempt=attempt_path.name, attempt_sha256=a.digest)
         problem = a.verify()
         if problem:
-            outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered",
+            outcome = grading.finish_outcome(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered",
                                                 message=problem))
         else:
             outcome = grading.grade_into(cfg, a.stage_bytes(), tmp, meta)
@@ -613,7 +617,7 @@ def cmd_status(cfg, args):
     _note_without_a_shared_dropbox(cfg)
     user = args.user or dropbox.current_user()
     if user == dropbox.current_user():
-        _a_place_for_the_staff(cfg, user)
+        _ensure_student_token(cfg, user)
     case = door.student_case(cfg, user)
     if case:
         print(f"status: {user}: needs_review: {case}. Nothing in it is graded")
@@ -632,7 +636,7 @@ def cmd_status(cfg, args):
         marks = ((["withdrawn by the course staff"] if a.staff_withdrawn else ["withdrawn"] if a.withdrawn else [])
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
-                 + ([f"late {_span(late)}"] if late > dt.timedelta(0) else []))
+                 + ([f"late {_duration_text(late)}"] if late > dt.timedelta(0) else []))
         files = ("needs_review" if a.problem else f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}"
                  if a.manifest["files"] else "files kept by the course staff")  # entered, as told: label and time only
         problems = "" if a.problem else _hand_in_problems(a)
@@ -650,7 +654,7 @@ def cmd_status(cfg, args):
     return 0
 
 
-def _a_place_for_the_staff(cfg, user):
+def _ensure_student_token(cfg, user):
     """The student's token, under which the staff leave what the student may see (their dates, the
     decisions about their hand-ins, their official grade). It lies in the student's own directory of
     the drop box, which a hand-in makes; a student on the roster who has none (their hand-in reached the
@@ -994,7 +998,7 @@ def _runs(sweep: Path) -> list[Path]:
 
 
 def _active_jobs(run: Path) -> dict:
-    jobs = grading._read_json(run / "jobs.json") or {}
+    jobs = records.read_json(run / "jobs.json") or {}
     ids = [jobs.get("array"), jobs.get("gradebook")]
     return slurm.queue_states(ids) if any(ids) and shutil.which("squeue") else {}
 
@@ -1026,7 +1030,7 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
         entry = {"student": student, "attempts": len(attempts), **info}
         open_until = deadline.open_until()
         if open_until is not None and when < open_until:
-            entry["open_until"] = dropbox.iso(open_until)
+            entry["open_until"] = records.iso(open_until)
         if ext:
             entry["extension"] = ext.describe()
         if decided and decided.history:
@@ -1073,8 +1077,8 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
 def plan_record(cfg, name: str, entries: list[dict], state_id=None) -> dict:
     """A sweep's plan.json: its students' entries (plan_sweep), and the drop box's directories for names
     the roster does not list (never students: the gradebook's summary names them for the staff)."""
-    return {"schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": dropbox.iso(now()),
-            "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
+    return {"schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": records.iso(now()),
+            "due": records.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
             "state": state_id, "decisions": course_state.last_seq(cfg), "students": entries,
             "off_roster": door.off_roster(cfg)}
 
@@ -1095,7 +1099,7 @@ def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False, sta
     grading.SWEEP_RETRIES (error, no_gpu), or with force; otherwise its grade is weighed against the
     published course state (course_state.grade_standing): still current, rescored (points, targets
     or weights changed: no GPU needed) or graded again (the grader or what it measures changed)."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     work = SweepWork()
     for e in entries:
         if students and e["student"] not in students:
@@ -1104,7 +1108,7 @@ def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False, sta
             task = dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"])
             if g is e and e.get("waived"):
                 task["waived"] = e["waived"]
-            outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
+            outcome = records.read_json(gradebook.grade_dir(sweep, e["student"], g["digest"]) / "outcome.json")
             if force:
                 work.todo.append(dict(task, force=bool(outcome)))
                 work.why["forced (--force)"] += 1
@@ -1133,7 +1137,7 @@ def _rescore(cfg, state, sweep: Path, items: list[dict], checker: Path, say=prin
     """Score each grade again under the published rubric from its stored speeds (gemmlab-config
     --rescore: the grader's own arithmetic, no GPU), published like a grade: the earlier result is kept
     beside it. Returns the items that cannot be rescored (the rubric needs other shapes): they are graded."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     again = []
     for item in items:
         final = gradebook.grade_dir(sweep, item["student"], item["digest"])
@@ -1147,18 +1151,18 @@ def _rescore(cfg, state, sweep: Path, items: list[dict], checker: Path, say=prin
                 say(f"  {item['student']}: cannot be rescored ({(r.stderr or r.stdout).strip()}): graded again")
                 again.append(dict({k: item[k] for k in ("attempt", "attempt_name", "digest", "student")}, force=True))
                 continue
-            outcome = grading._read_json(tmp / "outcome.json") or {}
-            results = grading._read_json(tmp / "results.json") or {}
+            outcome = records.read_json(tmp / "outcome.json") or {}
+            results = records.read_json(tmp / "results.json") or {}
             score = results.get("score") or {}
             before = outcome.get("score") or {}
-            outcome.setdefault("rescored", []).append({"at": dropbox.iso(now()), "by": course_state.who(),
+            outcome.setdefault("rescored", []).append({"at": records.iso(now()), "by": course_state.who(),
                                                        "from_state": outcome.get("course_state"), "why": item["why"],
                                                        "total_before": before.get("total"), "max_before": before.get("max")})
             outcome.update(course_state=state.id, grading=dict(outcome.get("grading") or {}, **state.info["grading"]),
                            score={"total": score.get("total", 0), "max": score.get("max", 0)},
                            message=f"graded: {score.get('total', 0)} / {score.get('max', 0)} (rescored under course "
                                    f"state {state.id}: {item['why']})")
-            grading.write_json_atomic(tmp / "outcome.json", outcome)
+            records.write_json_atomic(tmp / "outcome.json", outcome)
             grading.publish(tmp, final, replace=True)
             say(f"  {item['student']}: {before.get('total')} / {before.get('max')} -> {score.get('total')} / "
                 f"{score.get('max')} (rescored)")
@@ -1216,11 +1220,11 @@ def cmd_sweep(cfg, args):
         raise Refused(f"no such student: {', '.join(missing)} ({class_source(cfg)}); nothing was queued")
     course_open = cfg.deadline.open_until()
     if course_open is not None and now() < course_open and not args.before_deadline:
-        raise Refused(f"the course's deadline has not passed (hand-ins can still count until {dropbox.iso(course_open)}): "
+        raise Refused(f"the course's deadline has not passed (hand-ins can still count until {records.iso(course_open)}): "
                       "a sweep now grades attempts that may still change. Sweep after it, or sweep anyway with "
                       "FORCE=1 (make sweep FORCE=1; --before-deadline): every student who can still hand in is "
                       "then pending, and left blank in every export")
-    previous = grading._read_json(sweep / "plan.json")
+    previous = records.read_json(sweep / "plan.json")
     if args.student:  # one student regraded: the others keep their planned attempts
         planned = plan_sweep(cfg, students=args.student)
         others = [e for e in (previous or {}).get("students", []) if e["student"] not in args.student]
@@ -1235,7 +1239,7 @@ def cmd_sweep(cfg, args):
     sweep.mkdir(parents=True, exist_ok=True)
     for stale in (sweep / "grades").glob("*/.tmp-*"):  # left by tasks that were killed
         shutil.rmtree(stale, ignore_errors=True)
-    grading.write_json_atomic(sweep / "plan.json", plan)
+    records.write_json_atomic(sweep / "plan.json", plan)
     work = sweep_todo(sweep, entries, args.student, args.force, state)
     counts = {s: sum(1 for e in selected if e["status"] == s) for s in ("selected", "missing", "not_counted")}
     who = f"{len(selected)} of {len(entries)} student(s)" if args.student else f"{len(entries)} student(s)"
@@ -1267,7 +1271,7 @@ def cmd_sweep(cfg, args):
     todo = work.todo
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
     (run / "logs").mkdir(parents=True)
-    grading.write_json_atomic(run / "tasks.json", todo)
+    records.write_json_atomic(run / "tasks.json", todo)
     course_state.write_run_manifest(run, cfg, state, ARGV, {"grade": len(todo), "rescored": len(work.rescore),
                                                             "current": work.current, "why": dict(work.why), **counts},
                                     students=args.student)
@@ -1286,8 +1290,8 @@ def cmd_sweep(cfg, args):
                               job_name=f"gemmlab-gradebook-{args.name}", **common)
         dep = [f"--dependency=afterany:{jobs['array']}"] if "array" in jobs else []
         jobs["gradebook"] = slurm.sbatch(script, *dep, cwd=run)
-        jobs["queued"] = dropbox.iso(now())
-        grading.write_json_atomic(run / "jobs.json", jobs)
+        jobs["queued"] = records.iso(now())
+        records.write_json_atomic(run / "jobs.json", jobs)
         print(f"sweep {args.name}: " + (f"array job {jobs['array']} ({len(todo)} task(s), at most "
               f"{min(cfg.sweep_concurrency, len(todo))} at once), " if "array" in jobs else "")
               + f"gradebook job {jobs['gradebook']}. `make sweep-status` follows it; the gradebook will be "
@@ -1347,14 +1351,14 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
     place for the same attempt is kept (for a --force regrade: one this very task published);
     otherwise the task grades into a hidden temporary directory and renames it into place, and if
     another start published first, that result wins and this one is dropped."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     tasks = json.loads((sweep / "runs" / run / "tasks.json").read_text())
     if not 0 <= index < len(tasks):
         raise Refused(f"task {index} is not in {run}/tasks.json ({len(tasks)} tasks)")
     t = tasks[index]
     final = gradebook.grade_dir(sweep, t["student"], t["digest"])
     start = _record_start(sweep / "runs" / run, index, t)
-    done = grading._read_json(final / "outcome.json")
+    done = records.read_json(final / "outcome.json")
     if done and done.get("status") not in grading.SWEEP_RETRIES and (
             not t.get("force") or (done.get("run") == run and done.get("task") == index)):
         _record_end(start, "kept the result already in place", done)
@@ -1383,11 +1387,11 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
         else:
             problem = a.verify() or ("" if a.digest == t["digest"] else "the attempt changed since the sweep planned it")
         if problem:
-            outcome = grading._finish(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
+            outcome = grading.finish_outcome(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered", message=problem))
         else:
             outcome = grading.grade_into(cfg, a.stage_bytes(), tmp, meta, say=lambda *_: None)
         with scratch_space.uninterrupted():  # a stop waits until the result and its record are in place
-            now_there = grading._read_json(final / "outcome.json")
+            now_there = records.read_json(final / "outcome.json")
             if now_there and now_there.get("run") == run and now_there.get("task") == index \
                     and now_there.get("status") not in grading.SWEEP_RETRIES:
                 published = False  # another start of this task (a requeue) got there first
@@ -1396,7 +1400,7 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
                 published = grading.publish(tmp, final, replace=replace)
             if not published:
                 shutil.rmtree(tmp, ignore_errors=True)
-                outcome = grading._read_json(final / "outcome.json") or outcome
+                outcome = records.read_json(final / "outcome.json") or outcome
                 _record_end(start, "kept the result another start published first", outcome)
             else:
                 _record_end(start, "published", outcome)
@@ -1416,16 +1420,16 @@ def _record_start(run_dir: Path, index: int, task: dict) -> Path:
     path = d / f"{index:04d}-{job}-r{ctx['restarts']}.json"
     if path.exists():  # the same start number again (a run queued twice by hand): keep both
         path = d / f"{index:04d}-{job}-r{ctx['restarts']}-{secrets.token_hex(3)}.json"
-    grading.write_json_atomic(path, {"task": index, "student": task["student"], "digest": task["digest"],
+    records.write_json_atomic(path, {"task": index, "student": task["student"], "digest": task["digest"],
                                      "job_id": os.environ.get("SLURM_JOB_ID", ""), "array_job_id": job,
-                                     "node": ctx["node"], "restarts": ctx["restarts"], "started": dropbox.iso(now())})
+                                     "node": ctx["node"], "restarts": ctx["restarts"], "started": records.iso(now())})
     return path
 
 
 def _record_end(path: Path, what: str, outcome: dict):
-    record = grading._read_json(path) or {}
-    record.update(ended=dropbox.iso(now()), result=what, status=outcome.get("status"))
-    grading.write_json_atomic(path, record)
+    record = records.read_json(path) or {}
+    record.update(ended=records.iso(now()), result=what, status=outcome.get("status"))
+    records.write_json_atomic(path, record)
 
 
 def cmd_sweep_task(cfg, args):
@@ -1438,8 +1442,8 @@ def cmd_gradebook(cfg, args):
     """gradebook.csv and summary.md, then the LMS files (export/canvas.csv, export/grades.csv), kept as a
     new version of the sweep's gradebook (versions/NNN/; never overwritten) with the staff's decisions
     applied; the sweep's gradebook.csv, summary.md and export/* point at the newest."""
-    import gradebook  # staff only: not in the handout
-    import lms_export  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
+    import lms_export  # cluster/staff/: not in the handout
     sweep = Path(args.sweep) if args.sweep else _chosen_sweep(cfg, args)
     try:
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
@@ -1448,7 +1452,7 @@ def cmd_gradebook(cfg, args):
     decided = course_state.decisions(cfg)
     book, rows, stages = gradebook.texts(sweep, stage_order, f"{cfg.course} / {sweep.name}", decided,
                                          feedback=lambda entry: _feedback_outcomes(cfg, entry))
-    plan = grading._read_json(sweep / "plan.json") or {}
+    plan = records.read_json(sweep / "plan.json") or {}
     stale = sorted({e["student"] for d in decided.values() for e in d.history
                     if e["seq"] > plan.get("decisions", 0) and e["action"] in ("accept", "withdraw", "unwithdraw", "enter")
                     or e["seq"] > plan.get("decisions", 0) and e["action"] == "settle" and e.get("attempt")})
@@ -1519,7 +1523,7 @@ def cmd_similarity(cfg, args):
 
 
 def cmd_leaderboard(cfg, args):
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     import leaderboard  # matplotlib: only staff commands need it
     sweep = _chosen_sweep(cfg, args)
     if cfg.file_setting("leaderboard", "aliases") is None:
@@ -1554,7 +1558,7 @@ def _restart_lines(runs: list[Path], running: set) -> list[str]:
     starts = collections.defaultdict(list)
     for run in runs:
         for f in sorted((run / "starts").glob("*.json")) if (run / "starts").is_dir() else []:
-            rec = grading._read_json(f)
+            rec = records.read_json(f)
             if rec:
                 starts[(run.name, rec.get("task"))].append(rec)
     again = {k: sorted(v, key=lambda r: (r.get("restarts", 0), r.get("started", ""))) for k, v in starts.items()
@@ -1604,15 +1608,15 @@ def cmd_sweep_status(cfg, args):
         if not args.follow or not active:
             return 0
         time.sleep(args.follow)
-        print(f"-- {dropbox.iso(now())}")
+        print(f"-- {records.iso(now())}")
 
 
 def _print_sweep_status(cfg, sweep: Path) -> bool:
     """One status report of a sweep; True while its latest run still has jobs in the queue."""
-    import gradebook  # staff only: not in the handout
-    plan = grading._read_json(sweep / "plan.json")
+    import gradebook  # cluster/staff/: not in the handout
+    plan = records.read_json(sweep / "plan.json")
     runs = _runs(sweep)
-    jobs = grading._read_json(runs[-1] / "jobs.json") if runs else None
+    jobs = records.read_json(runs[-1] / "jobs.json") if runs else None
     tasks = json.loads((runs[-1] / "tasks.json").read_text()) if runs else []
     states = _active_jobs(runs[-1]) if runs else {}
     array = (jobs or {}).get("array")
@@ -1637,7 +1641,7 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     for e in plan["students"]:
         if not e.get("digest"):
             continue
-        outcome = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
+        outcome = records.read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
         i = task_of.get((e["student"], e["digest"]))
         state = in_queue.get(i) if i is not None else None
         if state == "RUNNING":
@@ -1664,7 +1668,7 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
         print(line)
     where = collections.Counter()
     for e in plan["students"]:
-        o = grading._read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json") \
+        o = records.read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json") \
             if e.get("digest") else None
         if o and o.get("status") not in grading.FAILED:
             where[(o.get("node") or o.get("host") or "?", gradebook.gpu_label(o) or "GPU unknown")] += 1
@@ -1684,7 +1688,7 @@ def _local_queue(run: Path, count: int) -> dict[int, str]:
     """The tasks of a local run still to do, as Slurm's states: RUNNING (started, not ended), PENDING."""
     started = {}
     for f in sorted((run / "starts").glob("*.json")) if (run / "starts").is_dir() else []:
-        rec = grading._read_json(f) or {}
+        rec = records.read_json(f) or {}
         if isinstance(rec.get("task"), int):
             started[rec["task"]] = started.get(rec["task"]) or bool(rec.get("ended"))
     return {i: "RUNNING" if i in started else "PENDING" for i in range(count) if not started.get(i)}
@@ -1697,7 +1701,7 @@ def _staff_only(cfg, what: str):
                       f"({cfg.staff_group or 'none is set: the drop box owner'})")
 
 
-def _why(args) -> str:
+def _required_reason(args) -> str:
     why = (getattr(args, "why", "") or "").strip()
     if len(why) < 3:
         raise Refused("say why, in a few words: every decision is recorded with who, when, what and why (--why \"...\"; "
@@ -1736,7 +1740,7 @@ def cmd_accept(cfg, args):
     """(staff) The attempt that counts for a student, whatever the late policy says: a late hand-in the
     staff excuse, or — to settle an integrity case — the intact attempt, or an edited one as it is now."""
     _staff_only(cfg, "accept")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     a = _attempt_named(cfg, args.user, args.attempt)
     problem = a.integrity_problem()
@@ -1753,7 +1757,7 @@ def cmd_override(cfg, args):
     """(staff) Set a student's final score by hand (or clear it): every gradebook and export after it
     shows it, with the decision's number; the computed score stays in the message."""
     _staff_only(cfg, "override")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     if args.clear:
         e = _record(cfg, "clear-override", args.user, why)
@@ -1791,27 +1795,27 @@ def cmd_enter(cfg, args):
     """(staff) Enter a hand-in that reached the staff another way (e-mailed files), with the time it was
     handed in, for a student: stored in the staff's area, dated as given, counted like the student's own."""
     _staff_only(cfg, "enter")
-    why = _why(args)
+    why = _required_reason(args)
     _known_student(cfg, args.user)
     try:
         when = config_mod.parse_when(args.submitted_at)
     except ValueError as e:
         raise Refused(f"--submitted-at: {e}") from None
     if when > now() + dt.timedelta(minutes=1):
-        raise Refused(f"--submitted-at {dropbox.iso(when)} is in the future: give the time the files were handed in "
+        raise Refused(f"--submitted-at {records.iso(when)} is in the future: give the time the files were handed in "
                       "(the e-mail's time, with its time zone)")
     files = dropbox.collect(cfg, Path(args.student_dir).resolve(), Path(args.report).resolve() if args.report else None)
     state = getattr(cfg, "state", None)
-    path = dropbox.store_attempt(cfg, args.user, files, submitted_at=when, entered_in=course_state.entered_dir(cfg, args.user),
+    path = dropbox.store_attempt(cfg, args.user, files, submitted_at=when, entered_in=door.entered_dir(cfg, args.user),
                                  extra={"entered_by": course_state.who(), "why": why,
                                         "course_state": state.id if state else None,
-                                        "report": dropbox.report_check(files)})
+                                        "report": door.report_check(files)})
     label = f"E{int(path.name.split('-')[1])}"
-    e = _record(cfg, "enter", args.user, why, attempt=path.name, label=label, submitted_at=dropbox.iso(when))
+    e = _record(cfg, "enter", args.user, why, attempt=path.name, label=label, submitted_at=records.iso(when))
     deadline, whose = student_deadline(cfg, args.user)
     late = deadline.lateness(when) if deadline.due else dt.timedelta(0)
-    print(f"enter: {args.user}: {label} stored ({path}), handed in {dropbox.iso(when)}"
-          + (f", {_span(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
+    print(f"enter: {args.user}: {label} stored ({path}), handed in {records.iso(when)}"
+          + (f", {_duration_text(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
           + f" (decision #{e['seq']} by {e['by']}); the late policy counts it like the student's own hand-ins")
     print("next: `make sweep` grades it if it is the attempt that counts")
     return 0
@@ -1837,14 +1841,14 @@ def cmd_decisions(cfg, args):
 def cmd_publish_grades(cfg, args):
     """(staff) Show each student their official grade of a sweep (its newest gradebook version) with
     `make results`; recorded in the decision log."""
-    import gradebook  # staff only: not in the handout
+    import gradebook  # cluster/staff/: not in the handout
     _staff_only(cfg, "publish-grades")
     sweep = _chosen_sweep(cfg, args)
     version_dir = (sweep / "gradebook.csv").resolve().parent
     if not (sweep / "gradebook.csv").is_symlink() or not (version_dir / "version.json").is_file():
         raise Refused(f"{sweep} has no gradebook version yet: `make gradebook-export SWEEP={sweep.name}` first")
     version = version_dir.name
-    built_after = (grading._read_json(version_dir / "version.json") or {}).get("decisions", 0)
+    built_after = (records.read_json(version_dir / "version.json") or {}).get("decisions", 0)
     later = [e for e in course_state.log(cfg).entries()
              if e["seq"] > built_after and e["action"] not in ("publish", "publish-grades")]
     if later:
@@ -1857,7 +1861,7 @@ def cmd_publish_grades(cfg, args):
     with open(sweep / "gradebook.csv") as f:
         for row in __import__("csv").DictReader(f):
             official[row["student"]] = {
-                "sweep": sweep.name, "version": version, "published": dropbox.iso(now()), "status": row["status"],
+                "sweep": sweep.name, "version": version, "published": records.iso(now()), "status": row["status"],
                 "attempt": row["attempt"], "total": row["total"], "max": row["max"], "penalty_pct": row["penalty_pct"],
                 "final": row["final"], "late": row["late"], "extension": row["extension"].split(";")[0],
                 "scored": row["status"] not in gradebook.NO_SCORE}
@@ -2032,8 +2036,9 @@ LIVE_COMMANDS = ("setup", "publish", "validate")
 # Commands that grade (or may: submit on the local scheduler, sweep's trusted build): SIGTERM, SIGINT
 # and SIGHUP remove their scratch and unfinished results on the way out (scratch.py).
 GRADING_COMMANDS = ("submit", "requeue", "regrade", "grade-attempt", "sweep", "sweep-task", "sweep-local")
-# The staff's modules of cluster/, which a handout leaves out (grader/scripts/handout.py).
-STAFF_MODULES = ("gradebook", "lms_export", "similarity", "leaderboard", "staff_pages")
+# Commands that need the staff's tools (cluster/staff/), which a handout does not have.
+STAFF_TOOL_COMMANDS = ("sweep", "sweep-task", "sweep-local", "sweep-status", "gradebook", "similarity", "leaderboard",
+                       "publish-grades")
 
 
 def course_config(cfg, command: str):
@@ -2112,6 +2117,10 @@ def main(argv=None):
             cfg = state.config()
         # Everything this tool writes: owner and staff group only; the staff's commands write what the
         # whole staff group may carry on with (a second TA publishes, decides, sweeps, exports).
+        if args.command in STAFF_TOOL_COMMANDS and not STAFF_DIR.is_dir():
+            print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
+                  f"its tools (cluster/staff/)", file=sys.stderr)
+            return 2
         old_umask = dropbox.set_umask(cfg, staff=args.command not in STUDENT_COMMANDS)
         try:
             if args.command in GRADING_COMMANDS:
@@ -2128,10 +2137,6 @@ def main(argv=None):
         return 2
     except ModuleNotFoundError as e:  # a staff tool's library (matplotlib, copydetect, ...) is not installed
         e.name = (e.name or "?").split(".")[0]  # the package to install: matplotlib, not matplotlib.pyplot
-        if e.name in STAFF_MODULES:  # this tree is a handout: the staff tools are not in it
-            print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
-                  f"its tools (cluster/{e.name}.py)", file=sys.stderr)
-            return 2
         print(f"error: `{args.command}` needs the Python module '{e.name}', which {sys.executable} does not have. "
               f"Install it (`make setup` installs every one the course uses; or `{sys.executable} -m pip install "
               f"{e.name}`), or run with a Python that has it (make ... PYTHON=/path/to/python3)", file=sys.stderr)

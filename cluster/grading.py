@@ -55,9 +55,12 @@ from pathlib import Path
 
 import scratch as scratch_space
 from config import confinement_overlap
-from dropbox import fingerprint, iso, sha256_file
+from records import iso, read_json, sha256_file, write_json_atomic
 
-import compile_stage  # noqa: E402  (grader/scripts, on sys.path through dropbox: what a machine error is)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
+
+import compile_stage  # noqa: E402  (what a machine error is)
+import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
 import confine  # noqa: E402
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
@@ -90,7 +93,7 @@ def machine_failure(rc, log: Path, since: int, build: Path, submission: Path) ->
     or a missing program (compile_stage.machine_cause, which never counts a line of the student's
     own). None when nothing says so."""
     causes = [f"{r.get('shown') or r.get('source')}: {r.get('cause')}"
-              for r in (_read_json(p) for p in sorted(build.rglob(f"*.o{compile_stage.ERROR_SUFFIX}"))) if r]
+              for r in (read_json(p) for p in sorted(build.rglob(f"*.o{compile_stage.ERROR_SUFFIX}"))) if r]
     if causes:
         return "a stage file could not be compiled, and not because of the hand-in: " + "; ".join(causes)
     if rc is not None and rc < 0:
@@ -136,7 +139,7 @@ def nvcc_version(nvcc: str) -> str:
         raise BuildError(f"nvcc not found ({nvcc}): load the CUDA toolkit (e.g. `module load cuda`)") from None
 
 
-def tree_digest(root: Path) -> str:
+def grader_tree_digest(root: Path) -> str:
     """Hash of everything in the trusted tree that goes into a grader build."""
     h = hashlib.sha256()
     paths = [root / "Makefile"]
@@ -149,11 +152,11 @@ def tree_digest(root: Path) -> str:
 
 
 def trusted_tree_digest(cfg) -> str:
-    """tree_digest of the trusted tree as the staff read it. A student cannot read the reference
+    """grader_tree_digest of the trusted tree as the staff read it. A student cannot read the reference
     solutions' sources: their commands and feedback jobs take the digest the course state published
     (computed by the staff from the same tree), so they find the trusted build the staff made."""
     try:
-        return tree_digest(cfg.grader_dir)
+        return grader_tree_digest(cfg.grader_dir)
     except PermissionError as e:
         state = getattr(cfg, "state", None)
         published = ((state.info.get("grader") or {}).get("tree") if state is not None else None)
@@ -613,7 +616,7 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
         except BuildError as e:
             status = "build_failed" if e.submission_fault else "error"
             outcome.update(status=status, message=str(e), log_tail=e.log_tail)
-            return _finish(out, outcome)
+            return finish_outcome(out, outcome)
         outcome["arch"] = tools.arch
         if outcome.get("grading"):  # the grader tree this grade was really built from (the state names one)
             outcome["grading"]["grader"] = tools.tree[:16]
@@ -629,7 +632,7 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
             outcome["note"] = "this grader has no `grade` subcommand; ran `check` instead"
         rc = run_logged(cmd, cfg.grader_dir, glog)
         outcome["grader_exit"] = rc
-        results = _read_json(out / "results.json")
+        results = read_json(out / "results.json")
         if results is not None:
             outcome["gpu"].update(grader_gpu(results))
             outcome["status"] = "no_gpu" if results.get("status") == "no_gpu" else "graded"
@@ -644,28 +647,19 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
         else:
             outcome.update(status="error", message=f"the grader exited with {rc} and wrote no results.json",
                            log_tail=tail(glog))
-        return _finish(out, outcome)
+        return finish_outcome(out, outcome)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _finish(out: Path, outcome: dict) -> dict:
+def finish_outcome(out: Path, outcome: dict) -> dict:
+    """Stamp `outcome` finished now and write it as <out>/outcome.json."""
     outcome["finished"] = iso(dt.datetime.now(dt.timezone.utc))
     write_json_atomic(out / "outcome.json", outcome)
     return outcome
 
 
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def write_json_atomic(path: Path, data):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+_finish = finish_outcome  # its former name
 
 
 def publish(tmp: Path, final: Path, replace=True) -> bool:

@@ -16,7 +16,6 @@ happen in batch jobs on the GPU nodes, never on a shared login node under the st
     refusal of a second sweep while one runs.
 """
 import datetime as dt
-import json
 import os
 import pwd
 import shutil
@@ -30,7 +29,7 @@ import scratch as scratch_space
 RECORD, END_RECORD, LOG = "local.json", "local-end.json", "local.log"
 
 
-from grading import _read_json as _read, write_json_atomic as _write  # noqa: E402  (one way to read and write records)
+from records import read_json as _read, write_json_atomic as _write  # noqa: E402  (one way to read and write records)
 
 
 def _now() -> str:

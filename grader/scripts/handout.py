@@ -79,8 +79,7 @@ NEVER = [
     "docs/developing.md",           # developing the kit itself: its test suite, toolchains, lent GPUs
     # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and
     # the sweep's job scripts): a student's `make submit`, `status`, `results` need none of them
-    "cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
-    "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "cluster/templates/gradebook.sbatch",
+    "cluster/staff", "cluster/templates/sweep-array.sbatch", "cluster/templates/gradebook.sbatch",
     "grader/scripts/requirements-staff.txt",
     # developer tools of this repository, which need the reference sources or the staff's tests
     "tests/cluster_gpu_demo.sh", "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/probes",

@@ -15,10 +15,10 @@ or a later sweep grades again wherever Slurm places it, says nothing about the m
 import collections
 import csv
 import io
-import json
-import os
 import statistics
 from pathlib import Path
+
+from records import read_json
 
 # The columns before the per-stage points, and after them. `extension` is what the extensions file
 # gave the student (e.g. "2 late days (due 2026-12-06T23:59:00Z)"); late and days_late are measured
@@ -41,13 +41,6 @@ REPORT_COLUMNS = ["report"]
 # withdraw, override, settle, enter), each with its number in the decision log; after the report.
 DECISION_COLUMNS = ["decisions"]
 FIXED_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
-
-
-def _load(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def grade_dir(sweep: Path, student: str, digest: str) -> Path:
@@ -78,7 +71,7 @@ def earlier_grades(sweep: Path, entry: dict, feedback=None) -> list[dict]:
     the attempt and what it replaced. Unreadable ones are skipped."""
     found = []
     gdir = grade_dir(sweep, entry["student"], entry["digest"])
-    found += [_load(p / "outcome.json") for p in gdir.parent.glob(f"{gdir.name}.replaced-*")]
+    found += [read_json(p / "outcome.json") for p in gdir.parent.glob(f"{gdir.name}.replaced-*")]
     if entry.get("attempt") and feedback is not None:
         found += feedback(entry)
     found = [o for o in found if isinstance(o, dict) and o.get("attempt_sha256", entry["digest"]) == entry["digest"]]
@@ -116,7 +109,8 @@ def disposition_counts(results: dict) -> collections.Counter:
     return collections.Counter(r.get("disposition", "?") for r in results.get("results", []))
 
 
-def _fmt(x):
+def number_text(x) -> str:
+    """A number as a gradebook cell: 2.5, 3 (not 3.0), '' for None."""
     if isinstance(x, float):
         return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
     return "" if x is None else str(x)
@@ -124,10 +118,10 @@ def _fmt(x):
 
 def _decision_note(e: dict) -> str:
     what = {"accept": f"accept {e.get('label') or e.get('attempt', '')}",
-            "settle": f"settle: {'accept ' + (e.get('label') or e.get('attempt', '')) if e.get('attempt') else 'final ' + _fmt(e.get('final'))}",
+            "settle": f"settle: {'accept ' + (e.get('label') or e.get('attempt', '')) if e.get('attempt') else 'final ' + number_text(e.get('final'))}",
             "withdraw": f"withdraw {e.get('label') or e.get('attempt', '')}",
             "unwithdraw": f"count again {e.get('label') or e.get('attempt', '')}",
-            "override": f"final {_fmt(e.get('final'))}", "clear-override": "override cleared",
+            "override": f"final {number_text(e.get('final'))}", "clear-override": "override cleared",
             "enter": f"entered {e.get('label') or e.get('attempt', '')} ({e.get('submitted_at', '')})"}.get(e["action"], e["action"])
     return f"#{e['seq']} {what} ({e.get('by', '?')}: {e.get('why', '')})"
 
@@ -137,7 +131,7 @@ def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feed
     standing decisions per student (course_state.decisions): an override sets the final score.
     feedback: entry -> the outcomes of its attempt's feedback gradings (gpu_change), or None."""
     decided = decided or {}
-    plan = _load(sweep / "plan.json")
+    plan = read_json(sweep / "plan.json")
     if plan is None:
         raise FileNotFoundError(f"{sweep}/plan.json is missing or unreadable: run the sweep first")
     stages = []  # registry order, as the grader writes score.stages; then any stage no result names
@@ -163,7 +157,7 @@ def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feed
             rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
             continue
         gdir = grade_dir(sweep, entry["student"], entry["digest"])
-        outcome = _load(gdir / "outcome.json")
+        outcome = read_json(gdir / "outcome.json")
         if outcome is None:
             row.update(status="pending", message="not graded yet (task still queued, or it did not finish)")
             rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
@@ -173,7 +167,7 @@ def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feed
         row["node"] = outcome.get("node") or outcome.get("host") or ""
         row["gpu"] = gpu_label(outcome)
         row["gpu_changed"] = gpu_change(sweep, entry, outcome, feedback)
-        results = _load(gdir / "results.json")
+        results = read_json(gdir / "results.json")
         if results is not None:
             row["_results"] = results
             score = results.get("score") or {}
@@ -192,7 +186,7 @@ def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feed
             row["status"] = "needs_review"
             row["message"] = f"{entry.get('review') or row['message']}: a person decides. " + _intact_note(sweep, entry)
         elif open_until:  # graded as it stands, but the student may still hand in: not a score yet
-            got = f"{_fmt(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
+            got = f"{number_text(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
             row["status"], row["message"] = "pending", f"due {open_until}: can still hand in (as it stands: {got})"
         rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
     stages += [s for s in stage_order if s not in stages]
@@ -205,7 +199,7 @@ def _overridden(row: dict, decided) -> dict:
     e = getattr(decided, "override", None)
     if not e:
         return row
-    was = f"{row['status']}: {_fmt(row['final'])} point(s)" if row.get("final") is not None else row["status"]
+    was = f"{row['status']}: {number_text(row['final'])} point(s)" if row.get("final") is not None else row["status"]
     row.update(status="override", final=float(e["final"]), penalty_pct=None,
                message=f"final set by the course staff (decision #{e['seq']}, {e.get('by', '?')}, {e.get('at', '')}): "
                        f"{e.get('why', '')} [it was {was}]")
@@ -219,11 +213,11 @@ def _intact_note(sweep: Path, entry: dict) -> str:
     intact = entry.get("intact")
     if not intact:
         return "The student has no intact attempt that counts under the policy."
-    o = _load(grade_dir(sweep, entry["student"], intact["digest"]) / "outcome.json") or {}
-    r = _load(grade_dir(sweep, entry["student"], intact["digest"]) / "results.json") or {}
+    o = read_json(grade_dir(sweep, entry["student"], intact["digest"]) / "outcome.json") or {}
+    r = read_json(grade_dir(sweep, entry["student"], intact["digest"]) / "results.json") or {}
     total = (r.get("score") or {}).get("total")
-    got = (f"graded {_fmt(round(float(total) * (1 - float(intact['penalty_pct']) / 100), 2))} point(s) after a "
-           f"{_fmt(intact['penalty_pct'])} % penalty" if o.get("status") == "graded" and total is not None
+    got = (f"graded {number_text(round(float(total) * (1 - float(intact['penalty_pct']) / 100), 2))} point(s) after a "
+           f"{number_text(intact['penalty_pct'])} % penalty" if o.get("status") == "graded" and total is not None
            else o.get("status", "not graded yet"))
     return f"The intact attempt that would count otherwise: #{intact['number']} ({intact['attempt_name']}, {got})."
 
@@ -241,9 +235,9 @@ def csv_text(rows, stages) -> str:
     header = HEAD_COLUMNS + [f"points.{s}" for s in stages] + TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS + DECISION_COLUMNS
     w.writerow(header)
     for r in rows:
-        fixed = [_fmt(r.get(c)) for c in HEAD_COLUMNS]
-        per_stage = [_fmt(r["_points"].get(s, 0.0)) if r["_points"] and not r.get("_no_score") else "" for s in stages]
-        w.writerow(fixed + per_stage + [_fmt(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS
+        fixed = [number_text(r.get(c)) for c in HEAD_COLUMNS]
+        per_stage = [number_text(r["_points"].get(s, 0.0)) if r["_points"] and not r.get("_no_score") else "" for s in stages]
+        w.writerow(fixed + per_stage + [number_text(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS
                                         + DECISION_COLUMNS])
     return out.getvalue()
 
@@ -266,8 +260,8 @@ def summary_text(rows, stages, title) -> str:
         totals = sorted(r["final"] for r in graded)
         top = max((float(r["max"] or 0) for r in graded), default=0) or max(totals) or 1
         lines += ["## Totals (graded, after late penalties)", "",
-                  f"min {_fmt(totals[0])}, median {_fmt(float(statistics.median(totals)))}, "
-                  f"mean {_fmt(round(statistics.mean(totals), 2))}, max {_fmt(totals[-1])} (out of {_fmt(top)})", ""]
+                  f"min {number_text(totals[0])}, median {number_text(float(statistics.median(totals)))}, "
+                  f"mean {number_text(round(statistics.mean(totals), 2))}, max {number_text(totals[-1])} (out of {number_text(top)})", ""]
         bins = collections.Counter(min(9, int(10 * t / top)) for t in totals)
         for b in range(10):
             lines.append(f"    {b * 10:3d}-{b * 10 + 9 if b < 9 else 100:3d}%  {'#' * bins.get(b, 0)} {bins.get(b, 0) or ''}".rstrip())
@@ -319,12 +313,6 @@ def summary_text(rows, stages, title) -> str:
     return "\n".join(lines)
 
 
-def _atomic_write(path: Path, text: str):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None,
           feedback=None) -> tuple[dict, list[dict], list[str]]:
     """gradebook.csv and summary.md of a sweep as texts (course_state.write_version keeps them), with
@@ -332,7 +320,7 @@ def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None 
     does not list (the plan's off_roster) are named in the summary: never a row."""
     rows, stages = build(sweep, stage_order, decided, feedback)
     summary = summary_text(rows, stages, title)
-    off = (_load(sweep / "plan.json") or {}).get("off_roster") or []
+    off = (read_json(sweep / "plan.json") or {}).get("off_roster") or []
     if off:
         summary += ("\n## Directories in the drop box for names not on the roster\n\n"
                     f"{', '.join(map(str, off))}: never graded and in no export (a typo, a classmate's squat, or a "

@@ -42,6 +42,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import staff_pages
+from records import write_atomic
 from staff_pages import esc
 
 import matplotlib.pyplot as plt  # noqa: E402  (after staff_pages chose the Agg backend)
@@ -293,9 +294,9 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
                     for n, members in enumerate(result.groups, 1)))
         _write_csvs(tmp, results)
         png = _plot(results, settings["report_threshold"])
-        staff_pages.write_atomic(tmp / "similarity.png", png)
+        write_atomic(tmp / "similarity.png", png)
         title = f"Similarity report: {cfg.course} / {sweep.name}"
-        staff_pages.write_atomic(tmp / "index.html", staff_pages.page(title, _index_body(
+        write_atomic(tmp / "index.html", staff_pages.page(title, _index_body(
             results, skipped, settings, len(dirs), len(archive), notes, png, copydetect.__version__, plan)))
         staff_pages.replace_dir(tmp, sweep / "similarity")
     except BaseException:
@@ -329,7 +330,7 @@ def _write_pair_pages(out: Path, result: StageResult, top_pairs: int):
         for p in pairs:
             p.page = f"{result.stage}/{_file_name(p.a.label)}--{_file_name(p.b.label)}.html"
             (out / result.stage).mkdir(exist_ok=True)
-            staff_pages.write_atomic(out / p.page, staff_pages.page(
+            write_atomic(out / p.page, staff_pages.page(
                 f"{result.stage}: {p.a.label} and {p.b.label}, {_pct(p.similarity)} similar", _pair_body(result, p)))
 
 
@@ -377,8 +378,8 @@ def _write_csvs(out: Path, results: list[StageResult]):
             best = next(p for p in r.pairs if p.group == n)
             wg.writerow([r.stage, n, len(members), sum(e.kind == "student" for e in members),
                          " ".join(e.label for e in members), f"{best.similarity:.3f}"])
-    staff_pages.write_atomic(out / "pairs.csv", pairs.getvalue())
-    staff_pages.write_atomic(out / "groups.csv", groups.getvalue())
+    write_atomic(out / "pairs.csv", pairs.getvalue())
+    write_atomic(out / "groups.csv", groups.getvalue())
 
 
 def _plot(results: list[StageResult], threshold: float) -> bytes:

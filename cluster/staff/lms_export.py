@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from config import ConfigError
-from gradebook import NO_SCORE, _fmt
+from gradebook import NO_SCORE, number_text
 
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "    Points Possible"  # Canvas's own label, four spaces included
@@ -60,11 +60,11 @@ def plain_csv(rows, stages, maxima) -> str:
     per_stage, total_max = maxima
     for r in rows:
         if _scored(r):
-            points = [_fmt(r["_points"].get(s, 0.0)) for s in stages]
-            scores = [_fmt(r["total"]), _fmt(total_max), _fmt(r["penalty_pct"]), _fmt(r["final"])]
+            points = [number_text(r["_points"].get(s, 0.0)) for s in stages]
+            scores = [number_text(r["total"]), number_text(total_max), number_text(r["penalty_pct"]), number_text(r["final"])]
         else:
             points = [""] * len(stages)
-            scores = ["", _fmt(total_max), "", ""]
+            scores = ["", number_text(total_max), "", ""]
         w.writerow([r["student"], r["status"], *points, *scores, r.get("extension", "")])
     return out.getvalue()
 
@@ -109,7 +109,7 @@ def canvas_csv(rows, stages, maxima, assignment: str, roster: dict[str, dict] | 
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CANVAS_STUDENT_COLUMNS + headers)
-    possible = [_fmt(per_stage.get(s)) for s in stages] + [_fmt(total_max)]
+    possible = [number_text(per_stage.get(s)) for s in stages] + [number_text(total_max)]
     w.writerow([POINTS_POSSIBLE, "", "", "", ""] + possible)
     warnings, unknown, blank = [], [], []
     for r in rows:
@@ -122,7 +122,7 @@ def canvas_csv(rows, stages, maxima, assignment: str, roster: dict[str, dict] | 
         else:
             who = [r["student"], "", "", r["student"], ""]
         if _scored(r):
-            cells = [_fmt(r["_points"].get(s, 0.0)) for s in stages] + [_fmt(r["final"])]
+            cells = [number_text(r["_points"].get(s, 0.0)) for s in stages] + [number_text(r["final"])]
         else:
             cells = [""] * (len(stages) + 1)
             blank.append(f"{r['student']} ({r['status']})")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import staff_pages
+from records import write_atomic
 from staff_pages import esc
 
 import matplotlib.pyplot as plt  # noqa: E402  (after staff_pages chose the Agg backend)
@@ -215,9 +216,9 @@ def write(sweep: Path, rows: list[dict], aliases: dict[str, str], wanted: list[s
     tmp.mkdir()
     final = sweep / "leaderboard"
     try:
-        staff_pages.write_atomic(tmp / "leaderboard.png", png)
-        staff_pages.write_atomic(tmp / "leaderboard.md", markdown(title, bs, notes, shape))
-        staff_pages.write_atomic(tmp / "leaderboard.html", html_page(title, bs, notes, shape, png))
+        write_atomic(tmp / "leaderboard.png", png)
+        write_atomic(tmp / "leaderboard.md", markdown(title, bs, notes, shape))
+        write_atomic(tmp / "leaderboard.html", html_page(title, bs, notes, shape, png))
         os.chmod(tmp, 0o755)
         for p in tmp.iterdir():
             os.chmod(p, 0o644)  # to be published: readable by all (the sweep around it stays staff-only)

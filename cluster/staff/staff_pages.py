@@ -1,6 +1,6 @@
 """staff_pages.py — what the staff tools' static pages share: one small style, HTML tables with every
 value escaped, figures embedded as PNG data (a page is one file: it can be mailed or published as
-it is), and atomic writes. Used by similarity.py and leaderboard.py.
+it is), and replacing a page directory whole. Used by similarity.py and leaderboard.py.
 """
 import base64
 import html
@@ -81,12 +81,3 @@ def replace_dir(new: Path, final: Path):
     os.rename(new, final)
     shutil.rmtree(old, ignore_errors=True)
 
-
-def write_atomic(path: Path, data):
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data)
-    os.replace(tmp, path)
