@@ -152,3 +152,21 @@ class PrivateAccounts:
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
         return False
+
+
+def held_or_skipped(users: dict, groups: list):
+    """The body of a pytest fixture: `yield from held_or_skipped(...)` holds PrivateAccounts for the
+    fixture's scope, or skips its tests, saying why, where no private mount namespace can be made."""
+    import pytest  # the tests' own: this module is also used outside pytest
+    why = available()
+    if why:
+        pytest.skip(f"the test accounts need a private mount namespace: {why}")
+    acc = PrivateAccounts(users, groups)
+    try:
+        acc.__enter__()
+    except OSError as e:
+        pytest.skip(f"the test accounts need a private mount namespace, which cannot be made here: {e}")
+    try:
+        yield acc
+    finally:
+        acc.__exit__(None, None, None)

@@ -54,18 +54,7 @@ def accounts():
     """The students and the staff group, for this test and every process it starts (the cluster's
     daemons included: start the cluster after this). Where no mount namespace can be made, the tests
     that need them are skipped, saying why."""
-    why = private_accounts.available()
-    if why:
-        pytest.skip(f"the test accounts need a private mount namespace: {why}")
-    acc = private_accounts.PrivateAccounts(ACCOUNTS, [STAFF])
-    try:
-        acc.__enter__()
-    except OSError as e:
-        pytest.skip(f"the test accounts need a private mount namespace, which cannot be made here: {e}")
-    try:
-        yield acc
-    finally:
-        acc.__exit__(None, None, None)
+    yield from private_accounts.held_or_skipped(ACCOUNTS, [STAFF])
 
 
 @pytest.fixture(scope="module")

@@ -35,18 +35,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def accounts():
-    why = private_accounts.available()
-    if why:
-        pytest.skip(f"the test accounts need a private mount namespace: {why}")
-    acc = private_accounts.PrivateAccounts({ALICE: [], TA1: [STAFF], TA2: [STAFF]}, [STAFF])
-    try:
-        acc.__enter__()
-    except OSError as e:
-        pytest.skip(f"the test accounts need a private mount namespace, which cannot be made here: {e}")
-    try:
-        yield acc
-    finally:
-        acc.__exit__(None, None, None)
+    yield from private_accounts.held_or_skipped({ALICE: [], TA1: [STAFF], TA2: [STAFF]}, [STAFF])
 
 
 @pytest.fixture
