@@ -12,23 +12,23 @@
 #   bash tests/gpu_session.sh extras    local-path class grading (cluster) and the handout on a GPU
 #   bash tests/gpu_session.sh cluster   the cluster's batch scripts on the GPUs with a stand-in Slurm:
 #                                       a mixed class, throughput, two jobs at once on two GPUs
-#                                       (tests/cluster_gpu_jobs.sh; CLUSTER_JOBS_ARGS=class|pair)
-#   bash tests/gpu_session.sh grading   the grade/bench tests (tests/py/test_grade_gpu.py)
+#                                       (tests/gpu_session/cluster_gpu_jobs.sh; CLUSTER_JOBS_ARGS=class|pair)
+#   bash tests/gpu_session.sh grading   the grade/bench tests (tests/py/submissions/test_grade_gpu.py)
 #   bash tests/gpu_session.sh tune      the reference ladder with every tuning candidate (TUNE_ARGS=...)
 #   bash tests/gpu_session.sh sandbox   which files CUDA touches under the child sandbox (fs_trace.so)
-#   bash tests/gpu_session.sh tensor    the tensor stage: tests/gpu_tensor.sh (its own logs and summary)
+#   bash tests/gpu_session.sh tensor    the tensor stage: tests/gpu_session/gpu_tensor.sh (its own logs and summary)
 #   bash tests/gpu_session.sh host-noise  one GPU, a loaded host: the reference graded alone and beside
-#                                       copy loops on the other cores (tests/gpu_host_noise.py)
+#                                       copy loops on the other cores (tests/gpu_session/gpu_host_noise.py)
 #   bash tests/gpu_session.sh suite     `make test` itself, timed: from an empty build, then again
 #   bash tests/gpu_session.sh archs     for each ARCHS (default sm_75 sm_80 sm_86 sm_89 sm_90): build, grade
 #                                       the reference and check the stubs on this GPU (older archs run
 #                                       as PTX the driver compiles); CUDA_HOMES adds toolkits
-#                                       (tests/gpu_archs.py: the table)
+#                                       (tests/gpu_session/gpu_archs.py: the table)
 #   bash tests/gpu_session.sh rehearsal the dry run of a term (tests/semester_rehearsal.py) graded on this
 #                                       GPU: real grades for the class, the gradebook and the decision log
 #   bash tests/gpu_session.sh judge     build; GPU unit tests; grade the reference JUDGE_GRADES times
 #                                       (default 1) and the stubs; the judge's clock against the
-#                                       runners' events (tests/judge_agreement.py)
+#                                       runners' events (tests/gpu_session/judge_agreement.py)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -69,7 +69,7 @@ judge-clock)
         step "grade-$i" make PYTHON="$PY" SUBMISSION=reference grade
         cp results/reference/results.json "build/judge-clock/grade-$i.json" && files+=("build/judge-clock/grade-$i.json")
     done
-    "$PY" tests/judge_agreement.py "${files[@]}" > "$OUT/agreement.txt"
+    "$PY" tests/gpu_session/judge_agreement.py "${files[@]}" > "$OUT/agreement.txt"
     cp "$OUT"/*.log build/judge-clock/ 2>/dev/null
     tar -czf "$OUT/judge-clock.tar.gz" -C build judge-clock && rm -f "$OUT"/*.log
     for f in "${files[@]}"; do "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[1], "score", d["score"]["total"], "of", d["score"]["max"], "in", round(d["seconds"], 1), "s")' "$f"; done
@@ -87,7 +87,7 @@ judge-gallery)
     cp build/gallery/results/summary.md "$OUT/gallery-summary.md" 2>/dev/null
     step grade-reference make PYTHON="$PY" SUBMISSION=reference grade
     cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
-    "$PY" tests/judge_agreement.py "$OUT/grade-reference.json" > "$OUT/agreement.txt"
+    "$PY" tests/gpu_session/judge_agreement.py "$OUT/grade-reference.json" > "$OUT/agreement.txt"
     tail -n 30 "$OUT/gallery-run.log"; grep -E "test cases" "$OUT/gpu-unit.log"; grep -E "largest" "$OUT/agreement.txt"
     ;;
 judge)
@@ -102,7 +102,7 @@ judge)
     done
     step grade-student make PYTHON="$PY" grade
     cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
-    [ ${#grades[@]} -gt 0 ] && "$PY" tests/judge_agreement.py "${grades[@]}" | tee "$OUT/agreement.txt"
+    [ ${#grades[@]} -gt 0 ] && "$PY" tests/gpu_session/judge_agreement.py "${grades[@]}" | tee "$OUT/agreement.txt"
     grep -E "test cases|Status" "$OUT/gpu-unit.log"; grep -E "total:|seconds|error" "$OUT"/grade-*.log | tail -n 8
     ;;
 rehearsal)
@@ -137,7 +137,7 @@ core)
         step "bench-$i" make PYTHON="$PY" SUBMISSION=reference bench STAGE=reuse SHAPES=4096x4096x4096
         cp results/reference/bench.json "$OUT/bench-$i.json" 2>/dev/null
     done
-    step pytest-gpu "$PY" -m pytest -q -rs tests/py/test_grader_cli.py tests/py/test_broken_gpu.py ${CORE_PYTEST:-}
+    step pytest-gpu "$PY" -m pytest -q -rs tests/py/grader/test_grader_cli.py tests/py/submissions/test_broken_gpu.py ${CORE_PYTEST:-}
     tail -n 3 "$OUT"/*.log
     ;;
 boundary)
@@ -149,7 +149,7 @@ boundary)
     cp results/reference/results.json "$OUT/grade-reference.json" 2>/dev/null
     step grade-student make PYTHON="$PY" grade
     cp results/student/results.json "$OUT/grade-student.json" 2>/dev/null
-    step agreement "$PY" tests/judge_agreement.py results/reference/results.json
+    step agreement "$PY" tests/gpu_session/judge_agreement.py results/reference/results.json
     GALLERY=${GALLERY:-well_behaved,calls_grader,library_gemm_alias,defines_clock,defines_cuda_event,defines_nvml,defines_malloc,defines_curand,weak_definition,raw_syscalls,static_constructor,side_stream}
     step gallery-build "$PY" tests/gallery/run_gallery.py --phase build --jobs "$JOBS" --only "$GALLERY"
     step gallery-run "$PY" tests/gallery/run_gallery.py --phase run --only "$GALLERY" ${GALLERY_ARGS:-}
@@ -168,19 +168,19 @@ gallery)
     grep -E "^FAILED|passed|failed" "$OUT/gallery-run.log" | tail -n 15
     ;;
 extras)
-    step cluster-demo bash tests/cluster_gpu_demo.sh
+    step cluster-demo bash tests/gpu_session/cluster_gpu_demo.sh
     # The GPU tests of test_handout.py (their names do not contain "gpu"; they skip without one).
-    step handout-gpu "$PY" -m pytest -q -rs -k "handout_checks_stubs or reference_sources" tests/py/test_handout.py
+    step handout-gpu "$PY" -m pytest -q -rs -k "handout_checks_stubs or reference_sources" tests/py/handout/test_handout.py
     ;;
 cluster)
     nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
-    step cluster-jobs env OUT="$OUT/cluster-jobs" bash tests/cluster_gpu_jobs.sh ${CLUSTER_JOBS_ARGS:-all}
+    step cluster-jobs env OUT="$OUT/cluster-jobs" bash tests/gpu_session/cluster_gpu_jobs.sh ${CLUSTER_JOBS_ARGS:-all}
     tail -n 40 "$OUT/cluster-jobs.log"
     ;;
 grading)
     step build make -j"$JOBS" PYTHON="$PY" test-build
     GEMMLAB_GRADER=$ROOT/$(ls -d build/sm_*/sub-student-*/gemmlab | head -n1) \
-        step pytest-grading "$PY" -m pytest -q -rs tests/py/test_grade_gpu.py
+        step pytest-grading "$PY" -m pytest -q -rs tests/py/submissions/test_grade_gpu.py
     ;;
 tune)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
@@ -201,7 +201,7 @@ sandbox)
     rm -f /dev/shm/gemmlab-fs-trace.*
     ;;
 tensor)
-    OUT="$OUT" bash tests/gpu_tensor.sh || status=1
+    OUT="$OUT" bash tests/gpu_session/gpu_tensor.sh || status=1
     ;;
 archs)
     # Each arch's build graded on this GPU: the driver JIT-compiles an older arch's PTX, so that
@@ -234,13 +234,13 @@ archs)
             RESULTS="$d/student" check
         cp "$OUT/stubs-$(basename "$d").log" "$d/" 2>/dev/null
     done
-    "$PY" tests/gpu_archs.py "${dirs[@]}" | tee "$OUT/archs.md"
+    "$PY" tests/gpu_session/gpu_archs.py "${dirs[@]}" | tee "$OUT/archs.md"
     tar -czf "$OUT/archs.tar.gz" build/archs && rm -f "$OUT"/grade-*.log "$OUT"/stubs-*.log
     ;;
 host-noise)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
     step build-reference make -j"$JOBS" PYTHON="$PY" SUBMISSION=reference grader
-    step host-noise "$PY" tests/gpu_host_noise.py --grader "$(ls -d build/sm_*/sub-reference-*/gemmlab | head -n1)" \
+    step host-noise "$PY" tests/gpu_session/gpu_host_noise.py --grader "$(ls -d build/sm_*/sub-reference-*/gemmlab | head -n1)" \
         --out "$OUT/host-noise"
     sed -n '/^| against/,$p' "$OUT/host-noise.log"
     ;;

@@ -133,7 +133,7 @@ def main():
     ap.add_argument("--grader", required=True, help="the grader binary, for integration tests")
     ap.add_argument("--python", default=sys.executable)
     # One worker more than cores: the arch matrix's worker compiles at a low priority
-    # (tests/py/test_arch_matrix.py), on the cores the other tests leave idle while they wait.
+    # (tests/py/developer/test_arch_matrix.py), on the cores the other tests leave idle while they wait.
     ap.add_argument("--workers", type=int, default=(os.cpu_count() or 1) + 1,
                     help="pytest processes (default: one per core, plus one for the arch matrix)")
     args = ap.parse_args()

@@ -183,7 +183,7 @@ def units():
     expected = gallery_expected_failures()
     tests = [*sorted((ROOT / "tests/broken").glob("*/")),
              *sorted(p.parent for p in (ROOT / "tests/gallery").glob("*/expected.json")),
-             ROOT / "tests/profile_padding"]  # tests/gpu_profile_padding.sh's tiled kernel
+             ROOT / "tests/profile_padding"]  # tests/gpu_session/gpu_profile_padding.sh's tiled kernel
     for d in tests:
         clean = stub_dir_clean and not has_neighbours(d)
         for p in sorted(d.glob("*.cu")):

@@ -66,7 +66,7 @@ NEVER = [
     "tests/py/test_handout*.py",    # needs reference/*.cu
     "tests/broken",                 # deliberately broken stages: nearly solutions
     "tests/profile_padding",        # a working tiled kernel (the bank-conflict experiment): a solution
-    "tests/gpu_profile_padding.sh",  #   and the script that profiles it beside the reference
+    "tests/gpu_session/gpu_profile_padding.sh",  #   and the script that profiles it beside the reference
     "tests/gallery",                # adversarial probes of the grader's sandbox
     "tests/py/test_cluster*.py",    # course staff's tests of the cluster tools: they start a real
     "tests/slurm",                  #   Slurm cluster as root, which a handout check must not nest,
@@ -82,9 +82,9 @@ NEVER = [
     "cluster/staff", "cluster/templates/sweep-array.sbatch", "cluster/templates/gradebook.sbatch",
     "grader/scripts/requirements-staff.txt",
     # developer tools of this repository, which need the reference sources or the staff's tests
-    "tests/cluster_gpu_demo.sh", "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/probes",
-    "tests/gpu_host_noise.py", "tests/pack_gpu_tools.sh", "tests/py/cluster_helpers.py", "tests/fixtures/cluster",
-    "tests/py/test_arch_matrix.py",  # every architecture of every file: the course's CI, not a student's check
+    "tests/gpu_session/cluster_gpu_demo.sh", "tests/gpu_session/cluster_gpu_jobs.sh", "tests/gpu_session/judge_agreement.py", "tests/probes",
+    "tests/gpu_session/gpu_host_noise.py", "tests/pack_gpu_tools.sh", "tests/py/cluster_helpers.py", "tests/fixtures/cluster",
+    "tests/py/developer/test_arch_matrix.py",  # every architecture of every file: the course's CI, not a student's check
     "tests/semester_rehearsal.py",  # the staff's dry run of a term (it hands in the reference)
     "build", "results", "dist", ".deps",
     "report/build", "report/report.pdf",
@@ -830,11 +830,11 @@ def check_grading(rep, tree, env, log, no_gpu=False):
         rep.ok("every registered stage has its student/<stage>.cu", ", ".join(s["name"] for s in listing))
     if no_gpu:
         rep.skip("grading the stubs gives not_implemented",
-                 "--no-gpu; on a GPU: python3 -m pytest -v tests/py/test_handout.py")
+                 "--no-gpu; on a GPU: python3 -m pytest -v tests/py/handout/test_handout.py")
         return
     if not has_gpu():
         rep.skip("grading the stubs gives not_implemented",
-                 "no GPU here; on a GPU: python3 -m pytest -v tests/py/test_handout.py")
+                 "no GPU here; on a GPU: python3 -m pytest -v tests/py/handout/test_handout.py")
         return
     out = tree / "handout-check.json"
     proc = run([str(grader), "check", "--no-color", "--json", str(out)], cwd=tree, env=env, log=log, check=False)
@@ -859,7 +859,7 @@ def check_grading(rep, tree, env, log, no_gpu=False):
 # byte, the tests' outcome is the same in both; `handout check --tested-here` (the repository's own
 # suite, which runs them on this checkout) leaves them out of the handout's `make test` then, and runs
 # them there as soon as any of them differs.
-TESTED_HERE = ["tests/py/test_report.py", "tests/py/test_report_provenance.py", "tests/py/test_report_reading.py"]
+TESTED_HERE = ["tests/py/report/test_report.py", "tests/py/report/test_report_provenance.py", "tests/py/report/test_report_reading.py"]
 TESTED_HERE_READS = ["report", "tests/fixtures/report", "student", "grader/scripts/fingerprint.py",
                      "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py", "Makefile", "tests/py/conftest.py"]
 

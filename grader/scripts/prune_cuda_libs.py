@@ -12,7 +12,7 @@ every GPU generation (CUDA 12.5: libcublasLt.so.12 alone is 447 MB). This makes,
                         share one runtime: it stays a shared library)
 
 The Makefile links the grader against them with the run path $ORIGIN/../cuda-libs, so a build directory
-runs wherever it is copied, on the driver alone (tests/gpu_cuda12.sh takes CUDA 12 builds to a machine
+runs wherever it is copied, on the driver alone (tests/gpu_session/gpu_cuda12.sh takes CUDA 12 builds to a machine
 that has CUDA 13 only). The library's name starts with "libcublas": the sandbox keeps it from a runner of
 submission code like any GEMM library (grader/src/judge/sandbox.cpp).
 

@@ -5,12 +5,12 @@
 # hand-in (does not compile), one late hand-in of the reference, and one student on the roster who
 # handed in nothing.
 #
-#   bash tests/cluster_gpu_demo.sh            (from the repository root; KEEP=1 keeps the course dir)
+#   bash tests/gpu_session/cluster_gpu_demo.sh            (from the repository root; KEEP=1 keeps the course dir)
 #
 # Everything goes to a temporary course directory; the grader is built from this tree (trusted
 # libraries cached in build/cluster-tests/cache).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 PY=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 BASE=$(mktemp -d /tmp/gemmlab-gpu-demo.XXXX)

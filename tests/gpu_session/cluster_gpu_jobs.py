@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """cluster_gpu_jobs.py — the cluster's batch scripts on real GPUs, on a machine without Slurm
-(tests/cluster_gpu_jobs.sh runs it; see there). The scripts are the ones `make sweep` and
+(tests/gpu_session/cluster_gpu_jobs.sh runs it; see there). The scripts are the ones `make sweep` and
 `make submit` render (cluster/templates/), queued through a stand-in sbatch and run by
 tests/slurm/fake_slurm.py with the environment Slurm gives a job (SLURM_JOB_ID,
 SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, CUDA_VISIBLE_DEVICES, SLURM_JOB_NODELIST, ...), one GPU
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "py"))
 sys.path.insert(0, str(ROOT / "cluster"))
 

@@ -16,8 +16,8 @@ or the same tree unpacked elsewhere):
   one of the same major), and the judge (`gemmlab`) holds code for the build's architecture (--arch,
   read from the directory's name when not given).
 
-Prints one line per check and exits 1 when one fails. tests/gpu_cuda12.sh runs it here before packing
-and on the GPU machine after unpacking; tests/py/test_cuda12_bundle.py runs it in `make test`.
+Prints one line per check and exits 1 when one fails. tests/gpu_session/gpu_cuda12.sh runs it here before packing
+and on the GPU machine after unpacking; tests/py/developer/test_cuda12_bundle.py runs it in `make test`.
 
   cuda_bundle_check.py --cuda-major 12 --gpu sm_90 build/sm_70-cuda12.5-pruned-sm_90 ...
 """

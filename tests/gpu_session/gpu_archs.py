@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gpu_archs.py [--expect] DIR... — one Markdown table from per-arch grades (tests/gpu_session.sh archs,
-tests/gpu_cuda12.sh grade).
+tests/gpu_session/gpu_cuda12.sh grade).
 
 Each DIR holds what was left for one build (ARCH, toolkit): reference/results.json (a grade of the
 reference), student/results.json (a grade of the stubs) or student/check.json (a check of them), and
@@ -13,7 +13,7 @@ unsupported, reference score, grade time, and what the stubs reported.
 or the GPU's (`min_arch`): those are `unsupported` and every other run of the reference `passed`, with
 full marks in every scored stage; the stubs' naive stage passed and every other run is
 `not_implemented` (or `unsupported`), 0 points; and the grade loaded the toolkit's release of the CUDA
-runtime, cuBLAS and cuRAND (a build that carries its own, tests/gpu_cuda12.sh)."""
+runtime, cuBLAS and cuRAND (a build that carries its own, tests/gpu_session/gpu_cuda12.sh)."""
 import json
 import sys
 from pathlib import Path

@@ -11,21 +11,21 @@
 # 64 MiB packed, so the pack travels in a few parts (the pack step prints how many), one call each.
 #
 #   here:   make setup-cuda12 CUDA12_STATIC=1           once: CUDA 12.5 with its static archives
-#   here:   bash tests/gpu_cuda12.sh pack [GPU]          build (every arch of ARCHS_CUDA12, reference/ and student/),
-#                                                        check what they load (tests/cuda_bundle_check.py), pack
+#   here:   bash tests/gpu_session/gpu_cuda12.sh pack [GPU]          build (every arch of ARCHS_CUDA12, reference/ and student/),
+#                                                        check what they load (tests/gpu_session/cuda_bundle_check.py), pack
 #                                                        (xz) into build/gpu-cuda12/part-1 .. part-N, each of which
 #                                                        fits one call's carry; it prints the calls to make
-#   there:  bash tests/gpu_cuda12.sh receive build/gpu-cuda12/part-K   one call per part but the last, carrying it
-#   there:  bash tests/gpu_cuda12.sh grade build/gpu-cuda12/part-N     the last part, carried; then: unpack, check again,
+#   there:  bash tests/gpu_session/gpu_cuda12.sh receive build/gpu-cuda12/part-K   one call per part but the last, carrying it
+#   there:  bash tests/gpu_session/gpu_cuda12.sh grade build/gpu-cuda12/part-N     the last part, carried; then: unpack, check again,
 #                                                        and for each arch grade the reference and the stubs;
-#                                                        into $OUT: summary.md (tests/gpu_archs.py --expect),
+#                                                        into $OUT: summary.md (tests/gpu_session/gpu_archs.py --expect),
 #                                                        verify.txt, cu12.log, <arch>-<submission>-results.json
-#   there:  bash tests/gpu_cuda12.sh grade - sm_80       grade again (or only some archs) with what is there
-#   here:   bash tests/gpu_cuda12.sh build [GPU] | verify [GPU] | split [GPU]    one step of pack alone
+#   there:  bash tests/gpu_session/gpu_cuda12.sh grade - sm_80       grade again (or only some archs) with what is there
+#   here:   bash tests/gpu_session/gpu_cuda12.sh build [GPU] | verify [GPU] | split [GPU]    one step of pack alone
 #
 # The calls must come back to back: the machine keeps /tmp only while it is held (30 s idle).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 PARTS=${GEMMLAB_CU12_PARTS:-/tmp/gemmlab-cu12}   # where the parts collect on the GPU machine
 CARRY_LIMIT=$((64 * 1024 * 1024))
@@ -53,7 +53,7 @@ build() {
 verify() {
     local gpu=$1 dirs=()
     for arch in $ARCHS; do dirs+=("$(build_dir "$arch" "$gpu")"); done
-    "$PY" tests/cuda_bundle_check.py --cuda-major "$(release | cut -d. -f1)" --gpu "$gpu" "${dirs[@]}"
+    "$PY" tests/gpu_session/cuda_bundle_check.py --cuda-major "$(release | cut -d. -f1)" --gpu "$gpu" "${dirs[@]}"
 }
 
 # The size of what travels with every call anyway: tracked files and untracked ones git does not ignore.
@@ -107,9 +107,9 @@ split_parts() {
          "in $n part(s) of at most $(awk -v b="$part_bytes" 'BEGIN {printf "%.1f", b / 1048576}') MiB: build/gpu-cuda12/part-1 .. part-$n"
     echo "gpu_cuda12: then, one call each, back to back:"
     for k in $(seq 1 $((n - 1))); do
-        echo "  bash tests/gpu_cuda12.sh receive build/gpu-cuda12/part-$k    carry [\"build/gpu-cuda12/part-$k\"]"
+        echo "  bash tests/gpu_session/gpu_cuda12.sh receive build/gpu-cuda12/part-$k    carry [\"build/gpu-cuda12/part-$k\"]"
     done
-    echo "  bash tests/gpu_cuda12.sh grade build/gpu-cuda12/part-$n      carry [\"build/gpu-cuda12/part-$n\"]"
+    echo "  bash tests/gpu_session/gpu_cuda12.sh grade build/gpu-cuda12/part-$n      carry [\"build/gpu-cuda12/part-$n\"]"
 }
 
 receive() {
@@ -173,7 +173,7 @@ grade_all() {
     nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader || echo "gpu_cuda12: nvidia-smi: no GPU here"
     echo "gpu_cuda12: CUDA $cuda builds for $archs, their libraries for $gpu"
     for arch in $archs; do dirs+=("$PARTS/x/$arch-cuda$cuda-pruned-$gpu"); done
-    if ! "$PY" tests/cuda_bundle_check.py --cuda-major "${cuda%%.*}" --gpu "$gpu" "${dirs[@]}" >"$OUT/verify.txt"; then
+    if ! "$PY" tests/gpu_session/cuda_bundle_check.py --cuda-major "${cuda%%.*}" --gpu "$gpu" "${dirs[@]}" >"$OUT/verify.txt"; then
         grep -v '^ok' "$OUT/verify.txt"; return 1
     fi
     tail -n 1 "$OUT/verify.txt"
@@ -181,10 +181,10 @@ grade_all() {
         d="$PARTS/x/$arch-cuda$cuda-pruned-$gpu"
         grade_arch "$arch" "$d" "$PARTS/run/$arch" "$cuda"
         runs+=("$PARTS/run/$arch")
-        "$PY" tests/gpu_archs.py --expect "${runs[@]}" >"$OUT/summary.md" || true   # after each arch: kept if time runs out
+        "$PY" tests/gpu_session/gpu_archs.py --expect "${runs[@]}" >"$OUT/summary.md" || true   # after each arch: kept if time runs out
     done
     cat "$OUT/summary.md"
-    "$PY" tests/gpu_archs.py --expect "${runs[@]}" >/dev/null
+    "$PY" tests/gpu_session/gpu_archs.py --expect "${runs[@]}" >/dev/null
 }
 
 case "${1:-}" in

@@ -3,7 +3,7 @@
 is loaded?
 
 Two grading jobs on one node, each on its own GPU, still share the host: its cores, its memory
-bandwidth, the driver. tests/cluster_gpu_jobs.sh pair measures that on two GPUs. This is the part of
+bandwidth, the driver. tests/gpu_session/cluster_gpu_jobs.sh pair measures that on two GPUs. This is the part of
 it one GPU can show: the reference is graded at course.toml's settings, bound to the first half of
 the cores — once to warm the GPU (not compared), alone, beside memory-bound copy loops on the other
 half of the cores, and alone again — and every timed item of each grade is compared with the first
@@ -11,7 +11,7 @@ lone grade: how many stay within ±2%. The same comparison of the events' times 
 time rested on before the GPU's record did, docs/timing.md) shows what the load did to the host's
 part of each call.
 
-  python3 tests/gpu_host_noise.py --grader build/sm_90/sub-reference-<hash>/gemmlab --out DIR
+  python3 tests/gpu_session/gpu_host_noise.py --grader build/sm_90/sub-reference-<hash>/gemmlab --out DIR
 
 Writes DIR/<role>/results.json and DIR/host-noise.json, prints a table; exit status 0 when every
 item of the loaded grade is within ±2% of the lone one.
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOLERANCE_PCT = 2.0
 NOISE = "b = bytearray(1 << 28)\nwhile True:\n    c = bytes(b)\n"  # 256 MB copies, forever
 

@@ -6,7 +6,7 @@
 # H100 with CUDA 13 and ncu, no package installs: carry .deps (docs/developing.md, "Developing on a lent GPU").
 # About 5 minutes on 16 cores from an empty build (the grader builds once for all three).
 #
-#   bash tests/gpu_profile_padding.sh          writes into $OUT (default build/gpu-profile-padding/out)
+#   bash tests/gpu_session/gpu_profile_padding.sh          writes into $OUT (default build/gpu-profile-padding/out)
 #
 # The kernel is tests/profile_padding/tiled.cu (the stub's structure, A transposed); each variant is a
 # copy of student/ with it as tiled.cu, checked (make check STAGE=tiled PREC=float) before it is
@@ -19,7 +19,7 @@
 #   profiles.pdf                      the same rendered, where pandoc and xelatex are installed
 # and it prints the bank conflicts and wavefronts per shared store before and after.
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-build/gpu-profile-padding/out}
 WORK=${WORK:-build/gpu-profile-padding}

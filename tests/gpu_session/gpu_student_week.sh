@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gpu_student_week.sh — on a GPU machine: make profile on two stages of the reference (Nsight
 # Compute), make resources, a grade of a tree whose tiled.cu does not compile (every other stage
-# graded), and the class demo (tests/cluster_gpu_demo.sh). Logs and results go to $OUT.
+# graded), and the class demo (tests/gpu_session/cluster_gpu_demo.sh). Logs and results go to $OUT.
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-build/gpu-student-week}
 mkdir -p "$OUT"
@@ -39,7 +39,7 @@ for row in r["score"]["stages"]:
 PY
 
 # 3. The class demo: a small class swept on the local path, with the course's own rubric
-timeout "${DEMO_SECONDS:-300}" bash tests/cluster_gpu_demo.sh > "$keep/demo.log" 2>&1
+timeout "${DEMO_SECONDS:-300}" bash tests/gpu_session/cluster_gpu_demo.sh > "$keep/demo.log" 2>&1
 echo "demo rc=$?" | tee -a "$keep/summary.txt"
 tail -40 "$keep/demo.log"
 tar -czf "$OUT/student-week.tar.gz" "$keep"

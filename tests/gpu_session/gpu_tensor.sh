@@ -4,11 +4,11 @@
 # and JSON go to $OUT (or build/gpu-tensor); the last lines it prints are tensor-summary.md, for
 # docs/performance-log.md.
 #
-#   bash tests/gpu_tensor.sh             everything below
-#   TENSOR_TUNE=0 bash tests/gpu_tensor.sh        without the tuning ladder (saves about a minute)
+#   bash tests/gpu_session/gpu_tensor.sh             everything below
+#   TENSOR_TUNE=0 bash tests/gpu_session/gpu_tensor.sh        without the tuning ladder (saves about a minute)
 #   TENSOR_SANITIZE=0 ...                         without compute-sanitizer
 #
-# What it proves (tests/gpu_tensor_summary.py prints each as PASS or FAIL):
+# What it proves (tests/gpu_session/gpu_tensor_summary.py prints each as PASS or FAIL):
 #   1. the reference's variants pass their bounds on the full shape set, float and double
 #      (make SUBMISSION=reference check FULL=1 STAGE=tensor), and the error of 3xTF32 beside plain
 #      FP32 (the reuse stage, same seed, same data);
@@ -22,7 +22,7 @@
 #   per kernel, racecheck on the 3xTF32 pipeline), and the tuning ladder's tensor candidates
 #   (reference/tuning, checked then timed at 4096³ and 8192³).
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-build/gpu-tensor}
 mkdir -p "$OUT"
@@ -104,7 +104,7 @@ if [ "${TENSOR_TUNE:-1}" = 1 ]; then
 fi
 
 echo
-"$PY" tests/gpu_tensor_summary.py --bench "$OUT/bench-tensor.json" --check "$OUT/check-reference-tensor.json" \
+"$PY" tests/gpu_session/gpu_tensor_summary.py --bench "$OUT/bench-tensor.json" --check "$OUT/check-reference-tensor.json" \
     --check-fp32 "$OUT/check-reference-reuse-float.json" --stub "$OUT/check-stub-tensor.json" \
     --broken "$OUT/check-fp16-as-3xtf32.json" --broken-log "$OUT/check-fp16-as-3xtf32.log" \
     > "$OUT/tensor-summary.md"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tensor stage's verdicts and tables from one GPU run of tests/gpu_tensor.sh (standard library only).
+"""The tensor stage's verdicts and tables from one GPU run of tests/gpu_session/gpu_tensor.sh (standard library only).
 
 Reads the JSON the grader wrote (docs/results-schema.md) and prints Markdown for docs/performance-log.md:
 
@@ -9,7 +9,7 @@ Reads the JSON the grader wrote (docs/results-schema.md) and prints Markdown for
     11-bit-input variants, in units of FP32's u·G;
   - the done criteria, each PASS or FAIL; the exit status is 1 when one fails.
 
-  tests/gpu_tensor_summary.py --bench B.json --check C.json --check-fp32 R.json --stub S.json \\
+  tests/gpu_session/gpu_tensor_summary.py --bench B.json --check C.json --check-fp32 R.json --stub S.json \\
       --broken W.json --broken-log W.log [--target-x 2.0]
 """
 import argparse

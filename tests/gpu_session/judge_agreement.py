@@ -2,7 +2,7 @@
 """judge_agreement.py — how the judge's clock compares with the runners' own CUDA events, from one or
 more results.json of `make grade` (docs/timing.md, docs/performance.md).
 
-    python3 tests/judge_agreement.py results/reference/results.json [more.json ...]
+    python3 tests/gpu_session/judge_agreement.py results/reference/results.json [more.json ...]
 
 For every reference stage and both baselines, each precision and shape: the judge's time per call
 and the runner's event time (interquartile means of one grade; the median over the files given), and

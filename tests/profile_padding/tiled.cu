@@ -1,6 +1,6 @@
 // tests/profile_padding/tiled.cu — stage "tiled" written from the stub, with the tile of A stored
 // transposed in shared memory, and PAD_A words of padding per row of it: the bank-conflict experiment
-// of tests/gpu_profile_padding.sh (`make profile` before and after), the lesson of the reuse stub's
+// of tests/gpu_session/gpu_profile_padding.sh (`make profile` before and after), the lesson of the reuse stub's
 // PAD_A in the smallest kernel that shows it.
 //
 // A warp of a 32×32 block is one row ty of threads, tx = 0..31. Each thread stores its element of A at

@@ -26,7 +26,7 @@ PYTHON = sys.executable
 
 def write_config(base: Path, scheduler: str, due: dt.datetime, course_timing=False, **cluster) -> Path:
     """course_timing: grade with the repository course.toml's [bench] and [scoring] (its shapes,
-    repetitions and targets: tests/cluster_gpu_jobs.py, where the speeds themselves are compared)
+    repetitions and targets: tests/gpu_session/cluster_gpu_jobs.py, where the speeds themselves are compared)
     instead of a short budget at one small shape."""
     lines = ['[course]', 'name = "cluster-test"', "[cluster]", f'scheduler = "{scheduler}"',
              f'dropbox = "{base}/dropbox"', f'sweeps = "{base}/sweeps"', f'grader_root = "{ROOT}"',

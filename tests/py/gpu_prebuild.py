@@ -49,7 +49,7 @@ def jobs():
 
 
 def gallery_selection():
-    """The gallery entries the GPU sweep takes (tests/py/test_gallery_gpu.py): GALLERY=a,b, =all, or
+    """The gallery entries the GPU sweep takes (tests/py/submissions/test_gallery_gpu.py): GALLERY=a,b, =all, or
     by default the quick sample."""
     wanted = os.environ.get("GALLERY", "")
     if wanted and wanted != "all":
@@ -143,7 +143,7 @@ def build_handout():
 
 def build_reference():
     """The grader with the reference solutions as the submission, in the build directory of the
-    grader `make test` built (tests/py/test_grade_gpu.py grades it)."""
+    grader `make test` built (tests/py/submissions/test_grade_gpu.py grades it)."""
     grader = os.environ.get("GEMMLAB_GRADER")
     if not grader:
         return None

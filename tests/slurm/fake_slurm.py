@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fake_slurm.py — a stand-in for Slurm on a GPU machine that has none, so the batch scripts the
 cluster tools render run unchanged, with the environment Slurm gives a job. Used by
-tests/cluster_gpu_jobs.py; no package installs, standard library only.
+tests/gpu_session/cluster_gpu_jobs.py; no package installs, standard library only.
 
 Commands (state in $FAKE_SLURM_STATE, a directory):
   install BIN                 write BIN/sbatch, BIN/squeue, BIN/scontrol that call this file

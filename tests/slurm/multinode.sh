@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # multinode.sh — a throw-away MULTI-node Slurm cluster (Slurm 22.05, Debian 12, root, no systemd) on
-# one machine, for GEMM Lab's cluster tests (tests/py/test_cluster_multinode.py).
+# one machine, for GEMM Lab's cluster tests (tests/py/cluster/test_cluster_multinode.py).
 #
 # Every daemon lives in a network namespace of its own, created here and removed by `stop`:
 #   <P>-ctl           slurmctld, host name <P>-ctl, address <NET>.1 — also the "login node":

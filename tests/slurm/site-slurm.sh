@@ -2,7 +2,7 @@
 # site-slurm.sh start|stop — a stand-in for a machine's OWN Slurm, the one a login node runs: its own
 # configuration, munge and state, on Slurm's default ports (6817/6818). Only for the test that proves
 # the test cluster (start-slurm.sh) leaves such a Slurm alone
-# (tests/py/test_cluster_slurm.py::test_a_sites_own_slurm_is_left_untouched). Like every test file
+# (tests/py/cluster/test_cluster_slurm.py::test_a_sites_own_slurm_is_left_untouched). Like every test file
 # it lives in its own directory, never in /etc: its configuration is $DIR/etc/slurm.conf. It refuses
 # to start where something listens on the default ports already (a Slurm of the machine's own), and
 # `stop` stops only the daemons `start` started, then removes $DIR.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # start-slurm.sh — a throw-away single-node Slurm 22.05 cluster (Debian 12, root, no systemd) for GEMM
-# Lab's cluster tests (tests/py/test_cluster_slurm.py starts it as a fixture). It touches nothing of the
+# Lab's cluster tests (tests/py/cluster/test_cluster_slurm.py starts it as a fixture). It touches nothing of the
 # machine's own Slurm or munge: its config, munge key and socket live in SLURM_CI_DIR, its daemons
 # listen on their own ports, so a real Slurm on the same host (/etc/slurm, /etc/munge, 6817/6818) and
-# its jobs are left alone (tests/py/test_cluster_slurm.py proves it beside one). Clients find it
+# its jobs are left alone (tests/py/cluster/test_cluster_slurm.py proves it beside one). Clients find it
 # through SLURM_CONF: `. $SLURM_CI_DIR/env` (written here) or export it yourself.
 # Fake GPUs: GRES gpu entries whose device files are symlinks to /dev/null, so `--gres=gpu:1` jobs
 # are scheduled on a GPU-less node (and the grader there honestly reports no GPU).

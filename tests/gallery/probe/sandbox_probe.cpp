@@ -7,7 +7,7 @@
 //   sandbox_probe child <scenario> [arg] --report-fd N
 //       does what the scenario says, as a hostile stage would, between a "start" and a "done" report.
 //
-// tests/py/test_gallery_sandbox.py builds it with the host compiler and runs every scenario.
+// tests/py/submissions/test_gallery_sandbox.py builds it with the host compiler and runs every scenario.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-"""tests/cluster_gpu_jobs.sh without a GPU (a dry run, as CI has no GPU): the batch scripts `make
+"""tests/gpu_session/cluster_gpu_jobs.sh without a GPU (a dry run, as CI has no GPU): the batch scripts `make
 sweep` and `make submit` render are queued through the stand-in sbatch (tests/slurm/fake_slurm.py)
 and run with Slurm's job environment, one (absent) GPU per job; every grade is no_gpu. On a GPU
 machine the script itself is the test (tests/gpu_session.sh cluster). Needs nvcc for the builds."""
@@ -16,7 +16,7 @@ from conftest import HAS_GPU
 pytestmark = [
     pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
                        reason="needs nvcc (the CUDA toolkit) to build submissions"),
-    pytest.mark.skipif(HAS_GPU, reason="a GPU is here: run tests/cluster_gpu_jobs.sh itself (gpu_session.sh cluster)"),
+    pytest.mark.skipif(HAS_GPU, reason="a GPU is here: run tests/gpu_session/cluster_gpu_jobs.sh itself (gpu_session.sh cluster)"),
 ]
 
 

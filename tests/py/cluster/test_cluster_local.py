@@ -2,7 +2,7 @@
 machine, chosen on purpose): a hand-in is graded right away, a sweep runs detached from the terminal
 that started it, and each says first where it grades; no_gpu on a GPU-less machine. The GPU is
 hidden from these jobs where there is one (CUDA_VISIBLE_DEVICES=): the flow is what is tested here;
-the same job scripts grade on real GPUs in tests/cluster_gpu_jobs.sh (gpu_session.sh cluster).
+the same job scripts grade on real GPUs in tests/gpu_session/cluster_gpu_jobs.sh (gpu_session.sh cluster).
 Needs nvcc (the CUDA toolkit); the first run builds the trusted grader once (content-keyed cache
 in build/cluster-tests/)."""
 import datetime as dt

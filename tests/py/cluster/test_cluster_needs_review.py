@@ -57,7 +57,7 @@ def test_the_sweep_queues_the_intact_attempt_too(tmp_path):
     """The sweep's task list names both of the student's attempts (local scheduler: planned, then
     graded here without a GPU — every grade no_gpu, the tampered one `tampered`). The GPU is hidden
     where there is one (CUDA_VISIBLE_DEVICES=), as in test_cluster_local.py: the flow is what is
-    tested; tests/cluster_gpu_jobs.sh grades with the same scripts on real GPUs."""
+    tested; tests/gpu_session/cluster_gpu_jobs.sh grades with the same scripts on real GPUs."""
     path = staff_class.write_config(tmp_path, roster=["alice"])
     path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", "due = 2026-01-01T00:00:00Z"))
     cfg = config.load(path)

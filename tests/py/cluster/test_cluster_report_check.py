@@ -12,8 +12,10 @@ import sys
 import pytest
 
 from conftest import ROOT
-from test_report import HAS_MPL, make_report, missing_tools
-from test_report_provenance import measured_results, stage_dir
+
+sys.path.insert(0, str(ROOT / "tests" / "py" / "report"))  # the report's tests: how they make a report
+from test_report import HAS_MPL, make_report, missing_tools  # noqa: E402
+from test_report_provenance import measured_results, stage_dir  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "cluster"))
 

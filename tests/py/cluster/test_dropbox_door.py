@@ -1,7 +1,7 @@
 """The drop box's door (cluster/attempts.py): how an attempt is dated and how a change after storing
 is told apart from the store's own writes — precisely, with no slack and no window. The hostile
 drop boxes themselves (links, FIFOs, squatted directories, hostile JSON, ...) are the gallery's:
-tests/dropbox_gallery/, tests/py/test_dropbox_gallery.py."""
+tests/dropbox_gallery/, tests/py/cluster/test_dropbox_gallery.py."""
 import datetime as dt
 import json
 import os

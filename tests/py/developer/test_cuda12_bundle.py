@@ -1,12 +1,12 @@
-"""A CUDA 12 build that carries its own CUDA libraries (make CUDA_LIBS=pruned; tests/gpu_cuda12.sh takes
+"""A CUDA 12 build that carries its own CUDA libraries (make CUDA_LIBS=pruned; tests/gpu_session/gpu_cuda12.sh takes
 such builds to a GPU machine that has CUDA 13 only). No GPU needed.
 
 - the build for sm_80 with CUDA 12.5, its cuBLAS/cuRAND cut to sm_90, loads nothing of a toolkit: every
   binary needs only libcublas-pruned.so and the CUDA 12 runtime from its own cuda-libs/ (run path
   $ORIGIN/../cuda-libs) and the C/C++ runtime, never libcublas.so*/libcurand.so*/libcudart of another
-  release (tests/cuda_bundle_check.py), and the pruned library holds sm_90 machine code;
+  release (tests/gpu_session/cuda_bundle_check.py), and the pruned library holds sm_90 machine code;
 - the check fails a library that needs the toolkit's libcurand through an absolute run path;
-- the grades' summary (tests/gpu_archs.py --expect) holds a reference grade to full marks and the
+- the grades' summary (tests/gpu_session/gpu_archs.py --expect) holds a reference grade to full marks and the
   registry's unsupported runs, the stubs to not_implemented and 0 points, and both to the CUDA 12
   libraries having been the ones loaded.
 
@@ -27,7 +27,7 @@ from conftest import ROOT
 CUDA12 = Path(os.environ.get("CUDA12_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
               / "gemmlab/cuda-12.5")
 STATIC = ["libcublas_static.a", "libcublasLt_static.a", "libcurand_static.a"]
-CHECK = ROOT / "tests/cuda_bundle_check.py"
+CHECK = ROOT / "tests/gpu_session/cuda_bundle_check.py"
 
 
 def cuda12_missing():
@@ -133,7 +133,7 @@ def arch_dir(tmp_path, arch, edit=None):
 
 
 def summary(*dirs):
-    return subprocess.run([sys.executable, str(ROOT / "tests/gpu_archs.py"), "--expect", *map(str, dirs)],
+    return subprocess.run([sys.executable, str(ROOT / "tests/gpu_session/gpu_archs.py"), "--expect", *map(str, dirs)],
                           capture_output=True, text=True)
 
 

@@ -3,7 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOOL = ROOT / "reference" / "tuning" / "sass_loop.py"
 sys.path.insert(0, str(TOOL.parent))
 import sass_loop  # noqa: E402

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import HAS_GPU, STUBS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import compile_stage  # noqa: E402
 

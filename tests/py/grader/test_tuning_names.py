@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOOL = ROOT / "grader" / "scripts" / "tuning_names.py"
 sys.path.insert(0, str(TOOL.parent))
 import tuning_names  # noqa: E402

@@ -6,7 +6,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 
 import handout  # noqa: E402
@@ -20,11 +20,11 @@ def shipped():
 def test_staff_tools_and_developer_scripts_stay_out():
     files = shipped()
     for rel in ("cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
-                "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "tests/cluster_gpu_demo.sh",
-                "tests/cluster_gpu_jobs.sh", "tests/judge_agreement.py", "tests/py/cluster_helpers.py",
+                "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "tests/gpu_session/cluster_gpu_demo.sh",
+                "tests/gpu_session/cluster_gpu_jobs.sh", "tests/gpu_session/judge_agreement.py", "tests/py/cluster_helpers.py",
                 "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json", "tests/py/private_accounts.py",
                 "tests/dropbox_gallery/README.md", "tests/dropbox_gallery/link-file/plant.sh",
-                "tests/py/test_dropbox_gallery.py", "tests/py/test_dropbox_door.py"):
+                "tests/py/cluster/test_dropbox_gallery.py", "tests/py/cluster/test_dropbox_door.py"):
         assert rel not in files, rel
     for rel in ("cluster/gemmlab_cluster.py", "cluster/dropbox.py", "cluster/attempts.py", "cluster/class_files.py",
                 "cluster/config.py",

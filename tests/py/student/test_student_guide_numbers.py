@@ -2,7 +2,7 @@
 is generated from the example report's profile (tests/fixtures/report/profile/tiled-16-float.json), the
 walkthrough's numbers are computed from it here, and its `make resources` line is the compiler's.
 
-  /usr/bin/python3 tests/py/test_student_guide_numbers.py --write    regenerates the guide's table
+  /usr/bin/python3 tests/py/student/test_student_guide_numbers.py --write    regenerates the guide's table
 """
 import json
 import re
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import ncu_profile  # noqa: E402
 import stage_resources  # noqa: E402

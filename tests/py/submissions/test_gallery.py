@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "gallery"))
 import gallery_lib as g  # noqa: E402
 import scan_symbols  # noqa: E402  (gallery_lib puts grader/scripts on the path)

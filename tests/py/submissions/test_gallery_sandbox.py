@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROBE_SRC = ROOT / "tests" / "gallery" / "probe" / "sandbox_probe.cpp"
 SIGSYS = 31
 

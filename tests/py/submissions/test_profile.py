@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPTS = ROOT / "grader" / "scripts"
 FIXTURES = ROOT / "tests" / "fixtures" / "profile"
 sys.path.insert(0, str(SCRIPTS))
