@@ -33,6 +33,28 @@ def test_staff_tools_and_developer_scripts_stay_out():
         assert rel in files, rel
 
 
+def test_the_folders_alone_decide_what_of_tests_ships():
+    """What ships of tests/ is the folders SHIP names; what never ships is folders too: no test file is
+    left out one by one (by the instructor-only text it holds), the staff's and developers' tests and the
+    helpers beside conftest.py stay out, and a test added to a staff folder stays out with it."""
+    files, left_out = handout.select_files(handout.load_config(ROOT / "course.toml"))
+    assert [rel for rel, _ in left_out if rel.startswith("tests/")] == []
+    never = [p for p in handout.NEVER if p.startswith("tests/")]
+    assert never and all((ROOT / p).is_dir() for p in never), never
+    staff = [p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts]
+    for rel in staff:
+        if rel.startswith(("tests/py/cluster/", "tests/py/handout/", "tests/py/submissions/", "tests/py/developer/",
+                           "tests/gpu_session/", "tests/slurm/", "tests/gallery/", "tests/broken/")) \
+                or (rel.startswith("tests/py/") and rel.count("/") == 2 and rel != "tests/py/conftest.py"):
+            assert rel not in files, rel
+    for rel in ("tests/py/conftest.py", "tests/py/grader/test_grader_cli.py", "tests/py/report/test_report.py",
+                "tests/py/student/test_setup.py", "tests/py/harness/test_run_tests.py", "tests/run_tests.py"):
+        assert rel in files, rel
+    assert handout.matches("tests/py/cluster/test_a_new_staff_test.py", handout.NEVER)
+    assert not handout.matches("tests/py/a_new_helper.py", handout.SHIP)
+
+
 def test_the_developer_doc_never_ships_and_no_shipped_doc_sends_students_there():
     """docs/developing.md is for whoever changes the kit: it stays out even where a course lists it in
     [handout] docs, and neither the handout's README nor a file it ships names it."""

@@ -1,0 +1,169 @@
+"""What a handout ships (grader/scripts/handout.py): the repository's folders that ship, those that never
+do, the course.toml without the staff's sections, and the header libraries copied in with their
+licences. docs/handout.md explains each choice."""
+import fnmatch
+import os
+import re
+import shutil
+from pathlib import Path
+
+from handout_base import ROOT, say
+
+INSTRUCTOR_ONLY_TAG = "gemmlab: instructor-only"  # a file carrying this text never ships
+
+# What ships, relative to the repository root (directories recursively), before exclusions. Of tests/,
+# what a student's `make test` runs: its runner, the unit tests, the tests of what ships (the grader,
+# the lab report, the kit as a student meets it, the runner itself) and the data they read. The rest of
+# tests/ is the staff's and the kit's developers' (tests/py/cluster, handout, submissions, developer;
+# tests/gpu_session, tests/slurm, the galleries, the helpers beside conftest.py): it never ships.
+SHIP = ["Makefile", "course.toml", ".gitignore", "grader/include", "grader/src", "grader/scripts",
+        "student", "cluster", "report",
+        "tests/run_tests.py", "tests/machine_guard.py", "tests/host", "tests/gpu", "tests/py/conftest.py",
+        "tests/py/grader", "tests/py/report", "tests/py/student", "tests/py/harness",
+        "tests/fixtures/report", "tests/fixtures/profile"]
+
+# What never ships, whatever the config says (`handout check` fails a handout that holds one): solutions,
+# instructor tools and tests that need them, build outputs. A pattern matches a path or any directory
+# above it.
+NEVER = [
+    "reference",                    # solution sources and the tuning tool (the library is built)
+    "grader/scripts/handout.py",    # this script, its parts and templates: instructor tools
+    "grader/scripts/handout",
+    "docs/instructor-guide.md",
+    "docs/handout.md",
+    "docs/developing.md",           # developing the kit itself: its test suite, toolchains, lent GPUs
+    # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and
+    # the sweep's job scripts): a student's `make submit`, `status`, `results` need none of them
+    "cluster/staff", "cluster/templates/sweep-array.sbatch", "cluster/templates/gradebook.sbatch",
+    "grader/scripts/requirements-staff.txt",
+    # the staff's and developers' tests: the cluster tools' (a real Slurm cluster as root, which a handout
+    # check must not nest), the handout's (reference/*.cu), those that grade the reference, broken or
+    # hostile submissions, the developers' (every architecture, the CUDA 12 bundle, the tuning tools)
+    # and the lent GPU's sessions
+    "tests/py/cluster", "tests/py/handout", "tests/py/submissions", "tests/py/developer", "tests/gpu_session",
+    "tests/broken",                 # deliberately broken stages: nearly solutions
+    "tests/gallery",                # adversarial probes of the grader's sandbox
+    "tests/profile_padding",        # a working tiled kernel (the bank-conflict experiment): a solution
+    "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
+    "build", "results", "dist", ".deps",
+    "report/build", "report/report.pdf",
+]
+# Names that never ship wherever they are.
+NEVER_NAMED = ["__pycache__", "*.pyc", ".pytest_cache", ".git", ".DS_Store", "*~"]
+
+# A test file that names instructor-only material cannot run in a handout: it stays out (logged).
+INSTRUCTOR_ONLY_TEXT = re.compile(
+    r"tests/broken|tests/gallery|reference/tuning|reference/\w+\.cu\b|SUBMISSION=reference|"
+    + re.escape(INSTRUCTOR_ONLY_TAG))
+
+# The header-only C++ libraries the grader builds with, shipped in the handout as this machine has them,
+# each with its licence, so that a student's machine needs no package of them (nvcc, g++ and python3
+# build the grader): (the folder under an include directory, the Debian package whose copyright file
+# holds the licence). The Makefile puts THIRD_PARTY/include on the include path where it exists.
+THIRD_PARTY = (("doctest", "doctest-dev"), ("nlohmann", "nlohmann-json3-dev"), ("CLI", "libcli11-dev"),
+               ("toml++", "libtomlplusplus-dev"))
+THIRD_PARTY_DIR = "grader/third_party"
+
+
+def matches(rel, patterns):
+    """True when `rel` or a directory above it matches one of the path globs (from the root), or
+    one of its parts matches a name of NEVER_NAMED."""
+    parts = rel.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return (any(fnmatch.fnmatchcase(p, pat) for p in prefixes for pat in patterns)
+            or any(fnmatch.fnmatchcase(part, pat) for part in parts for pat in NEVER_NAMED))
+
+
+
+# ---- build: the course's configuration, less the staff's sections ---------------------------------
+
+# Sections of course.toml that are the course staff's alone: the similarity check's thresholds (which
+# would tell a student how much to change a copied kernel), the LMS export, the leaderboard and the
+# extensions file. The handout's course.toml keeps the rest: the rubric, the cluster and the deadline.
+STAFF_SECTIONS = ("similarity", "export", "leaderboard", "extensions")
+
+
+def without_staff_sections(text: str) -> str:
+    """course.toml's text without STAFF_SECTIONS: each from its [header] (and the comments right above
+    it) to the next header."""
+    out, skipping, pending = [], False, []
+    for line in text.splitlines(keepends=True):
+        header = re.match(r"\s*\[+\s*([A-Za-z0-9_-]+)", line)
+        if header:
+            skipping = header.group(1) in STAFF_SECTIONS
+            if not skipping:
+                out += pending
+            pending = []
+            if not skipping:
+                out.append(line)
+            continue
+        if skipping:
+            continue
+        if line.lstrip().startswith("#") or not line.strip():
+            pending.append(line)  # comments above a header belong to the section that follows
+        else:
+            out += pending + [line]
+            pending = []
+    return "".join(out + pending)
+
+
+# ---- build: the file list ------------------------------------------------------------------------
+
+def select_files(cfg):
+    """The repository files that ship: [(rel path, why it is left out or None)]."""
+    chosen, left_out = [], []
+    never = NEVER + cfg["exclude"]
+    for top in SHIP:
+        src = ROOT / top
+        if not src.exists():
+            continue
+        candidates = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
+        for p in candidates:
+            rel = p.relative_to(ROOT).as_posix()
+            if matches(rel, never):
+                continue
+            if rel.startswith("tests/") and p.suffix in (".py", ".sh", ".cpp", ".cu", ".h"):
+                hit = INSTRUCTOR_ONLY_TEXT.search(p.read_text(errors="replace"))
+                if hit:
+                    left_out.append((rel, f"it names instructor-only material ({hit.group(0)})"))
+                    continue
+            chosen.append(rel)
+    for doc in cfg["docs"]:
+        rel = f"docs/{doc}"
+        if (ROOT / rel).is_file() and not matches(rel, never):
+            chosen.append(rel)
+        elif not (ROOT / rel).is_file():
+            left_out.append((rel, "listed in [handout] docs but missing: write it, or take it off the list"))
+    return chosen, left_out
+
+
+
+def include_dirs():
+    """Where the compiler finds the header libraries: CPATH's folders, then the system's."""
+    return [Path(d) for d in os.environ.get("CPATH", "").split(os.pathsep) if d] + \
+        [Path("/usr/local/include"), Path("/usr/include")]
+
+
+def copy_third_party(out):
+    """THIRD_PARTY's headers and licences into out/THIRD_PARTY_DIR; returns the files written (relative
+    to out). A library whose headers or licence this machine lacks is left out, and said so."""
+    written = []
+    for name, package in THIRD_PARTY:
+        src = next((d / name for d in include_dirs() if (d / name).is_dir()), None)
+        licence = Path("/usr/share/doc") / package / "copyright"
+        if src is None or not licence.is_file():
+            say(f"left out the header library {name}: " + (f"no {name}/ in {', '.join(map(str, include_dirs()))}"
+                if src is None else f"its licence {licence} is missing") + "; students need it installed")
+            continue
+        for f in sorted(p for p in src.rglob("*") if p.is_file()):
+            rel = f"{THIRD_PARTY_DIR}/include/{name}/{f.relative_to(src).as_posix()}"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, out / rel)
+            written.append(rel)
+        rel = f"{THIRD_PARTY_DIR}/licences/{name}.txt"
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(licence, out / rel)
+        written.append(rel)
+    return written
+
+
