@@ -1,6 +1,6 @@
 """The gallery's shared code: entries and their expectations, building them, the symbol scan, and
 comparing dispositions. Used by tests/gallery/run_gallery.py (the GPU sweep, `make test-gallery`)
-and by tests/py/test_gallery*.py (what CI can do without a GPU).
+and by tests/py/submissions/test_gallery*.py (what CI can do without a GPU).
 
 An entry is a directory of tests/gallery/ holding expected.json (format in docs/gallery.md). Keys of
 its `check`/`grade` tables are "stage", "stage/precision" or "stage/variant/precision"; the most
