@@ -317,7 +317,7 @@ SUB_SOURCES := $(wildcard $(SUB_DIR)/*.cu)
 SUB_STAGE_OBJ := $(SUB_SOURCES:$(SUB_DIR)/%.cu=$(SUB_BUILD)/stages/%.o)
 # One library per stage of the registry (gemmlab/stages.h), whatever files the submission has: a
 # stage whose file is missing or refused gets the registry alone, and is `rejected`.
-STAGE_NAMES := $(shell $(PYTHON) grader/scripts/scan_symbols.py --stage-names)
+STAGE_NAMES := $(shell $(PYTHON) grader/scripts/registry.py --stage-names)
 SUB_LIBRARIES := $(patsubst %,$(SUB_BUILD)/libgemmlab-submission-%.so,$(STAGE_NAMES))
 # Stage objects compiled before from the same bytes with the same command are reused
 # (grader/scripts/object_cache.py: the tests and the handout build many submissions that share
@@ -376,7 +376,8 @@ SCAN_ARGS := --protected $(PROTECTED) --registry $(SUB_EXPORTS) --source-dir $(S
 $(PROTECTED): grader/scripts/scan_symbols.py
 	@mkdir -p $(@D)
 	$(Q)$(PYTHON) grader/scripts/scan_symbols.py --write-protected $@ --cuda-lib $(CUDA_LIB)
-$(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py
+$(SYMBOLS): $(SUB_STAGE_OBJ) $(SUB_EXPORTS) $(PROTECTED) grader/scripts/scan_symbols.py grader/scripts/symbol_rules.py \
+           grader/scripts/registry.py grader/scripts/kernel_names.py
 	$(Q)$(PYTHON) grader/scripts/scan_symbols.py $(SCAN_ARGS) --out $@ $(if $(filter scan,$(MAKECMDGOALS)),--quiet) \
 	    $(SUB_STAGE_OBJ)
 $(SUB_BUILD)/libgemmlab-submission-%.so: $(SUB_EXPORTS) $(SYMBOLS) grader/src/runner/submission_library.map \

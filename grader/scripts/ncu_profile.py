@@ -44,6 +44,10 @@ import sys
 import tomllib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernel_names  # noqa: E402  (a kernel's demangled and short names)
+import registry  # noqa: E402  (the tensor stage's input precisions, as its variants are labelled)
+
 SCHEMA = "gemmlab.profile/1"
 PERMISSION_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_NO_NCU, EXIT_NO_PERMISSION = 1, 2, 3, 4, 5
@@ -315,73 +319,6 @@ def is_runner_kernel(full):
     return bool(m) and m.group(1) in RUNNER_KERNEL_NAMES
 
 
-def demangle(name):
-    if name.startswith("_Z") and shutil.which("c++filt"):
-        out = subprocess.run(["c++filt", name], capture_output=True, text=True).stdout.strip()
-        return out or name
-    return name
-
-
-def short_name(full):
-    """"void gemmlab::submission::(anonymous namespace)::tiled_kernel<float, 16>(int, ...)" ->
-    "tiled_kernel<float, 16>": no return type, namespaces or parameters; template arguments kept."""
-    name = re.sub(r"^void\s+", "", full.strip())
-    if name.endswith(")"):  # drop the parameter list: the last parenthesised group at depth 0
-        depth = 0
-        for i in range(len(name) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(name[i], 0)
-            if depth == 0:
-                name = name[:i]
-                break
-    # the last ::-component outside template brackets
-    depth, cut = 0, 0
-    for i, c in enumerate(name):
-        depth += {"<": 1, ">": -1}.get(c, 0)
-        if depth == 0 and name.startswith("::", i):
-            cut = i + 2
-    return readable(name[cut:].strip()) or full
-
-
-# Inside template arguments: the grader's namespaces (a stage's own types are known by their name) and
-# the tensor stage's input precision, which the compiler writes as a cast of its enum value.
-OWN_NAMESPACES = re.compile(r"\b(?:gemmlab::)?(?:submission|reference)::(?:\(anonymous namespace\)::|<unnamed>::)?"
-                            r"|\bgemmlab::(?=InputPrecision\b)")
-PRECISION_CAST = re.compile(r"\((?:gemmlab::)?InputPrecision\)(\d+)")
-
-
-def precision_labels(header=Path(__file__).resolve().parents[2] / "grader/include/gemmlab/stages.h"):
-    """{enum value: the variant label a student knows} from the registry: InputPrecision 0 -> "3xtf32"
-    (the tensor variant whose float entry point declares it), in a double kernel "fp64"."""
-    try:
-        from scan_symbols import registry_runs  # noqa: PLC0415  (the registry's reading, one definition)
-        runs = registry_runs(header)
-    except (OSError, ImportError):
-        return {}
-    labels = {}
-    for (_fn, args), found in runs.items():
-        m = PRECISION_CAST.search(args)
-        for _stage, variant, prec in found:
-            if m and prec == "float" and variant:
-                labels.setdefault(int(m.group(1)), variant)
-    return labels
-
-
-_LABELS = None
-
-
-def readable(name):
-    """"tensor_float_kernel<(gemmlab::InputPrecision)0>" -> "tensor_float_kernel<3xtf32>"; the grader's
-    namespaces left out inside template arguments."""
-    global _LABELS
-    name = OWN_NAMESPACES.sub("", name)
-    if not PRECISION_CAST.search(name):
-        return name
-    if _LABELS is None:
-        _LABELS = precision_labels()
-    fp64 = re.search(r"[<,]\s*double\b", name)
-    return PRECISION_CAST.sub(lambda m: "fp64" if fp64 else _LABELS.get(int(m.group(1)), m.group(0)), name)
-
-
 def stalls_of(metrics):
     """[(reason, value)] of the first stall family present, largest first ("selected" left out)."""
     for family in STALL_FAMILIES:
@@ -409,10 +346,11 @@ def bound_of(memory_pct, compute_pct):
 def summarize(launches):
     """The summary of each stage kernel launch (runner kernels left out): a list of dicts, and the
     names of the metrics no launch reported."""
-    kernels, missing = [], set()
+    kernels, missing, labels = [], set(), registry.precision_labels()
     for launch in launches:
         info, metrics = launch["info"], launch["metrics"]
-        full = demangle(info.get("Kernel Name", "?"))
+        listed = info.get("Kernel Name", "?")
+        full = kernel_names.demangle([listed])[0] if listed.startswith("_Z") else listed
         if is_runner_kernel(full):
             continue
 
@@ -424,7 +362,7 @@ def summarize(launches):
                 return None
             return convert(v, unit) if convert else v
 
-        k = {"id": info.get("ID"), "name": short_name(full), "full_name": full,
+        k = {"id": info.get("ID"), "name": kernel_names.short_name(full, labels), "full_name": full,
              "grid": triple(info.get("Grid Size")) or total(metrics, "launch__grid_size"),
              "block": triple(info.get("Block Size")) or total(metrics, "launch__block_size"),
              "registers_per_thread": get(METRICS["registers"]),

@@ -10,9 +10,10 @@ every stage object with `nm` and holds it to two allowlists:
               device queries, memory for the pitched stage, its own streams and events), host math,
               printf and C++ iostreams for debugging, memory and string basics, the C++ runtime
               (exceptions, guards, operator new/delete, std::string) and the stage API itself —
-              ALLOWED_REFERENCES below says why each group is there. Everything else — the grader's
-              own functions, cuBLAS or any library GEMM, clocks, files, processes, dynamic loading,
-              NVML, CUPTI, host callbacks, mapped or managed memory — is refused.
+              ALLOWED_REFERENCES (symbol_rules.py, the rules' one home) says why each group is
+              there. Everything else — the grader's own functions, cuBLAS or any library GEMM,
+              clocks, files, processes, dynamic loading, NVML, CUPTI, host callbacks, mapped or
+              managed memory — is refused.
   definitions what a stage may define: its own names (its kernels and helpers, inline C++
               functions from headers). A definition of a name that libc, libm, libstdc++, the CUDA
               runtime, the driver API, NVML, cuRAND, cuBLAS or CUPTI export (clock_gettime,
@@ -33,7 +34,6 @@ reference this check missed could still not reach the grader or another library.
   scan_symbols.py --write-protected build/protected-symbols.json --cuda-lib /usr/local/cuda/lib64
   scan_symbols.py --protected build/protected-symbols.json --registry .../submission_exports.o \\
                   --out .../symbols.json [--fail-on-missing] .../stages/*.o
-  scan_symbols.py --stage-names                    (the registry's stages: one library each, for the Makefile)
   scan_symbols.py --library .../symbols.json STAGE (the objects of that stage's library, for the Makefile)
   scan_symbols.py --strict .../symbols.json       (exit 2 when a stage file costs points: `make`)
 
@@ -53,189 +53,19 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernel_names  # noqa: E402  (demangled and short names)
+import registry  # noqa: E402  (the stages, their entry points, which may use the tensor cores)
+from symbol_rules import (RULE, WHY, NVCC_REGISTRATION_CODE, REGISTRATION, allowed_reference,  # noqa: E402
+                          bare, definition_problem, explain_reference)
+
 SCHEMA = "gemmlab.symbols/2"
-RULE = "docs/student-guide.md, \"What a stage may call\""
-
-
-def _names(*names):
-    return re.compile(r"^(?:%s)$" % "|".join(names))
-
-
-# ---- references a stage may make: (group, why it is allowed, pattern on the bare name) -------------
-# Patterns see the demangled name without any @version suffix; the mangled name is tried too.
-ALLOWED_REFERENCES = [
-    ("toolchain", "code the compiler emits for any C++/CUDA file (unwinding, static guards, TLS, PIC)",
-     _names(r"_GLOBAL_OFFSET_TABLE_", r"_Unwind_Resume", r"__gxx_personality_v0", r"__cxa_guard_(acquire|release|abort)",
-            r"__cxa_atexit", r"atexit", r"__dso_handle", r"__stack_chk_fail", r"__tls_get_addr", r"__gmon_start__",
-            r"_ITM_(de)?registerTMCloneTable", r"__cxa_finalize", r"__libc_single_threaded")),
-    ("cuda_launch", "the launch machinery nvcc generates for <<<...>>> and kernel registration (the registration "
-                    "functions only from nvcc's own registration code: REGISTRATION below)",
-     re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|RegisterManagedVar|"
-                r"RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|LaunchKernel(_ptsz)?|PushCallConfiguration|"
-                r"PopCallConfiguration|GetKernel|InitModule)$")),
-    ("cuda_errors", "checking what a CUDA call or a launch did (GEMMLAB_TRY)",
-     _names("cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName")),
-    ("cuda_launch_api", "launching kernels explicitly and configuring them",
-     _names(r"cudaLaunchKernel(_ptsz)?", r"cudaLaunchKernelExC(_ptsz)?", r"cudaLaunchCooperativeKernel(_ptsz)?",
-            "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig",
-            r"cudaOccupancy\w+")),
-    ("cuda_queries", "asking what the device is (SM count, shared memory, limits) to choose a configuration",
-     _names("cudaGetDevice", "cudaGetDeviceCount", r"cudaGetDeviceProperties(_v2)?", "cudaDeviceGetAttribute",
-            "cudaDeviceGetLimit", "cudaMemGetInfo", "cudaDeviceGetStreamPriorityRange", "cudaRuntimeGetVersion",
-            "cudaDriverGetVersion", "cudaPointerGetAttributes")),
-    ("cuda_memory", "device memory and copies: the pitched stage allocates and uploads its operands",
-     _names("cudaMalloc", "cudaMallocPitch", "cudaMalloc3D", "cudaFree", "cudaMallocAsync", "cudaFreeAsync",
-            r"cudaMemcpy(2D|3D)?(Async)?(_ptds|_ptsz)?", r"cudaMemset(2D|3D)?(Async)?(_ptds|_ptsz)?",
-            r"cudaMemcpy(To|From)Symbol(Async)?", "cudaGetSymbolAddress", "cudaGetSymbolSize")),
-    ("cuda_streams", "the stage's own streams and events (its work is timed to the end wherever it runs)",
-     _names(r"cudaStreamCreate(WithFlags|WithPriority)?", "cudaStreamDestroy", r"cudaStreamSynchronize(_ptsz)?",
-            r"cudaStreamWaitEvent(_ptsz)?", r"cudaStreamQuery(_ptsz)?", "cudaStreamGetFlags", "cudaStreamGetPriority",
-            r"cudaEventCreate(WithFlags)?", "cudaEventDestroy", r"cudaEventRecord(WithFlags)?(_ptsz)?",
-            "cudaEventSynchronize", "cudaEventQuery", "cudaEventElapsedTime", "cudaDeviceSynchronize")),
-    ("printing", "printf and C++ streams for debugging (the output is captured, never parsed)",
-     _names("printf", "puts", "putchar", "fputs", "fputc", "putc", "fprintf", "vprintf", "vfprintf", "snprintf",
-            "sprintf", "vsnprintf", "vsprintf", "fflush", "fwrite", "perror", "stdout", "stderr",
-            r"__(v?f?s?n?printf)_chk", r"std::(cout|cerr|clog)", r"std::basic_ostream<.*",
-            r"std::ostream::.*", r"std::__ostream_insert<.*", r"std::ios_base::Init::(Init|~Init)\(\)",
-            r"std::basic_ios<.*", r"std::ostream& std::.*", r"std::basic_ostream<.*>& std::.*")),
-    ("memory", "host memory and byte/string basics",
-     _names("malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
-            "memcmp", "memchr", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "strchr", "strrchr", "strstr",
-            "strcat", "strncat", "strnlen", r"(__isoc99_|__isoc23_)?sscanf", "strtol", "strtoul", "strtoll", "strtoull",
-            "strtod", "strtof", "atoi", "atol", "atof", r"__(memcpy|memmove|memset|strcpy|strncpy|strcat|strncat)_chk",
-            r"operator new(\[\])?\(.*", r"operator delete(\[\])?\(.*", r"std::nothrow")),
-    ("cxx_runtime", "the C++ runtime: exceptions, type information, std::string and container helpers",
-     re.compile(r"^(__cxa_(allocate_exception|free_exception|throw|begin_catch|end_catch|rethrow|pure_virtual|"
-                r"deleted_virtual|call_unexpected|bad_cast|bad_typeid|get_exception_ptr|current_exception_type|"
-                r"thread_atexit)"
-                r"|std::__throw_\w+\(.*|std::terminate\(\)"
-                r"|(vtable|typeinfo|typeinfo name) for (__cxxabiv1::\w+|std::(exception|bad_alloc|bad_array_new_length|"
-                r"runtime_error|logic_error|out_of_range|invalid_argument|length_error|domain_error|overflow_error|"
-                r"range_error|underflow_error|bad_cast)|(int|unsigned int|long|unsigned long|float|double|char|bool)( const)?\*?)"
-                r"|std::(exception|bad_alloc|bad_array_new_length|runtime_error|logic_error|out_of_range|invalid_argument|"
-                r"length_error|domain_error|overflow_error|range_error|underflow_error)::.*"
-                r"|std::(__cxx11::)?basic_string<.*|std::(__cxx11::)?to_string\(.*"
-                r"|std::_Hash_bytes\(.*|std::__detail::_Prime_rehash_policy::.*|std::_Rb_tree_\w+\(.*"
-                r"|std::__detail::_List_node_base::.*|std::__cxx11::_List_node_base::.*)$")),
-    ("ending", "ending the process or waiting (the grader records a crash or a time-out; nothing else changes)",
-     _names("exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "sleep", "usleep", "nanosleep",
-            "sched_yield")),
-    ("stage_api", "the stage API's own inline state (gemmlab/stage_api.h: GEMMLAB_TRY keeps the error)",
-     re.compile(r"^((TLS init function|TLS wrapper function) for )?gemmlab::last_stage_error$")),
-]
-
-# Host math comes from libm: every function it exports may be called (the list is read from the
-# libm of this machine, see --write-protected).
-MATH_GROUP = ("math", "host math (libm)")
-
-
-# ---- refused references, named for the message (the allowlist above decides; these explain) ----
-EXPLAINED = [
-    ("grader_internal", "the grader's own code",
-     re.compile(r"^(?!gemmlab::(submission::|last_stage_error))(.*[\s(<,*&])?gemmlab::")),
-    ("library_gemm", "cuBLAS", re.compile(r"^cublas")),
-    ("library_gemm", "cuSPARSE/cuSOLVER/cuTENSOR/cuDNN", re.compile(r"^(cusparse|cusolver|cutensor|cudnn)")),
-    ("library_gemm", "CUTLASS/CuTe", re.compile(r"(^|[\s(<,*&])(cutlass|cute)::")),
-    ("library_gemm", "MAGMA", re.compile(r"^magma(blas)?_")),
-    ("library_gemm", "a CPU BLAS",
-     re.compile(r"^(cblas_|openblas_|mkl_|MKL_|bli_|[sdcz]gemm_?$|[sdcz]gemm_batch)")),
-    ("library_gemm", "rocBLAS/hipBLAS", re.compile(r"^(rocblas_|hipblas)")),
-    ("dynamic_loading", "loading code by name at run time",
-     _names("dlopen", "dlsym", "dlvsym", "dlmopen", "dladdr1?", "dlinfo", r"__libc_dl(open_mode|sym|vsym|close)",
-            r"cuGetProcAddress(_v2)?", r"cudaGetDriverEntryPoint.*", "cudaGetExportTable", r"cudaGetFuncBySymbol",
-            r"cudaGetKernel")),
-    ("dynamic_loading", "loading a module or library of GPU code from memory or a file at run time",
-     _names(r"cuLibraryLoad\w*", r"cuModuleLoad\w*", r"cudaLibraryLoad\w*")),
-    ("dynamic_loading", "compiling or linking code at run time (NVRTC, nvJitLink, the PTX compiler, the driver's linker)",
-     re.compile(r"^(nvrtc[A-Z]\w*|(__)?nvJitLink[A-Z]\w*|nvPTXCompiler\w+|cuLink\w+)$")),
-    ("dynamic_loading", "anonymous memory files, from which code can be loaded or run",
-     _names("memfd_create", "memfd_secret", "shm_open")),
-    ("process", "process control",
-     _names("fork", "vfork", "clone3?", "execl[ep]?", "execv[pe]?", "execvpe", "execveat", "fexecve", "system",
-            "popen", "posix_spawnp?", "kill", "killpg", "tgkill", "sigqueue", "getppid", "ptrace", "setsid",
-            "setpgid", "daemon", "prctl", r"pidfd_.*", "syscall", r"process_vm_(readv|writev)", r"pthread_\w+",
-            r"std::thread::.*", "mprotect", "mmap(64)?", "munmap")),
-    ("files", "file system, descriptor or network access",
-     _names(r"open(at)?(64)?", r"__open(64)?(_2)?", r"__openat(64)?_2", r"creat(64)?", r"fopen(64)?", r"freopen(64)?",
-            "fdopen", "opendir", "fdopendir", "scandir", r"unlink(at)?", r"rename(at2?)?", "remove", r"mkdir(at)?",
-            "rmdir", r"symlink(at)?", r"link(at)?", r"truncate(64)?", "chmod", r"fchmod(at)?", "chown", "write",
-            r"pwrite(64)?", "writev", "__write_chk", "read", "__read_chk", "dup", "dup2", "dup3", "close",
-            "socket", "connect", "bind", "sendto", "sendmsg", "ioctl", "fcntl")),
-    ("files", "C++ file streams", re.compile(r"^std::(__cxx11::)?basic_(i|o)?f(stream|ilebuf)<.*>::")),
-    ("files", "std::filesystem", re.compile(r"^std::(__cxx11::)?filesystem::")),
-    ("clocks", "clocks and timers (the grader times the stage; a stage has nothing to time)",
-     _names(r"clock_gettime", "clock", "gettimeofday", "time", r"timespec_get", r"std::chrono::.*",
-            r"clock_nanosleep")),
-    ("device", "device-wide CUDA calls that destroy or switch the grader's GPU context",
-     _names("cudaDeviceReset", "cudaThreadExit", "cudaSetDevice", "cudaSetValidDevices", "cudaSetDeviceFlags",
-            "cudaDeviceSetLimit", "cudaDeviceSetCacheConfig", r"cuCtx\w+", r"cuDevicePrimaryCtx\w+", r"cuInit")),
-    ("host_memory", "mapped, pinned, managed or shared memory (a channel around the timed call)",
-     _names("cudaMallocHost", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister", "cudaHostGetDevicePointer",
-            "cudaMallocManaged", r"cudaIpc\w+", "cudaFreeHost")),
-    ("callbacks", "host callbacks and graphs (code that runs later, outside the stage's call)",
-     _names("cudaLaunchHostFunc", "cudaStreamAddCallback", r"cudaGraph\w+", r"cudaStreamBeginCapture\w*",
-            r"cudaStreamEndCapture")),
-    ("grader_libraries", "the libraries the grader uses to measure (NVML, CUPTI, cuRAND, the driver API)",
-     re.compile(r"^(nvml|cupti|curand|cu[A-Z])")),
-]
-
-WHY = {
-    "grader_internal": "stage code sees the stage API only (gemmlab/stage_api.h); the grader's own functions "
-                       "are not part of it",
-    "library_gemm": "a stage must compute the product itself; a library GEMM is not your work",
-    "dynamic_loading": "it hides what a stage runs from this check: a stage runs only the code its own files "
-                       "hold, as compiled with them",
-    "process": "a stage must not start, signal or watch processes or threads, or change memory protections",
-    "files": "a stage must not touch files, descriptors or the network (printf for debugging is fine)",
-    "clocks": "the grader times every call itself; a stage needs no clock",
-    "device": "the grader owns the GPU context; resetting or switching it breaks the check",
-    "host_memory": "a stage computes on the device operands it is given",
-    "callbacks": "a stage's work is the kernels it launches during its call",
-    "grader_libraries": "these are the grader's instruments, not a stage's",
-    "not_allowed": "it is not on the list of what a stage may call",
-    "defines_protected": "a stage may define only its own names; a definition of a library's function "
-                         "would replace it for the grader too",
-    "tensor_cores": "only the tensor stage may use the tensor cores for anything but FP64 (DMMA)",
-}
-
-
-def bare(name):
-    return name.split("@")[0]
-
-
-def explain_reference(name):
-    """(rule, what) for a refused reference: the most specific explanation, else not_allowed."""
-    b = bare(name)
-    for rule, what, pattern in EXPLAINED:
-        if pattern.search(b):
-            return rule, what
-    return "not_allowed", "not on the allowlist"
-
-
-def allowed_reference(mangled, demangled, math=frozenset()):
-    """The allowlist group a reference belongs to, or None."""
-    for b in (bare(demangled), bare(mangled)):
-        for group, _why, pattern in ALLOWED_REFERENCES:
-            if pattern.search(b):
-                return group
-        if b in math:
-            return MATH_GROUP[0]
-    return None
-
-
-def classify(name, math=frozenset()):
-    """For one referenced name on its own: None when a stage may call it, else (rule, what)."""
-    if allowed_reference(name, name, math):
-        return None
-    return explain_reference(name)
-
 
 DEFINED_TYPES = set("TtWwVvDdBbRrGgSsiuC")
 LOCAL_TYPES = set("tdbrgsv") - {"v"}  # lowercase = local symbol; 'v'/'w' are weak, not local
 
 
-def read_symbols(obj, nm="nm", cxxfilt="c++filt"):
+def read_symbols(obj, nm="nm"):
     """[(mangled, demangled, type)] of an object file."""
     out = subprocess.run([nm, "-P", obj], capture_output=True, text=True)
     if out.returncode != 0:
@@ -245,70 +75,10 @@ def read_symbols(obj, nm="nm", cxxfilt="c++filt"):
         parts = line.split()
         if len(parts) >= 2 and not line.endswith(":"):
             rows.append((parts[0], parts[1]))
-    names = "\n".join(r[0] for r in rows)
-    dem = subprocess.run([cxxfilt], input=names, capture_output=True, text=True).stdout.splitlines() if rows else []
-    if len(dem) != len(rows):
-        dem = [r[0] for r in rows]
-    return [(m, d, t) for (m, t), d in zip(rows, dem)]
+    return [(m, d, t) for (m, t), d in zip(rows, kernel_names.demangle(r[0] for r in rows))]
 
 
-def qualified_name(demangled):
-    """The entity a demangled symbol names, without return type and parameters:
-    "gemmlab::Status gemmlab::submission::gemm_naive<float>(...)" -> "gemmlab::submission::gemm_naive<float>"."""
-    demangled = demangled.replace("(anonymous namespace)", "{anonymous}")
-    depth, cut = 0, len(demangled)
-    for i, ch in enumerate(demangled):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            cut = i
-            break
-    head, depth, start = demangled[:cut], 0, 0
-    for i, ch in enumerate(head):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == " " and depth == 0 and not head.startswith(("typeinfo", "vtable", "VTT", "guard", "TLS"), 0):
-            start = i + 1
-    return head[start:]
-
-
-# The libraries' own prefixes, protected whether or not this machine has the library to read
-# (NVML comes with the driver, which a build machine may lack; new versions add names).
-PROTECTED_PREFIXES = [("NVML", re.compile(r"^nvml[A-Z]")), ("CUPTI", re.compile(r"^cupti[A-Z]")),
-                      ("cuRAND", re.compile(r"^curand[A-Z]")), ("cuBLAS", re.compile(r"^cublas(Lt)?[A-Z]")),
-                      ("the CUDA runtime", re.compile(r"^cuda[A-Z]")), ("the CUDA driver API", re.compile(r"^cu[A-Z]"))]
-
-
-def definition_problem(mangled, demangled, sym_type, kernels, protected):
-    """None when an object may define this global symbol, else (rule, what)."""
-    b = qualified_name(bare(demangled))
-    owner = protected.get(bare(mangled)) or next(
-        (lib for lib, pattern in PROTECTED_PREFIXES if pattern.search(bare(mangled))), None)
-    if owner:
-        return "defines_protected", f"a function or variable {owner} exports"
-    if b.startswith("gemmlab::submission::") or re.match(r"^(typeinfo|typeinfo name|vtable|VTT|guard variable) for "
-                                                         r"gemmlab::submission::", b):
-        return None
-    if re.match(r"^((TLS init function|TLS wrapper function) for )?gemmlab::last_stage_error$", b):
-        return None
-    if b.startswith("__device_stub__") or bare(mangled) in kernels:
-        return None  # a kernel (nvcc defines a host stub beside each)
-    if bare(mangled) in ("DW.ref.__gxx_personality_v0", "__dso_handle") or bare(mangled).startswith(
-            ("__fatbinwrap", "__nv_", "__cudaRegisterLinkedBinary", "_GLOBAL__")):
-        return None
-    if "gemmlab::" in b:
-        return "grader_internal", "a name of the grader's"
-    # Anything else is the submission's own: its helpers (a __device__ function gets a host
-    # definition too), inline functions and template instances from headers. None of it can take
-    # the place of anything outside the library (RTLD_LOCAL, one exported symbol).
-    return None
-
-
-def kernel_names(symbols):
+def defined_kernels(symbols):
     """Mangled names of the kernels defined in an object, as the GPU reports them: nvcc names each
     kernel's host stub (and its static locals) __device_stub__<name without its leading _>."""
     out = set()
@@ -327,13 +97,6 @@ def instantiation(demangled):
     return f"template {sig};"
 
 
-def stage_names(header):
-    """Stage names from the registry header (rows look like {"name", "Title", ...)."""
-    text = Path(header).read_text()
-    body = text[text.find("stage_table()"):]
-    return re.findall(r'^\s*\{"(\w+)",\s*"', body, flags=re.M)
-
-
 def load_protected(path):
     """{name: library} of every symbol a protected library exports, and the set of libm's functions."""
     if not path:
@@ -344,46 +107,6 @@ def load_protected(path):
         for n in names:
             owner.setdefault(n, lib)
     return owner, frozenset(data["libraries"].get("libm", []))
-
-
-def registry_runs(header):
-    """{(function, template arguments as nm's demangler writes them): [(stage, variant, precision)]} of
-    the registry header's variant rows, e.g. ("gemm_tiled", "float, 8") -> [("tiled", "8", "float")].
-    A row of stage_fns_pitched (four functions of one precision) is keyed ("*<stage>", precision)."""
-    text = Path(header).read_text()
-    enum = re.search(r"enum class InputPrecision\s*\{([^}]*)\}", text)
-    values = [v.strip() for v in enum.group(1).split(",")] if enum else []
-    body = text[text.find("stage_table()"):]
-    rows = re.split(r'(?m)^\s*\{"(?=\w+",\s*")', body)[1:]
-    out = {}
-    for row in rows:
-        stage = row.split('"', 1)[0]
-        for variant, rest in re.findall(r'\{"(\w*)",\s*(stage_fns_\w+<\w+>\([^)]*\),\s*stage_fns_\w+<\w+>\([^)]*\))', row):
-            for kind, prec, fn, targs in re.findall(r"stage_fns_(\w+)<(\w+)>\((?:&(\w+)<([^>]*)>)?\)", rest):
-                if kind == "pitched":
-                    key = ("*" + stage, prec)
-                else:
-                    args = [a.strip() for a in targs.split(",")]
-                    args = [f"(gemmlab::InputPrecision){values.index(a.split('::')[1])}"
-                            if a.startswith("InputPrecision::") and a.split("::")[1] in values else a for a in args]
-                    key = (fn, ", ".join(args))
-                out.setdefault(key, [])
-                if (stage, variant, prec) not in out[key]:
-                    out[key].append((stage, variant, prec))
-    return out
-
-
-# ---- the launch machinery, called only where nvcc calls it ---------------------------------------------
-# Every object references the functions that register its GPU code with the CUDA runtime
-# (__cudaRegisterFatBinary, __cudaRegisterFunction, ...; the "cuda_launch" group above): nvcc calls them
-# from the file's own registration code, static functions of fixed names that a stage file cannot
-# define (they would clash with nvcc's own in the same file). Called from anywhere else — a function of
-# the stage, or an address kept in data — they register GPU code the stage carries as bytes, which
-# neither the tensor-core rule nor the stage's library shows: refused like loading code from memory.
-REGISTRATION = re.compile(r"^__cuda(RegisterFatBinary(End)?|UnregisterFatBinary|RegisterFunction|RegisterVar|"
-                          r"RegisterManagedVar|RegisterSurface|RegisterTexture|RegisterLinkedBinary\w*|InitModule)$")
-NVCC_REGISTRATION_CODE = {"_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv",
-                          "_ZL31__nv_cudaEntityRegisterCallbackPPv", "_ZL32__nv_init_managed_rt_with_modulePPv"}
 
 
 def registration_outside_nvcc(obj, objdump="objdump"):
@@ -413,11 +136,8 @@ def registration_outside_nvcc(obj, objdump="objdump"):
             if REGISTRATION.match(target):
                 found.setdefault(target, f"data ({section})")
     names = [f for f in found.values() if not f.startswith("data")]
-    if names:
-        shown = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.splitlines()
-        demangled = dict(zip(names, shown)) if len(shown) == len(names) else {}
-        found = {k: demangled.get(v, v) for k, v in found.items()}
-    return found
+    demangled = dict(zip(names, kernel_names.demangle(names)))
+    return {k: demangled.get(v, v) for k, v in found.items()}
 
 
 def read_compile_failure(obj):
@@ -446,15 +166,6 @@ def read_compile_warnings(obj):
 # the object holds; in its PTX, mma/wmma/wgmma/tcgen05, as a second signal) — itself or through a file
 # it calls into — is refused like a forbidden symbol. The FP64 tensor cores (DMMA) multiply and add
 # doubles exactly like DFMA and are allowed everywhere. stage_sass.py reads the machine code.
-
-def tensor_core_stages(header):
-    """The stages whose registry row allows the tensor cores in float ({"tensor"} today): the rows of
-    stage_table() that end with `true` after their variants."""
-    text = re.sub(r"//[^\n]*", "", Path(header).read_text())
-    body = text[text.find("stage_table()"):]
-    rows = re.split(r'(?m)^\s*\{"(?=\w+",\s*")', body)[1:]
-    return {row.split('"', 1)[0] for row in rows if re.search(r"\}\}\s*,\s*true\s*\}", row)}
-
 
 def tensor_reading_key(obj, tool):
     """What the tensor-core reading of an object depends on: the object's bytes, the rule's code (this
@@ -509,11 +220,12 @@ def tensor_core_use(objects, cuobjdump=None, cuda_home=None, cache=None):
                 record["skipped"].append(f"{o.stem}.cu: {error}")
             elif kernels:
                 found[o.stem] = kernels
-    names = stage_sass.demangle_all(sorted({k["kernel"] for ks in found.values() for k in ks}))
+    mangled = sorted({k["kernel"] for ks in found.values() for k in ks})
+    names, labels = dict(zip(mangled, kernel_names.demangle(mangled))), registry.precision_labels()
     for ks in found.values():
         for k in ks:
-            k["demangled"] = names.get(k["kernel"], k["kernel"])
-            k["name"] = stage_sass.short_name(k["demangled"])  # as the student wrote it
+            k["demangled"] = names[k["kernel"]]
+            k["name"] = kernel_names.short_name(k["demangled"], labels)  # as the student wrote it
     return found, record
 
 
@@ -560,10 +272,11 @@ def tensor_core_message(stage, flagged, allowed):
             f"its kernels run). Rejected by the symbol check's tensor-core rule; see {RULE}.")
 
 
-def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of=None,
+def scan(objects, exports=None, stages=None, protected=None, math=None, runs_of=None,
          tensor=None):
-    """The check of a set of stage objects; see the module's docstring. `protected` is {name: lib};
-    `runs_of` is registry_runs() of the registry header (which runs a missing entry point costs).
+    """The check of a set of stage objects; see the module's docstring. `exports` is the submission's
+    submission_exports.o (the registry's entry points, to find the missing ones); `protected` is {name: lib};
+    `runs_of` is registry.entry_point_runs() of the registry header (which runs a missing entry point costs).
     An object that does not exist is a file that did not compile when compile_stage.py left its
     verdict (<object>.failed) beside it, and is skipped (not built yet) otherwise."""
     objects = [Path(o) for o in objects]
@@ -581,7 +294,7 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
                 failed[o.stem] = verdict
             continue
         syms = read_symbols(str(o))
-        kernels = kernel_names(syms)
+        kernels = defined_kernels(syms)
         info[o.stem] = {
             "file": o.stem + ".cu",
             "object": str(o),
@@ -644,7 +357,7 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
 
     allowed = set()
     if tensor is not False:
-        allowed = set(tensor.get("allowed", tensor_core_stages(ROOT / "grader/include/gemmlab/stages.h")))
+        allowed = set(tensor.get("allowed", registry.tensor_core_stages()))
         found, tensor_record = tensor_core_use([i["object"] for i in info.values()], tensor.get("cuobjdump"),
                                                tensor.get("cuda_home"), tensor.get("cache"))
         tensor_core_problems(info, closure, stages, allowed, found)
@@ -706,9 +419,9 @@ def scan(objects, registry=None, stages=None, protected=None, math=None, runs_of
         result["stages"][stage] = {"disposition": "rejected", "problem": problem, "symbols": names,
                                    "rules": sorted({f["rule"] for f in flagged}),
                                    "files": sorted({f["file"] for f in flagged})}
-    if registry:
+    if exports:
         defined = set().union(*[set(o["defined"]) for o in info.values()]) if info else set()
-        for mangled, demangled, t in read_symbols(str(registry)):
+        for mangled, demangled, t in read_symbols(str(exports)):
             if t not in ("U", "w") or "gemmlab::submission::" not in demangled or mangled in defined:
                 continue
             m = re.search(r"gemmlab::submission::(\w+)(<[^()]*>)?\(", demangled)
@@ -896,7 +609,7 @@ def main():
     ap.add_argument("objects", nargs="*", help="the stage object files ($(SUB_BUILD)/stages/*.o)")
     ap.add_argument("--registry", help="the submission's submission_exports.o (to find missing entry points)")
     ap.add_argument("--protected", help="the protected libraries' exports (--write-protected writes it)")
-    ap.add_argument("--stages-header", default=str(ROOT / "grader/include/gemmlab/stages.h"))
+    ap.add_argument("--stages-header", default=str(registry.HEADER))
     ap.add_argument("--out", help="write the JSON here (atomically)")
     ap.add_argument("--source-dir", help="the submission's directory (verdicts name its files as typed)")
     ap.add_argument("--build-log", help="gather the compiles' commands and output here (and name it)")
@@ -905,7 +618,6 @@ def main():
     ap.add_argument("--verdicts", metavar="SYMBOLS_JSON", help="print the verdicts of a symbols.json again")
     ap.add_argument("--write-protected", metavar="OUT", help="write the protected libraries' exported names")
     ap.add_argument("--cuda-lib", default="/usr/local/cuda/lib64", help="the CUDA toolkit's library directory")
-    ap.add_argument("--stage-names", action="store_true", help="print the registry's stages (one library each)")
     ap.add_argument("--library", nargs=2, metavar=("SYMBOLS_JSON", "STAGE"),
                     help="print the objects of STAGE's library: its stage file and the files it calls into")
     ap.add_argument("--strict", metavar="SYMBOLS_JSON",
@@ -918,9 +630,6 @@ def main():
 
     if args.write_protected:
         write_protected(args.write_protected, args.cuda_lib)
-        return 0
-    if args.stage_names:
-        print(" ".join(stage_names(args.stages_header)))
         return 0
     if args.library:
         path, stage = args.library
@@ -940,9 +649,9 @@ def main():
         return 0
 
     owner, math = load_protected(args.protected)
-    result = scan(args.objects, args.registry, stage_names(args.stages_header), owner, math,
-                  registry_runs(args.stages_header),
-                  {"allowed": tensor_core_stages(args.stages_header), "cuobjdump": args.cuobjdump,
+    result = scan(args.objects, args.registry, registry.stage_names(args.stages_header), owner, math,
+                  registry.entry_point_runs(args.stages_header),
+                  {"allowed": registry.tensor_core_stages(args.stages_header), "cuobjdump": args.cuobjdump,
                    "cuda_home": args.cuda_home, "cache": args.tensor_cache})
     if args.source_dir:
         result["source_dir"] = args.source_dir

@@ -18,7 +18,8 @@ become one row per kernel (names demangled with c++filt). Dynamic shared memory 
 it is chosen at launch (make profile reports it). A kernel that spills is marked: its spilled values
 go through local memory (L1, then L2 and DRAM) instead of registers. STAGE=<stage>/<variant> (tiled/16,
 tensor/fp16) keeps the kernels of that variant: those whose template arguments name it
-(tiled_kernel<float, 16>) and those that name no variant of the stage (of_variant; make sass does the same).
+(tiled_kernel<float, 16>) and those that name no variant of the stage (kernel_names.of_variant; make sass
+does the same).
 
   stage_resources.py --nvcc /usr/local/cuda/bin/nvcc --flags "<nvcc flags>" student/tiled.cu ...
 """
@@ -27,12 +28,15 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernel_names  # noqa: E402  (demangled and short names; the kernels of a variant)
+import registry  # noqa: E402  (the stages' variants)
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
@@ -77,75 +81,6 @@ def parse_ptxas(text):
     return kernels
 
 
-def demangle_all(names):
-    """{mangled: demangled} through c++filt (names unchanged where it is missing)."""
-    if not names or not shutil.which("c++filt"):
-        return {n: n for n in names}
-    out = subprocess.run(["c++filt"], input="\n".join(names) + "\n", capture_output=True, text=True).stdout
-    lines = out.splitlines()
-    return {n: (lines[i] if i < len(lines) and lines[i] else n) for i, n in enumerate(names)}
-
-
-def short_name(full):
-    """"void gemmlab::submission::(anonymous namespace)::tiled_kernel<float, 16>(int, ...)" ->
-    "tiled_kernel<float, 16>" (return type, namespaces and parameters dropped)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from ncu_profile import short_name as shorten  # one definition of a kernel's short name
-    return shorten(full)
-
-
-def template_arguments(short):
-    """"tiled_kernel<float, 16>" -> ["float", "16"]: the top-level template arguments of a short name."""
-    if "<" not in short or not short.endswith(">"):
-        return []
-    args, depth, cur = [], 0, ""
-    for c in short[short.index("<") + 1:-1]:
-        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(c, 0)
-        if c == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-        else:
-            cur += c
-    return args + [cur.strip()] if cur.strip() else args
-
-
-def stage_variants(stage):
-    """The variants the registry (grader/include/gemmlab/stages.h) gives a stage, in its order: tiled ->
-    ["8", "16", "32"]; [] for a stage of one version; None for a stage it does not have."""
-    import scan_symbols  # the registry header's one reader (imported here: it imports this module's neighbours)
-    header = Path(__file__).resolve().parents[1] / "include" / "gemmlab" / "stages.h"
-    if stage not in scan_symbols.stage_names(header):
-        return None
-    found = []
-    for runs in scan_symbols.registry_runs(header).values():
-        found += [v for s, v, _ in runs if s == stage and v and v not in found]
-    return found
-
-
-def variant_problem(stage_arg):
-    """"" when STAGE= names a stage and, after a slash, one of its variants; else what is wrong."""
-    stage, _, variant = stage_arg.partition("/")
-    variants = stage_variants(stage)
-    if variants is None or not variant:
-        return ""  # the stage file's own checks speak of a stage that does not exist
-    if variant not in variants:
-        have = f"its variants are {', '.join(variants)}" if variants else "it has one version: say STAGE=" + stage
-        return f"stage {stage} has no variant {variant}: {have}"
-    return ""
-
-
-def of_variant(short, stage_arg):
-    """Whether a kernel (its short name) belongs to STAGE=<stage>/<variant>: a kernel whose template
-    arguments name the variant (tiled_kernel<float, 16> for tiled/16, tensor_float_kernel<fp16> for
-    tensor/fp16), or name none of the stage's variants (a kernel every variant launches). Without a
-    variant, every kernel does."""
-    stage, _, variant = stage_arg.partition("/")
-    if not variant:
-        return True
-    args = template_arguments(short)
-    return variant in args or not set(args) & set(stage_variants(stage) or [])
-
-
 def compile_file(nvcc, flags, source, workdir):
     """(kernels, error text or None) of one stage file."""
     cubin = Path(workdir) / (Path(source).stem + ".cubin")
@@ -187,7 +122,7 @@ def main(argv=None):
     ap.add_argument("--stage", default="", help="<stage>/<variant>: only the kernels of that variant (make's STAGE=)")
     ap.add_argument("sources", nargs="+", help="stage files (.cu)")
     args = ap.parse_args(argv)
-    problem = variant_problem(args.stage)
+    problem = registry.variant_problem(args.stage)
     if problem:
         print(f"resources: error: {problem} (STAGE={args.stage})", file=sys.stderr)
         return 2
@@ -200,7 +135,11 @@ def main(argv=None):
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             results = list(pool.map(lambda s: compile_file(args.nvcc, args.flags, s, work), args.sources))
     status = 0
-    names = demangle_all([k["name"] for kernels, _ in results for k in kernels])
+    mangled = [k["name"] for kernels, _ in results for k in kernels]
+    names = dict(zip(mangled, kernel_names.demangle(mangled)))
+    labels = registry.precision_labels()
+    stage, _, variant = args.stage.partition("/")
+    variants = registry.variants(stage)
     for source, (kernels, error) in zip(args.sources, results):
         print()
         if error:
@@ -212,9 +151,9 @@ def main(argv=None):
             continue
         for k in kernels:
             k["full"] = names.get(k["name"], k["name"])
-            k["short"] = short_name(k["full"])
+            k["short"] = kernel_names.short_name(k["full"], labels)
         arch = kernels[0]["arch"]
-        kernels = [k for k in kernels if of_variant(k["short"], args.stage)]
+        kernels = [k for k in kernels if kernel_names.of_variant(k["short"], variant, variants)]
         if not kernels:
             print(f"{source}: no kernels of {args.stage}")
             continue

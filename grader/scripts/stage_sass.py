@@ -45,9 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ncu_profile import short_name  # noqa: E402  (one definition of a kernel's short name)
-from stage_resources import demangle_all, of_variant, variant_problem  # noqa: E402  (one way to demangle
-# the kernels' names; one rule for the kernels of a variant, make resources' too)
+import kernel_names  # noqa: E402  (demangled and short names; the kernels of a variant, make resources' too)
+import registry  # noqa: E402  (the stages' variants; the tensor stage's input precisions)
 
 # ---- finding the disassembler --------------------------------------------------------------------
 
@@ -259,17 +258,18 @@ class KernelReport:
 def kernel_reports(listing):
     """[KernelReport] of a listing, names demangled."""
     fns = parse_listing(listing)
-    names = demangle_all(sorted({f.name for f in fns}))
+    mangled = sorted({f.name for f in fns})
+    names, labels = dict(zip(mangled, kernel_names.demangle(mangled))), registry.precision_labels()
     out = []
     for f in fns:
-        full = names.get(f.name, f.name)
+        full = names[f.name]
         counts = mix(f.instrs)
         tensor = {}
         for _a, t in f.instrs:
             op = opcode(t)
             if is_tensor(op):
                 tensor[op] = tensor.get(op, 0) + 1
-        out.append(KernelReport(f.name, full, short_name(full), f.arch, counts, loops(f), tensor))
+        out.append(KernelReport(f.name, full, kernel_names.short_name(full, labels), f.arch, counts, loops(f), tensor))
     return out
 
 
@@ -463,7 +463,7 @@ def main(argv=None):
     ap.add_argument("--json", help="write the counts here (for tests and scripts)")
     args = ap.parse_args(argv)
     obj, source = Path(args.object), args.source or args.object
-    problem = variant_problem(args.stage)
+    problem = registry.variant_problem(args.stage)
     if problem:
         print(f"sass: error: {problem} (STAGE={args.stage})", file=sys.stderr)
         return 2
@@ -491,7 +491,8 @@ def main(argv=None):
     fns = {(f.name, f.arch): f for f in parse_listing(listing)}
     if args.prec:
         reports = [k for k in reports if precision_of(k) in (args.prec, None)]
-    reports = [k for k in reports if of_variant(k.short, args.stage)]
+    stage, _, variant = args.stage.partition("/")
+    reports = [k for k in reports if kernel_names.of_variant(k.short, variant, registry.variants(stage))]
     archs = sorted({k.arch for k in reports}) or ["?"]
     only = [f"variant {args.stage.partition('/')[2]}"] * ("/" in args.stage) + [f"precision {args.prec}"] * bool(args.prec)
     print(f"sass: {source} for {', '.join(archs)}" + (f", {' and '.join(only)} only" if only else "")

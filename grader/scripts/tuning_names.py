@@ -20,6 +20,10 @@ import re
 import struct
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernel_names import demangle  # noqa: E402  (device names through c++filt; handout.py calls it from here)
 
 # Template arguments that are the API: the tile of gemm_tiled (and of the kernel behind it), the
 # input precision of gemm_tensor.
@@ -28,13 +32,6 @@ ALLOWED = re.compile(r"\b(?:gemm_tiled|tiled_kernel)<(?:float|double), (?:8|16|3
 # An integer template argument: right after '<' or ', ', optionally cast "(Type)", then digits,
 # then ',' or '>'.
 INTEGER_ARG = re.compile(r"(?:<|, )(?:\([\w:]+\))?-?\d+[ul]*(?=[,>])")
-
-
-def demangle(names):
-    if not names:
-        return []
-    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
-    return out.stdout.splitlines()
 
 
 def host_symbols(path):

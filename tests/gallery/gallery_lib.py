@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = ROOT / "tests" / "gallery"
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import registry  # noqa: E402
 import scan_symbols  # noqa: E402
 
 PRECISIONS = ("float", "double")
@@ -79,10 +80,9 @@ def scan(build, entry):
     objects = [sb / "stages" / f"{src.stem}.o" for src in stage_sources(entry)]
     exports = grader_build(build) / "submission_exports.o"
     owner, math = scan_symbols.load_protected(grader_build(build) / "protected-symbols.json")
-    header = ROOT / "grader/include/gemmlab/stages.h"
     return scan_symbols.scan([o for o in objects if o.exists() or Path(f"{o}.failed").exists()],
-                             exports if exports.exists() else None, scan_symbols.stage_names(header), owner, math,
-                             scan_symbols.registry_runs(header))
+                             exports if exports.exists() else None, registry.stage_names(), owner, math,
+                             registry.entry_point_runs())
 
 
 def compare_scan(entry, result):

@@ -1,9 +1,9 @@
 // gemmlab/stages.h — THE stage registry: the one list of stages in GEMM Lab.
 //
-// The checker, the benchmark, the scoring, the report and the handout all read this table (the
-// scripts read it through `gemmlab list --json`). Adding a stage takes one file in student/ (and
-// its solution in reference/), one declaration and one row below. docs/ARCHITECTURE.md walks
-// through an example.
+// The checker, the benchmark, the scoring, the report and the handout all read this table (report/
+// through `gemmlab list --json`, grader/scripts/ through registry.py). Adding a stage takes one file
+// in student/ (and its solution in reference/), one declaration and one row below.
+// docs/ARCHITECTURE.md walks through an example.
 //
 // Students include this header and never edit it.
 #pragma once

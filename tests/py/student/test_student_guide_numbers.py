@@ -14,7 +14,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import kernel_names  # noqa: E402
 import ncu_profile  # noqa: E402
+import registry  # noqa: E402
 import stage_resources  # noqa: E402
 
 GUIDE = ROOT / "docs" / "student-guide.md"
@@ -89,8 +91,8 @@ def test_the_guides_make_resources_line_is_the_compilers(tmp_path):
         NVCC, f"-std=c++17 -O3 -lineinfo -gencode arch=compute_90a,code={m.group(1)} -I{ROOT / 'grader/include'} "
               "-DGEMMLAB_NS=submission", ROOT / "reference" / "tiled.cu", tmp_path)
     assert error is None, error
-    names = stage_resources.demangle_all([k["name"] for k in kernels])
-    [k] = [k for k in kernels if stage_resources.short_name(names[k["name"]]) == "tiled_kernel<float, 16>"]
+    shorts = [kernel_names.short_name(full, {}) for full in kernel_names.demangle(k["name"] for k in kernels)]
+    [k] = [k for k, short in zip(kernels, shorts) if short == "tiled_kernel<float, 16>"]
     quoted = m.group(2).split()
     assert quoted[2] == str(k["registers"]) and quoted[3] == f"{k['smem_bytes']:,}", (quoted, k)
     assert f"2 × 16 × 16 × 4 = {2 * 16 * 16 * 4:,} B" in text
@@ -108,9 +110,7 @@ if __name__ == "__main__":
 def test_the_docs_count_the_stage_runs_of_the_registry():
     """`make check` prints "Checking N stage run(s)": every stage × variant × precision of the registry.
     The guide and correctness.md quote that line; their N is the registry's, whatever stages it gains."""
-    import scan_symbols  # noqa: E402
-    runs = {run for found in scan_symbols.registry_runs(ROOT / "grader/include/gemmlab/stages.h").values()
-            for run in found}
+    runs = {run for found in registry.entry_point_runs().values() for run in found}
     assert len(runs) >= 20
     for doc in ("student-guide.md", "correctness.md"):
         quoted = re.findall(r"Checking (\d+) stage run\(s\)", (ROOT / "docs" / doc).read_text())

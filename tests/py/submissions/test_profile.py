@@ -18,7 +18,9 @@ SCRIPTS = ROOT / "grader" / "scripts"
 FIXTURES = ROOT / "tests" / "fixtures" / "profile"
 sys.path.insert(0, str(SCRIPTS))
 sys.path.insert(0, str(ROOT / "report"))
+import kernel_names  # noqa: E402
 import ncu_profile  # noqa: E402
+import registry  # noqa: E402
 import stage_resources  # noqa: E402
 
 CSV = FIXTURES / "tiled-16-float.csv"
@@ -126,12 +128,6 @@ def test_runner_kernels_by_full_or_bare_name():
     assert ncu_profile.is_runner_kernel("fill_standalone")
     assert ncu_profile.is_runner_kernel("void gemmlab::count_mismatch<float>(const float *)")
     assert not ncu_profile.is_runner_kernel("void gemmlab::submission::tiled_kernel<float, 16>(int)")
-
-
-def test_short_names():
-    assert ncu_profile.short_name("void gemmlab::submission::(anonymous namespace)::reuse_kernel<double, 128, "
-                                  "std::pair<int, int>>(int, const double *)") == "reuse_kernel<double, 128, std::pair<int, int>>"
-    assert ncu_profile.short_name("sgemm_kernel") == "sgemm_kernel"
 
 
 def test_permission_denied_is_detected():
@@ -303,8 +299,8 @@ def test_resources_of_a_real_stage_file(tmp_path):
         NVCC, f"-std=c++17 -O3 -arch=sm_80 -I{ROOT / 'grader' / 'include'} -DGEMMLAB_NS=submission",
         ROOT / "student" / "naive.cu", tmp_path)
     assert error is None
-    names = stage_resources.demangle_all([k["name"] for k in kernels])
-    shorts = sorted(stage_resources.short_name(names[k["name"]]) for k in kernels)
+    labels = registry.precision_labels()
+    shorts = sorted(kernel_names.short_name(full, labels) for full in kernel_names.demangle(k["name"] for k in kernels))
     assert shorts == ["naive_kernel<double>", "naive_kernel<float>"]
     assert all(k["arch"] == "sm_80" and 0 < k["registers"] <= 255 and k["smem_bytes"] == 0 for k in kernels)
 
@@ -334,8 +330,8 @@ def test_resources_name_the_tensor_variants_as_the_student_knows_them(tmp_path):
         NVCC, f"-std=c++17 -O3 -arch=sm_80 -I{ROOT / 'grader' / 'include'} -DGEMMLAB_NS=submission",
         ROOT / "student" / "tensor.cu", tmp_path)
     assert error is None, error
-    names = stage_resources.demangle_all([k["name"] for k in kernels])
-    shorts = sorted(stage_resources.short_name(names[k["name"]]) for k in kernels)
+    labels = registry.precision_labels()
+    shorts = sorted(kernel_names.short_name(full, labels) for full in kernel_names.demangle(k["name"] for k in kernels))
     assert shorts == ["tensor_double_kernel", "tensor_float_kernel<3xtf32>", "tensor_float_kernel<fp16>",
                       "tensor_float_kernel<tf32>"], shorts
 
