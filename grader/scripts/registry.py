@@ -9,7 +9,7 @@ It reads the header itself, once per call, with the one parser below, and import
 the Makefile asks for the stage names before anything is built, and the symbol check
 (scan_symbols.py) runs during the build, before the judge exists. `gemmlab list --json` prints the
 same table as the grader compiled it, with what the grader computes from it (error bounds,
-architectures); report/ and the handout's check read that listing (tests/py/test_registry.py holds
+architectures); report/ and the handout's check read that listing (tests/py/grader/test_registry.py holds
 the two readings together).
 """
 from __future__ import annotations
@@ -70,6 +70,12 @@ def read(header=HEADER):
         stages.append(Stage(row.split('"', 1)[0], tuple(labels), bool(TENSOR_CORES.search(row)),
                             tuple(entry_points)))
     return stages
+
+
+def declared_functions(header=HEADER):
+    """The names of every function the registry header declares a stage file defines (each returns
+    Status): the stages' entry points and the pitched stage's helpers."""
+    return set(re.findall(r"Status\s+(\w+)\s*\(", re.sub(r"//[^\n]*", "", Path(header).read_text())))
 
 
 def stage_names(header=HEADER):

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tomllib
 from pathlib import Path
@@ -13,6 +14,9 @@ from pathlib import Path
 from handout_base import MANIFEST, ROOT, HandoutError, normalize, run, sha256
 from handout_files import NEVER, matches
 from handout_library import REF_LIB, REGISTRY_SYMBOL, arch_number, fatbin_entries, global_symbols, library_symbol_names
+
+sys.path.insert(0, str(ROOT / "grader" / "scripts"))
+import registry  # noqa: E402  (grader/scripts: the stage registry's reader)
 
 TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
 
@@ -57,7 +61,7 @@ def distinctive_reference_lines():
         if p.is_file() and p.suffix in (".h", ".cpp", ".cu", ".cuh"):
             public.update(normalize(l) for l in p.read_text(errors="replace").splitlines())
     # The entry points' signature lines are dictated by the registry, like the instantiations.
-    names = set(re.findall(r"Status\s+(\w+)\s*\(", (ROOT / "grader/include/gemmlab/stages.h").read_text()))
+    names = registry.declared_functions()
     signature = re.compile(r"^(template\s*<[^>]*>\s*)?Status\s+(" + "|".join(sorted(names)) + r")\s*\(")
     lines = {}
     for src in sorted((ROOT / "reference").rglob("*")):
@@ -282,7 +286,8 @@ def check_grading(rep, tree, env, log, no_gpu=False):
 # them there as soon as any of them differs.
 TESTED_HERE = ["tests/py/report/test_report.py", "tests/py/report/test_report_provenance.py", "tests/py/report/test_report_reading.py"]
 TESTED_HERE_READS = ["report", "tests/fixtures/report", "student", "grader/scripts/fingerprint.py",
-                     "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py", "Makefile", "tests/py/conftest.py"]
+                     "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py",
+                     "grader/scripts/ncu_profile.py", "grader/scripts/registry.py", "grader/scripts/kernel_names.py", "Makefile", "tests/py/conftest.py"]
 
 
 def tree_digest(top, rel):

@@ -4,7 +4,6 @@ library whose only global symbol is the registry, and what can be read back out 
 import os
 import re
 import struct
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +13,7 @@ from handout_base import ROOT, HandoutError, cuda_home, run, say
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import object_cache  # noqa: E402  (grader/scripts)
+from kernel_names import demangle  # noqa: E402
 
 REF_LIB = "reference/lib/libgemmlab_reference.a"
 REGISTRY_SYMBOL = "gemmlab::reference::registry()"  # the one global symbol the library keeps
@@ -36,13 +36,6 @@ def gencode_flags(archs, ptx):
         top = max(arch_number(a) for a in archs)
         flags += ["-gencode", f"arch=compute_{top},code=compute_{top}"]
     return flags
-
-
-def demangle(names):
-    if not names:
-        return []
-    proc = subprocess.run(["c++filt"], input="\n".join(names) + "\n", text=True, capture_output=True, check=True)
-    return proc.stdout.splitlines()
 
 
 def global_symbols(obj):
@@ -162,7 +155,7 @@ def library_symbol_names(lib):
             names.update(tuning_names.host_symbols(str(obj)))
             device, _ = tuning_names.device_symbols(str(obj))
             raw = {m.decode() for m in re.findall(rb"_Z[A-Za-z0-9_]{4,}", obj.read_bytes())}
-            names.update(tuning_names.demangle(sorted(set(device) | raw)))
+            names.update(demangle(sorted(set(device) | raw)))
     return names, tuning_names.refused
 
 
