@@ -29,8 +29,7 @@ bool map_buffers(BenchSession& s, const NamedBuffers& buffers, bool with_flags, 
     return problem->empty();
 }
 
-std::optional<BenchSession> start_bench_session(RunnerKind kind, const std::string& stage, const NamedBuffers& buffers,
-                                                std::string* problem) {
+BenchSession spawn_bench_session(RunnerKind kind, const std::string& stage) {
     BenchSession s;
     s.kind = kind;
     s.stage = stage;
@@ -39,6 +38,16 @@ std::optional<BenchSession> start_bench_session(RunnerKind kind, const std::stri
     const std::vector<std::string> stages = stage.empty() ? std::vector<std::string>{} : std::vector<std::string>{stage};
     s.proc = std::make_unique<ChildProcess>(runner_executable(kind), serve_arguments(kind, stages), ChildLimits{},
                                             runner_sandbox(kind, stages));
+    return s;
+}
+
+std::optional<BenchSession> start_bench_session(RunnerKind kind, const std::string& stage, const NamedBuffers& buffers,
+                                                std::string* problem) {
+    return finish_bench_session(spawn_bench_session(kind, stage), buffers, problem);
+}
+
+std::optional<BenchSession> finish_bench_session(BenchSession s, const NamedBuffers& buffers, std::string* problem) {
+    const RunnerKind kind = s.kind;
     bool timed_out = false;
     std::string why = await_event(*s.proc, "ready", kRunnerStartSeconds, &timed_out);
     if (why.empty() && !map_buffers(s, buffers, true, &why) && why.empty()) why = "it could not map the buffers";
