@@ -255,7 +255,7 @@ stamp_stale = $(if $(call same,$(file <$(1)),$(2)),,FORCE)
 #                      submission code
 #   grader/src/runner  what runs beside the code it calls: gemmlab-stages (the submission's stages) and
 #                      gemmlab-baselines (the reference, cuBLAS): map the judge's buffers, call, report
-#   grader/src/common  what both share: the model, shapes, statistics, the messages between them
+#   grader/src/common  what both share: the vocabulary (precisions, shapes, dispositions), shapes, statistics, the messages between them
 JUDGE_MAINS := grader/src/judge/main.cpp grader/src/judge/registry_names.cpp grader/src/judge/config_main.cpp
 RUNNER_MAINS := grader/src/runner/submission_main.cpp grader/src/runner/baselines_main.cu \
                 grader/src/runner/registry.cpp grader/src/runner/submission_exports.cpp \

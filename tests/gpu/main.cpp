@@ -9,7 +9,7 @@
 #include "common/cuda_check.h"
 #include "common/protocol.h"
 #include "gpu_test.h"
-#include "judge/runners.h"
+#include "judge/runner_launch.h"
 #include "judge/sandbox_probe.h"
 
 int main(int argc, char** argv) {

@@ -79,6 +79,10 @@ GPU_TEST_CASE("naive and cuBLAS are timed by the judge, every call verified; a s
             CHECK(cublas.verified == 0);  // cuBLAS is the yardstick, not a suspect
             CHECK(stub.disposition == Disposition::not_implemented);
         }
+        // One runner for the grader's own items at every shape, then one per submission stage for all
+        // of its shapes (not one per stage and shape: each start is CUDA's set-up again).
+        CHECK(out.runners == std::vector<std::string>{"", "naive", "reuse"});
+        CHECK(out.restarts.empty());
     }
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/bound.h"
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 using namespace gemmlab;
 

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 #include "common/sides.h"
 #include "common/stats.h"
 

@@ -12,7 +12,7 @@ constexpr const char* kStageRunnerName = "gemmlab-stages";
 constexpr const char* kBaselineRunnerName = "gemmlab-baselines";
 // The library of one stage of the submission, beside gemmlab-stages (runner/submission_library.h): its
 // stage file and the files that file calls into. The sandbox lets a runner read the libraries of the
-// stages it runs and nothing else of the build directory (judge/runners.cpp, judge/sandbox.cpp).
+// stages it runs and nothing else of the build directory (judge/runner_launch.cpp, judge/sandbox.cpp).
 inline std::string submission_library_name(const std::string& stage) {
     return "libgemmlab-submission-" + stage + ".so";
 }

@@ -35,7 +35,7 @@
 
 #include <cmath>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 #include "gemmlab/stages.h"
 
 #ifdef __CUDACC__

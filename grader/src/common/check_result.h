@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

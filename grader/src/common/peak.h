@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

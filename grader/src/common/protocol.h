@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/bench_plan.h"
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab::protocol {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 #include "common/sides.h"
 
 namespace gemmlab {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

@@ -44,7 +44,7 @@
 #include "judge/isolation.h"
 #include "judge/nvml.h"
 #include "judge/reference_gemm.h"
-#include "judge/runners.h"
+#include "judge/bench_session.h"
 
 namespace gemmlab {
 namespace {
@@ -58,8 +58,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // before the judge starts the clock anyway: a stage that synchronizes inside its call waits for the
 // go word itself, and its host time then counts.
 constexpr double kArmSeconds = 0.2;
-// How long a runner may take to start CUDA (and the submission's library) and to map the buffers.
-constexpr double kRunnerStartSeconds = 60;
 constexpr double kRunnerExitSeconds = 5;
 // Positions of C sampled after the done word, before the second stamp (over the interval's n C's): an
 // interval that said it was done with a fraction f of its C's unwritten passes with probability (1-f)^kSamples.
@@ -98,13 +96,7 @@ Timing lost(const Shape& s, Disposition d, const std::string& why) {
     return t;
 }
 
-// One runner process and the flag words the judge shares with it.
-struct Session {
-    RunnerKind kind = RunnerKind::baselines;
-    std::unique_ptr<ChildProcess> proc;
-    ExportedBuffer flags;
-    uint32_t go = 0;
-};
+using Session = BenchSession;
 
 // Where one item's operands sit in the judge's buffers: leading dimensions of the dense layout the
 // shape asks for, or of rows at the pitch cudaMallocPitch gives (the pitched stage's timed calls).
@@ -168,10 +160,28 @@ public:
             const std::string problem = shapes_memory_problem(plan_.shapes, plan_.precision, double(free_bytes), double(total_bytes));
             if (!problem.empty()) throw std::invalid_argument(problem);  // before anything is timed
         }
+        // Phase 1, at every shape: the calibration, then the grader's own items, in its own runner.
         baselines_ = start_session(RunnerKind::baselines);
         if (!baselines_) throw JudgeUnavailable(start_problem_);
-        for (size_t si = 0; si < plan_.shapes.size(); ++si) run_shape(si);
+        for (size_t si = 0; si < plan_.shapes.size(); ++si) time_own_items(si);
         end_session(baselines_);
+        // Phase 2: each of the submission's stages at every shape, in a runner of its own (with that
+        // stage's library only) that ends before the next stage's starts.
+        std::vector<std::string> stages;
+        for (const BenchItem& item : plan_.items)
+            if (item.kind == BenchItem::Kind::stage && item.side == Side::submission &&
+                std::find(stages.begin(), stages.end(), item.stage) == stages.end())
+                stages.push_back(item.stage);
+        // Their runners start together, before any stage's code runs (each opens its library at its first
+        // call), so that CUDA's set-up in each overlaps the others'.
+        for (const std::string& stage : stages) {
+            out_.runners.push_back(stage);
+            ahead_.emplace(stage, spawn_bench_session(RunnerKind::submission, stage));
+        }
+        for (const std::string& stage : stages) {
+            for (size_t si = 0; si < plan_.shapes.size(); ++si) time_stage(stage, si);
+            end_session(submission_);
+        }
         json calibration = json::array();
         for (const Timing& t : out_.calibration)
             calibration.push_back({{"shape", t.shape.dims()}, {"calls_per_interval", t.calls_per_interval},
@@ -183,74 +193,36 @@ public:
 
 private:
     // ---- runner sessions --------------------------------------------------------------------------
-    // A runner: the grader's own (stage ""), or the submission's for one stage, with that stage's library.
+    // A runner: the grader's own (stage ""), or the submission's for one stage, with that stage's library,
+    // holding the current shape's buffers.
     std::optional<Session> start_session(RunnerKind kind, const std::string& stage = "") {
-        Session s;
-        s.kind = kind;
-        s.flags = ExportedBuffer(protocol::kExportGranularity);
-        CUDA_CHECK(cudaMemset(s.flags.get(), 0, s.flags.bytes()));
-        ChildLimits limits;
-        const std::vector<std::string> stages = stage.empty() ? std::vector<std::string>{} : std::vector<std::string>{stage};
-        s.proc = std::make_unique<ChildProcess>(runner_executable(kind), serve_arguments(kind, stages), limits,
-                                                runner_sandbox(kind, stages));
-        bool timed_out = false;
-        std::string why = await(*s.proc, "ready", kRunnerStartSeconds, &timed_out);
-        if (why.empty() && !map(s, true)) why = start_problem_;
-        if (!why.empty()) {
-            const ChildEnd end = s.proc->reap(0, timed_out ? "its start" : "");
-            start_problem_ = std::string(kind == RunnerKind::baselines ? "the grader's own runner" : "the submission's runner") +
-                             " did not start: " + why + " (" + describe_end(end) + ")" +
-                             (end.output_tail.empty() ? "" : "; it printed: " + end.output_tail);
-            return std::nullopt;
-        }
-        return s;
+        out_.runners.push_back(stage);
+        return start_bench_session(kind, stage, buffers(), &start_problem_);
     }
-
-    // Maps the current shape's buffers (and, the first time, the flags) into the runner.
-    bool map(Session& s, bool with_flags) {
-        json buffers = json::array();
-        auto add = [&](const char* name, const ExportedBuffer& b) {
-            buffers.push_back({{"name", name}, {"handle", b.handle_hex()}, {"bytes", b.bytes()}});
-        };
-        if (with_flags) add("flags", s.flags);
-        if (A_.get()) add("A", A_), add("B", B_), add("C", C_);
-        bool timed_out = false;
-        if (!s.proc->send({{"op", "map"}, {"buffers", buffers}})) {
-            start_problem_ = "it stopped reading its requests";
-            return false;
-        }
-        start_problem_ = await(*s.proc, "mapped", kRunnerStartSeconds, &timed_out);
-        return start_problem_.empty();
+    // The stage's runner spawned with the others at the start of phase 2, ready and mapped; nothing when
+    // it is gone already (used, or lost) or did not start — a fresh one then answers for the stage.
+    std::optional<Session> started_ahead(const std::string& stage) {
+        const auto it = ahead_.find(stage);
+        if (it == ahead_.end()) return std::nullopt;
+        Session s = std::move(it->second);
+        ahead_.erase(it);
+        std::string problem;
+        return finish_bench_session(std::move(s), buffers(), &problem);
     }
-
-    void end_session(std::optional<Session>& s, const std::string& killed_for = "") {
-        if (!s) return;
-        if (killed_for.empty()) {
-            s->proc->send({{"op", "exit"}});
-            bool t = false;
-            while (auto ev = s->proc->receive(kRunnerExitSeconds, &t))
-                if ((*ev)["event"] == "done") break;
-        }
-        s->proc->reap(kRunnerExitSeconds, killed_for);
-        s.reset();
-    }
-
-    static std::string await(ChildProcess& p, const char* want, double seconds, bool* timed_out) {
-        for (;;) {
-            const auto ev = p.receive(seconds, timed_out);
-            if (!ev) return *timed_out ? "it said nothing for " + std::to_string(int(seconds)) + " s" : "it ended";
-            if ((*ev)["event"] == want) return "";
-            if ((*ev)["event"] == "fatal") return ev->value("error", "it stopped");
-        }
-    }
+    NamedBuffers buffers() const { return {{"A", &A_}, {"B", &B_}, {"C", &C_}}; }
+    bool map(Session& s) { return map_buffers(s, buffers(), false, &start_problem_); }
+    void end_session(std::optional<Session>& s, const std::string& killed_for = "") { end_bench_session(s, killed_for); }
 
     // ---- one shape --------------------------------------------------------------------------------
     Layout layout_of(const ItemRun& r) const { return r.pitched ? pitched_ : dense_; }
 
-    void run_shape(size_t si) {
+    // Makes shape si the current one: its layouts and operands (the last shape's freed first). The
+    // number of operand sets and the calibration are the first visit's (phase 1), kept for phase 2.
+    void enter_shape(size_t si) {
         Shape s = plan_.shapes[si];
         s.alpha = 1.0, s.beta = 0.0;
         shape_ = s;
+        shape_index_ = si;
         dense_ = {s.eff_lda(), s.eff_ldb(), s.eff_ldc()};
         pitched_ = {pitch_elems(s.K), pitch_elems(s.N), pitch_elems(s.N)};
         // One call's A, B and C in the larger of the two layouts (pitched rows may be longer).
@@ -264,49 +236,57 @@ private:
         flush_now_ = flush_.size() && (a + b + c) * sizeof(T) <= kL2ResidentFactor * ctx_.l2_bytes;
         A_ = ExportedBuffer(), B_ = ExportedBuffer(), C_ = ExportedBuffer();  // the last shape's first
         A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
-        slots_ = slots_for(s);
+        if (slots_of_.size() <= si) slots_of_.resize(si + 1, 0);
+        if (!slots_of_[si]) slots_of_[si] = slots_for(s);
+        slots_ = slots_of_[si];
         A_ = ExportedBuffer(stride_a_ * slots_ * sizeof(T));
         B_ = ExportedBuffer(stride_b_ * slots_ * sizeof(T));
         C_ = ExportedBuffer(stride_c_ * slots_ * sizeof(T));
         A0_ = DeviceBuffer<T>(stride_a_ * slots_);
         B0_ = DeviceBuffer<T>(stride_b_ * slots_);
-        if (!map(*baselines_, false)) throw JudgeUnavailable("the grader's own runner could not map the buffers: " + start_problem_);
-
-        // Phase 1: the calibration (every number of calls per interval an item may use), then the
-        // grader's own items.
-        calibration_.clear();
-        for (int n = 1; n <= slots_; n *= 2) calibrate(si, n);
-        std::vector<ItemRun> own, submitted;
-        for (size_t i = 0; i < plan_.items.size(); ++i) {
-            ItemRun r = set_up(plan_.items[i], i, si);
-            (plan_.items[i].kind == BenchItem::Kind::stage && plan_.items[i].side == Side::submission ? submitted : own)
-                .push_back(std::move(r));
-        }
-        std::vector<ItemRun*> own_items;
-        for (ItemRun& r : own) own_items.push_back(&r);
-        round_robin(own_items, baselines_, si);
-        // Phase 2: the submission's stages, each in a runner of its own (with that stage's library only)
-        // that ends before the next starts and before anything else runs.
-        std::vector<std::string> stages;
-        for (const ItemRun& r : submitted)
-            if (std::find(stages.begin(), stages.end(), r.item->stage) == stages.end()) stages.push_back(r.item->stage);
-        for (const std::string& stage : stages) {
-            std::vector<ItemRun*> mine;
-            for (ItemRun& r : submitted)
-                if (r.item->stage == stage) mine.push_back(&r);
-            time_stage(stage, mine, si);
-        }
-        for (ItemRun& r : own) out_.timings[r.index][si] = r.result;
-        for (ItemRun& r : submitted) out_.timings[r.index][si] = r.result;
-        A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
+        if (calibrations_.size() <= si) calibrations_.resize(si + 1);
     }
 
-    // The items of one of the submission's stages at this shape, in a runner started for that stage
-    // (another when one is lost), ended when they are done.
-    void time_stage(const std::string& stage, const std::vector<ItemRun*>& items, size_t si) {
+    // Phase 1 at shape si: the calibration (every number of calls per interval an item may use), then
+    // the grader's own items, round-robin.
+    void time_own_items(size_t si) {
+        enter_shape(si);
+        if (!map(*baselines_)) throw JudgeUnavailable("the grader's own runner could not map the buffers: " + start_problem_);
+        for (int n = 1; n <= slots_; n *= 2) calibrate(si, n);
+        std::vector<ItemRun> own;
+        for (size_t i = 0; i < plan_.items.size(); ++i)
+            if (!(plan_.items[i].kind == BenchItem::Kind::stage && plan_.items[i].side == Side::submission))
+                own.push_back(set_up(plan_.items[i], i, si));
+        std::vector<ItemRun*> items;
+        for (ItemRun& r : own) items.push_back(&r);
+        round_robin(items, baselines_, si);
+        for (ItemRun& r : own) out_.timings[r.index][si] = r.result;
+    }
+
+    // Phase 2: the items of one of the submission's stages at shape si, in that stage's runner (started
+    // at its first shape, another when one is lost; the caller ends it after its last shape).
+    void time_stage(const std::string& stage, size_t si) {
+        try {
+            enter_shape(si);
+        } catch (const CudaError& e) {
+            // The judge's own allocations fail only when the GPU's memory is gone: the runner holds it.
+            if (!is_out_of_memory(e) || !submission_) throw;
+            out_.restarts.push_back(stage + " before " + plan_.shapes[si].dims() + ": its runner held the GPU's memory");
+            end_session(submission_, "holding the GPU's memory");
+            enter_shape(si);
+        }
+        if (submission_ && !map(*submission_)) end_session(submission_, "not mapping the next shape's buffers");
+        std::vector<ItemRun> mine;
+        for (size_t i = 0; i < plan_.items.size(); ++i)
+            if (plan_.items[i].kind == BenchItem::Kind::stage && plan_.items[i].side == Side::submission &&
+                plan_.items[i].stage == stage)
+                mine.push_back(set_up(plan_.items[i], i, si));
+        std::vector<ItemRun*> items;
+        for (ItemRun& r : mine) items.push_back(&r);
         while (std::any_of(items.begin(), items.end(), [](const ItemRun* r) { return !r->done; })) {
             if (!submission_) {
-                submission_ = start_session(RunnerKind::submission, stage);
+                submission_ = started_ahead(stage);
+                if (!submission_) submission_ = start_session(RunnerKind::submission, stage);
                 if (!submission_) {
                     for (ItemRun* r : items)
                         if (!r->done) stop(*r, Disposition::crashed, start_problem_);
@@ -315,7 +295,8 @@ private:
             }
             round_robin(items, submission_, si);
         }
-        end_session(submission_);
+        for (ItemRun& r : mine) out_.timings[r.index][si] = r.result;
+        A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
     }
 
     // How many calls' operands this shape holds: enough for an interval of min_interval_ms of calls
@@ -402,7 +383,7 @@ private:
             events.push_back(c.event_ms);
         }
         const double overhead = calibration_ms(intervals, events);
-        calibration_[n] = overhead;
+        calibrations_[si][n] = overhead;
         const Summary sum = summarize(intervals);
         Timing t;
         t.shape = plan_.shapes[si];
@@ -463,7 +444,7 @@ private:
         if (baselines) {
             baselines_ = start_session(RunnerKind::baselines);
             if (!baselines_) throw JudgeUnavailable(start_problem_);
-            if (!map(*baselines_, false)) throw JudgeUnavailable(start_problem_);
+            if (!map(*baselines_)) throw JudgeUnavailable(start_problem_);
         }
     }
 
@@ -508,7 +489,7 @@ private:
             if (!problem.empty()) return stop(r, Disposition::failed, problem);
         }
         r.calls += n;
-        const double per_call_ms = call_time_ms(c.interval_ms, calibration_.at(n)) / n;
+        const double per_call_ms = call_time_ms(c.interval_ms, calibrations_[si].at(n)) / n;
         r.spent += seconds_since(t_step);
         if (r.per_interval == 0) {
             // Sized from the shorter of the judge's time and the call's own events: another context's time
@@ -745,7 +726,7 @@ private:
         t.seconds = r.spent;
         const int n = std::max(r.per_interval, 1);
         t.calls_per_interval = n;
-        if (calibration_.count(n)) t.overhead_ms = calibration_.at(n) / n;
+        if (const auto& cal = calibrations_[shape_index_]; cal.count(n)) t.overhead_ms = cal.at(n) / n;
         if (t.disposition == Disposition::skipped && !r.times.empty()) {  // it ran to the end of its repetitions
             const Summary sum = summarize(r.times);
             t.intervals = sum.count;
@@ -784,6 +765,7 @@ private:
     GpuShape shape_of_gpu_;
     double peak_ = 0;
     std::optional<Session> baselines_, submission_;
+    std::map<std::string, Session> ahead_;  // phase 2's runners, spawned together, not yet used
     std::string start_problem_;
     std::map<size_t, std::string> skipped_;  // items lost at an earlier shape
     DeviceBuffer<uint64_t> stamps_{2};
@@ -794,13 +776,16 @@ private:
     bool flush_now_ = false;  // at this shape (run_shape)
     int flush_value_ = 0;
     Shape shape_;
+    size_t shape_index_ = 0;
     Layout dense_, pitched_;
     // The shape's operands: slots_ sets, call i of an interval on set i (element offsets i·stride).
     int slots_ = 1;
     size_t stride_a_ = 0, stride_b_ = 0, stride_c_ = 0;
     ExportedBuffer A_, B_, C_;
     DeviceBuffer<T> A0_, B0_;
-    std::map<int, double> calibration_;  // the judge's overhead per interval, by calls per interval
+    // Per shape (phase 1): the operand sets, and the judge's overhead per interval by calls per interval.
+    std::vector<int> slots_of_;
+    std::vector<std::map<int, double>> calibrations_;
 };
 
 }  // namespace

@@ -1,14 +1,16 @@
 // bench_engine.h — the one benchmark engine of `gemmlab bench` and `gemmlab grade`: a BenchPlan timed
 // by the judge's clock, every item's calls in a runner process (docs/timing.md).
 //
-// Per shape, two phases, never overlapping:
-//   1. the grader's own runner (gemmlab-baselines) times `launch` (its kernel that writes C: the
-//      calibration of the judge's clock at this shape, for each number of calls per interval), then
-//      the reference's naive baseline, cuBLAS and the reference stages, round-robin: one interval of
-//      each per round;
-//   2. for each of the submission's stages, a fresh runner of the submission (gemmlab-stages) that opens
-//      that stage's library only times its variants, round-robin, and is ended before anything else is
-//      timed, so no work it leaves behind can slow a baseline or another stage.
+// Two phases, never overlapping:
+//   1. at every shape, the grader's own runner (gemmlab-baselines) times `launch` (its kernel that
+//      writes C: the calibration of the judge's clock at this shape, for each number of calls per
+//      interval), then the reference's naive baseline, cuBLAS and the reference stages, round-robin:
+//      one interval of each per round; then it ends;
+//   2. for each of the submission's stages, a runner of the submission (gemmlab-stages) that opens that
+//      stage's library only times its variants at every shape, round-robin, and is ended before the
+//      next stage's starts, so no work it leaves behind can slow another stage — and none existed while
+//      a baseline was timed. One runner per stage, not per stage and shape: a runner's start (CUDA's
+//      set-up) is a quarter of a second.
 // A runner that crashes or hangs costs the item whose call was running (crashed / timed_out, and
 // skipped at later shapes); the other items go on in a fresh runner.
 #pragma once
@@ -32,6 +34,7 @@ struct BenchOutcome {
     std::vector<Timing> calibration;
     nlohmann::json device;              // peak, clocks at start and end, L2 size (results `device`)
     std::vector<std::string> restarts;  // why a runner had to be restarted, if one had to
+    std::vector<std::string> runners;   // every runner started, in order: its stage ("" for the grader's own)
 };
 
 struct BenchRunOptions {

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -227,8 +228,18 @@ json run_checks(GpuContext& ctx, const CheckOptions& opt) {
     std::vector<StubAnswer> stub(runs.size());
     const std::vector<StubAnswer> answers = find_stubs(ctx, to_probe);
     for (size_t j = 0; j < answers.size(); ++j) stub[probed[j]] = answers[j];
+    // Each run's runner is started while the run before it is checked (start_check_runner).
+    auto needs_runner = [&](size_t i) { return !stub[i].stub && unsupported_reason(runs[i], ctx.device_arch, ctx.code_arch).empty(); };
+    std::unique_ptr<ChildProcess> next;
+    size_t next_for = runs.size();
     for (size_t i = 0; i < runs.size(); ++i) {
         const StageRun& run = runs[i];
+        std::unique_ptr<ChildProcess> runner = next_for == i ? std::move(next) : nullptr;
+        if (needs_runner(i)) {
+            next_for = i + 1;
+            while (next_for < runs.size() && !needs_runner(next_for)) ++next_for;
+            if (next_for < runs.size()) next = start_check_runner(planned[next_for]);
+        }
         if (const std::string why = unsupported_reason(run, ctx.device_arch, ctx.code_arch); !why.empty()) {
             json r{{"stage", run.stage->name}, {"variant", run.variant->label}, {"precision", precision_name(run.precision)},
                    {"disposition", "unsupported"}, {"problem", why}, {"cases", json::array()}, {"expected_cases", 0}};
@@ -243,7 +254,7 @@ json run_checks(GpuContext& ctx, const CheckOptions& opt) {
                       << precision_name(run.precision) << "  case " << c + 1 << "/" << shapes.size() << "  "
                       << shapes[c].dims() << std::flush;
         };
-        const ChildOutcome out = stub[i].stub ? stub_outcome(cr, stub[i]) : check_stage_run(ctx, cr, on_case);
+        const ChildOutcome out = stub[i].stub ? stub_outcome(cr, stub[i]) : check_stage_run(ctx, cr, on_case, std::move(runner));
         if (opt.progress) std::cout << "\r\033[K" << std::flush;
         json r = collect_stage_run(run.stage->name, run.variant->label, run.precision, shapes.size(), out);
         if (stub[i].stub) r["process"]["end"] = kStubProbeEnd;

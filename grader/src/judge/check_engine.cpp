@@ -18,7 +18,7 @@
 #include "judge/device_ops.h"
 #include "judge/guard.h"
 #include "judge/reference_gemm.h"
-#include "judge/runners.h"
+#include "judge/runner_launch.h"
 
 namespace gemmlab {
 namespace {
@@ -252,32 +252,26 @@ private:
     std::string fatal_;
 };
 
-// The runner's first words: "ready", then "mapped". "" when both came.
-std::string await_event(ChildProcess& runner, const char* want, double seconds, bool* timed_out) {
-    for (;;) {
-        const auto ev = runner.receive(seconds, timed_out);
-        if (!ev) return *timed_out ? "it said nothing for " + std::to_string(int(seconds)) + " s" : "it ended";
-        if ((*ev)["event"] == want) return "";
-        if ((*ev)["event"] == "fatal") return ev->value("error", "it stopped");
-    }
-}
-
 template <typename T>
 ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& st, const StageVariant& v,
-                         const std::function<void(size_t)>& on_case) {
+                         const std::function<void(size_t)>& on_case, std::unique_ptr<ChildProcess> started) {
     ChildOutcome out;
     const auto t0 = Clock::now();
     const ErrorBound bound = error_bound(run.precision, v);
-    const RunnerKind kind = run.side == Side::submission ? RunnerKind::submission : RunnerKind::baselines;
-    ChildProcess runner(runner_executable(kind), serve_arguments(kind, {run.stage}), run.limits,
-                        runner_sandbox(kind, {run.stage}));
-    out.events.push_back(runner.sandbox());
-    out.events.push_back({{"event", "start"}, {"cases", run.shapes.size()}});
+    const bool ahead = started != nullptr;
+    const std::unique_ptr<ChildProcess> owned = ahead ? std::move(started) : start_check_runner(run);
+    ChildProcess& runner = *owned;
     CaseRunner<T> cases(ctx, run, st, bound, runner, arena_for(run.shapes));
     bool timed_out = false;
     std::string failure = await_event(runner, "ready", kRunnerStartSeconds, &timed_out);
     if (failure.empty() && !runner.send(cases.map_request())) failure = "it stopped reading its requests";
     if (failure.empty()) failure = await_event(runner, "mapped", kRunnerStartSeconds, &timed_out);
+    if (!failure.empty() && ahead) {  // started beside the run before: its start is not this run's to answer for
+        runner.reap(0, timed_out ? "its start" : "");
+        return check_typed<T>(ctx, run, st, v, on_case, nullptr);
+    }
+    out.events.push_back(runner.sandbox());
+    out.events.push_back({{"event", "start"}, {"cases", run.shapes.size()}});
     std::string killed_for;
     if (!failure.empty()) {
         out.events.push_back({{"event", "fatal"}, {"error", "the runner did not start: " + failure}});
@@ -449,12 +443,19 @@ ChildOutcome stub_outcome(const CheckRun& run, const StubAnswer& answer) {
     return out;
 }
 
-ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::function<void(size_t)>& on_case) {
+std::unique_ptr<ChildProcess> start_check_runner(const CheckRun& run) {
+    const RunnerKind kind = run.side == Side::submission ? RunnerKind::submission : RunnerKind::baselines;
+    return std::make_unique<ChildProcess>(runner_executable(kind), serve_arguments(kind, {run.stage}), run.limits,
+                                          runner_sandbox(kind, {run.stage}));
+}
+
+ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::function<void(size_t)>& on_case,
+                             std::unique_ptr<ChildProcess> runner) {
     const StageInfo* st = find_stage(run.side, run.stage);
     const StageVariant* v = st ? find_variant(*st, run.variant) : nullptr;
     if (!v) throw std::invalid_argument("no stage " + run.stage + "/" + run.variant);
-    return run.precision == Precision::f32 ? check_typed<float>(ctx, run, *st, *v, on_case)
-                                           : check_typed<double>(ctx, run, *st, *v, on_case);
+    return run.precision == Precision::f32 ? check_typed<float>(ctx, run, *st, *v, on_case, std::move(runner))
+                                           : check_typed<double>(ctx, run, *st, *v, on_case, std::move(runner));
 }
 
 }  // namespace gemmlab

@@ -12,9 +12,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 #include "common/shapes.h"
 #include "common/sides.h"
 #include "judge/gpu_context.h"
@@ -39,8 +40,16 @@ struct CheckRun {
 
 // Runs every case; returns what happened as a runner's outcome (the judge's own case reports as its
 // events, and how the runner ended), for collect_stage_run (check_command.h) to turn into the run's
-// record. on_case(i) is called as case i starts (progress).
-ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::function<void(size_t)>& on_case);
+// record. on_case(i) is called as case i starts (progress). `runner`, when given, is this run's runner
+// started ahead (start_check_runner); one that did not start is replaced by a fresh one, whose start
+// alone speaks for the run.
+ChildOutcome check_stage_run(GpuContext& ctx, const CheckRun& run, const std::function<void(size_t)>& on_case,
+                             std::unique_ptr<ChildProcess> runner = nullptr);
+
+// A run's runner, started while the run before it is checked, so that its start (CUDA's set-up, a
+// quarter of a second) overlaps that check: it loads no stage's code before its first call, and
+// nothing is timed during a check.
+std::unique_ptr<ChildProcess> start_check_runner(const CheckRun& run);
 
 // The stubs among `runs` (the submission's, all checked on the same shapes), found before any run's
 // own runner starts: a stage still a stub returns Status::not_implemented at its first call, and a

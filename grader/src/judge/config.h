@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

@@ -35,7 +35,7 @@
 #include "judge/environment.h"
 #include "judge/grade_command.h"
 #include "judge/results_io.h"
-#include "judge/runners.h"
+#include "judge/runner_launch.h"
 #include "judge/sandbox_probe.h"
 
 using namespace gemmlab;

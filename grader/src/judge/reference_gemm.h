@@ -5,7 +5,7 @@
 
 #include "judge/device_buffer.h"
 #include "judge/gpu_context.h"
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

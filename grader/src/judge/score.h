@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "judge/config.h"
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

@@ -10,7 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "common/bench_plan.h"
-#include "common/model.h"
+#include "common/vocabulary.h"
 #include "common/protocol.h"
 #include "common/report_channel.h"
 #include "gemmlab/stages.h"

@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 namespace gemmlab {
 

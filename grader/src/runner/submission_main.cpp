@@ -3,7 +3,7 @@
 // (submission_library.h): the judge starts one for each stage it checks or times, so a stage runs with
 // nothing of the submission but its own file and the files that file calls into. It links no GEMM
 // library and no grader code that judges or times, and its sandbox cannot read cuBLAS or the other
-// stages' libraries (judge/sandbox.h, judge/runners.cpp). The judge starts it; people run it only
+// stages' libraries (judge/sandbox.h, judge/runner_launch.cpp). The judge starts it; people run it only
 // through `make sanitize` and `make profile`:
 //
 //   gemmlab-stages run --stage S --prec P [--shape MxNxK]   one call under compute-sanitizer

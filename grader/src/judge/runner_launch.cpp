@@ -1,5 +1,5 @@
-// runners.cpp — where the runner binaries are (runners.h).
-#include "judge/runners.h"
+// runner_launch.cpp — where the runner binaries are (runner_launch.h).
+#include "judge/runner_launch.h"
 
 #include <unistd.h>
 
@@ -38,6 +38,15 @@ SandboxOptions runner_sandbox(RunnerKind kind, const std::vector<std::string>& s
             o.readable_files.push_back(self.substr(0, self.find_last_of('/') + 1) + submission_library_name(stage));
     }
     return o;
+}
+
+std::string await_event(ChildProcess& runner, const char* want, double seconds, bool* timed_out) {
+    for (;;) {
+        const auto ev = runner.receive(seconds, timed_out);
+        if (!ev) return *timed_out ? "it said nothing for " + std::to_string(int(seconds)) + " s" : "it ended";
+        if ((*ev)["event"] == want) return "";
+        if ((*ev)["event"] == "fatal") return ev->value("error", "it stopped");
+    }
 }
 
 }  // namespace gemmlab

@@ -1,4 +1,4 @@
-// runners.h — the two runner binaries a grader build puts beside `gemmlab` (common/binary_names.h):
+// runner_launch.h — the two runner binaries a grader build puts beside `gemmlab` (common/binary_names.h):
 // gemmlab-stages runs the submission's stages, gemmlab-baselines the grader's own calls (the reference
 // stages, cuBLAS, the judge's calibration). Each runs in a sandboxed process of its own.
 #pragma once
@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/isolation.h"
 #include "judge/sandbox.h"
 
 namespace gemmlab {
@@ -23,5 +24,9 @@ std::vector<std::string> serve_arguments(RunnerKind kind, const std::vector<std:
 // What the runner's sandbox allows (the grader's own runner may read cuBLAS; the submission's runner,
 // the libraries of `stages` and no other file of the build).
 SandboxOptions runner_sandbox(RunnerKind kind, const std::vector<std::string>& stages);
+
+// A runner's next word of a kind ("ready", "mapped", ...): "" when it came; else why not (it ended,
+// it said nothing for `seconds` (*timed_out), or its "fatal" error).
+std::string await_event(ChildProcess& runner, const char* want, double seconds, bool* timed_out);
 
 }  // namespace gemmlab

@@ -1,5 +1,5 @@
-// model.cpp — parsing and naming for the grader's vocabulary (see model.h).
-#include "common/model.h"
+// vocabulary.cpp — parsing and naming for the grader's vocabulary (see vocabulary.h).
+#include "common/vocabulary.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-// model.h — the grader's vocabulary: precisions, problem shapes, dispositions. Host-only, so the
+// vocabulary.h — the grader's vocabulary: precisions, problem shapes, dispositions. Host-only, so the
 // logic around it is tested in CI without a GPU.
 #pragma once
 

@@ -1,7 +1,7 @@
-// Tests of model.h: shapes, precisions, dispositions.
+// Tests of vocabulary.h: shapes, precisions, dispositions.
 #include <doctest/doctest.h>
 
-#include "common/model.h"
+#include "common/vocabulary.h"
 
 using namespace gemmlab;
 

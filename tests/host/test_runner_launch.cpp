@@ -1,4 +1,4 @@
-// Tests of runners.h: how the judge starts a runner of submission code — for which stages, and with
+// Tests of runner_launch.h: how the judge starts a runner of submission code — for which stages, and with
 // which of the build's libraries readable (one per stage, runner/submission_library.h).
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/report_channel.h"
-#include "judge/runners.h"
+#include "judge/runner_launch.h"
 
 using namespace gemmlab;
 
