@@ -59,6 +59,8 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // go word itself, and its host time then counts.
 constexpr double kArmSeconds = 0.2;
 constexpr double kRunnerExitSeconds = 5;
+// How long the judge waits for a lost runner's memory to come back before it goes on.
+constexpr double kMemoryBackSeconds = 5;
 // Positions of C sampled after the done word, before the second stamp (over the interval's n C's): an
 // interval that said it was done with a fraction f of its C's unwritten passes with probability (1-f)^kSamples.
 constexpr int kSamples = 1024;
@@ -181,6 +183,7 @@ public:
         for (const std::string& stage : stages) {
             for (size_t si = 0; si < plan_.shapes.size(); ++si) time_stage(stage, si);
             end_session(submission_);
+            await_gpu_memory(free_at_shape_, kMemoryBackSeconds);  // what it held, back before the next stage
         }
         json calibration = json::array();
         for (const Timing& t : out_.calibration)
@@ -273,9 +276,11 @@ private:
             if (!is_out_of_memory(e) || !submission_) throw;
             out_.restarts.push_back(stage + " before " + plan_.shapes[si].dims() + ": its runner held the GPU's memory");
             end_session(submission_, "holding the GPU's memory");
+            await_gpu_memory(free_at_shape_, kMemoryBackSeconds);
             enter_shape(si);
         }
         if (submission_ && !map(*submission_)) end_session(submission_, "not mapping the next shape's buffers");
+        free_at_shape_ = gpu_free_bytes();
         std::vector<ItemRun> mine;
         for (size_t i = 0; i < plan_.items.size(); ++i)
             if (plan_.items[i].kind == BenchItem::Kind::stage && plan_.items[i].side == Side::submission &&
@@ -441,6 +446,7 @@ private:
         if (si + 1 < plan_.shapes.size())
             skipped_[r.index] = "not timed: it " + std::string(disposition_name(d)) + " at " + shape_.dims();
         end_session(owner, killed_for);
+        await_gpu_memory(free_at_shape_, kMemoryBackSeconds);  // the next runner must not find it still taken
         if (baselines) {
             baselines_ = start_session(RunnerKind::baselines);
             if (!baselines_) throw JudgeUnavailable(start_problem_);
@@ -766,6 +772,7 @@ private:
     double peak_ = 0;
     std::optional<Session> baselines_, submission_;
     std::map<std::string, Session> ahead_;  // phase 2's runners, spawned together, not yet used
+    size_t free_at_shape_ = 0;              // the GPU's free memory before the current stage's calls at this shape
     std::string start_problem_;
     std::map<size_t, std::string> skipped_;  // items lost at an earlier shape
     DeviceBuffer<uint64_t> stamps_{2};

@@ -252,6 +252,9 @@ private:
     std::string fatal_;
 };
 
+// How long the judge waits for a dead runner's memory to come back before the next run.
+constexpr double kMemoryBackSeconds = 5;
+
 template <typename T>
 ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& st, const StageVariant& v,
                          const std::function<void(size_t)>& on_case, std::unique_ptr<ChildProcess> started) {
@@ -273,6 +276,7 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
     out.events.push_back(runner.sandbox());
     out.events.push_back({{"event", "start"}, {"cases", run.shapes.size()}});
     std::string killed_for;
+    const size_t free_at_start = failure.empty() ? gpu_free_bytes() : 0;  // before the stage's first call
     if (!failure.empty()) {
         out.events.push_back({{"event", "fatal"}, {"error", "the runner did not start: " + failure}});
         if (timed_out) killed_for = std::to_string(int(kRunnerStartSeconds)) + " s without starting";
@@ -323,6 +327,9 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
         out.finished = !lost;  // every case the judge ran came to its end
     }
     const ChildEnd end = runner.reap(kRunnerExitSeconds, killed_for);
+    // A runner's memory comes back a moment after it ends (at once, when it freed it itself): the next
+    // run's runner, started already, must find it back.
+    if (free_at_start) await_gpu_memory(free_at_start, kMemoryBackSeconds);
     for (const std::string& f : runner.forged()) out.events.push_back({{"event", "forged"}, {"line", f}});
     out.forged_lines = runner.forged_lines();
     out.timed_out = end.timed_out;

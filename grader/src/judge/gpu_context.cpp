@@ -3,7 +3,9 @@
 
 #include "judge/device_ops.h"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "common/cuda_check.h"
@@ -76,6 +78,20 @@ std::string ExportedBuffer::handle_hex() const {
     cudaIpcMemHandle_t h{};
     CUDA_CHECK(cudaIpcGetMemHandle(&h, ptr_));
     return protocol::to_hex(&h, sizeof h);
+}
+
+size_t gpu_free_bytes() {
+    size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return free_bytes;
+}
+
+void await_gpu_memory(size_t level, double seconds) {
+    const size_t want = level > kGpuMemorySlack ? level - kGpuMemorySlack : 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (gpu_free_bytes() < want &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 }  // namespace gemmlab

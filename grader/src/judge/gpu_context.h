@@ -42,6 +42,16 @@ struct GpuContext {
 void reference_dgemm(GpuContext& ctx, int M, int N, int K, double alpha, const double* A, int lda,
                      const double* B, int ldb, double beta, double* C, int ldc);
 
+// The GPU's free memory now, as the judge's context sees it (cudaMemGetInfo).
+size_t gpu_free_bytes();
+
+// Waits, at most `seconds`, until the GPU's free memory is at least `level` less kGpuMemorySlack (the
+// set-up of runners started meanwhile). The driver gives back a dead process's memory a moment after
+// it ends: after a runner was killed or crashed, the next runner's stage, and the judge's next
+// allocations, must not find it still taken.
+constexpr size_t kGpuMemorySlack = size_t(1) << 30;
+void await_gpu_memory(size_t level, double seconds);
+
 // A device allocation the judge exports to its runners by CUDA IPC: a multiple of 2 MiB
 // (protocol.h), so no other allocation of the judge's shares its block.
 class ExportedBuffer {

@@ -42,9 +42,12 @@ Status gemm_unrolled(const GemmProblem<T>& p) {
     if (!hogged) {
         hogged = true;
         void* piece = nullptr;
-        while (cudaMalloc(&piece, size_t(256) << 20) == cudaSuccess) {
+        // 256 MiB pieces while they fit, then ever smaller ones down to 64 KiB: nothing is left over.
+        for (size_t size = size_t(256) << 20; size >= (size_t(64) << 10); size /= 2) {
+            while (cudaMalloc(&piece, size) == cudaSuccess) {
+            }
+            (void)cudaGetLastError();  // the failed allocation is not sticky
         }
-        (void)cudaGetLastError();  // the failed allocation is not sticky
     }
     return launch_naive(p);
 }
