@@ -30,7 +30,7 @@ PDF_WHEEL=typst                                # make report's PDF without TeX (
 # NVIDIA's CUDA 13 wheels lay out one toolkit in site-packages/nvidia/cu13 (bin/nvcc, include/, lib/,
 # nvvm/); nvidia-cuda-nvcc brings nvvm, the runtime and crt. (CUDA 12's nvcc wheel has ptxas only.)
 CUDA_WHEELS=(nvidia-cuda-nvcc==13.* nvidia-cublas==13.* nvidia-curand nvidia-cuda-cccl==13.*
-             nvidia-cuda-cuobjdump==13.* nvidia-nvdisasm==13.*)
+             nvidia-cuda-cuobjdump==13.* nvidia-cuda-nvdisasm==13.*)
 
 say() { echo "setup: $*"; }
 

@@ -23,7 +23,7 @@ PACKAGES=(
   pandoc                 # lab report: Markdown -> PDF
   texlive-xetex          # ... through xelatex
   texlive-fonts-recommended
-  texlive-lang-chinese   # Chinese in reports
+  texlive-lang-chinese   # Chinese in reports (only a report with CJK text loads it)
   fonts-noto-cjk
   poppler-utils          # pdftotext/pdftoppm: report tests
   make g++ git ca-certificates

@@ -117,3 +117,30 @@ def test_without_a_cuda_toolkit_it_plans_nvidias_wheels_or_names_the_module(tmp_
     (fake / "nvcc").chmod(0o755)
     rc, text = run(CUDA_HOME=str(fake.parent))
     assert "nvidia-cuda-nvcc" not in text and f"CUDA toolkit: {fake}/nvcc" in text, text
+
+
+def test_make_takes_the_user_prefixs_tools(tmp_path):
+    """After make setup without root, make looks in GEMMLAB_PREFIX by itself: its bin/ first on PATH, its
+    venv's Python, its cuda where there is no other toolkit, and that toolkit's lib/ (wheels have no lib64)."""
+    prefix = tmp_path / "prefix"
+    (prefix / "venv" / "bin").mkdir(parents=True)
+    (prefix / "venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    (prefix / "bin").mkdir()
+    (prefix / "cuda" / "bin").mkdir(parents=True)
+    (prefix / "cuda" / "lib").mkdir()
+    (prefix / "cuda" / "bin" / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.5, V13.5.37'\n")
+    (prefix / "cuda" / "bin" / "nvcc").chmod(0o755)
+    show = tmp_path / "show.mk"
+    show.write_text("show:\n\t@echo PYTHON=$(PYTHON); echo CUDA_HOME=$(CUDA_HOME); echo CUDA_LIB=$(CUDA_LIB); "
+                    "echo PATH=$$PATH\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    env.update(PATH="/usr/bin:/bin", GEMMLAB_PREFIX=str(prefix))
+    proc = subprocess.run(["make", "--no-print-directory", "-f", "Makefile", "-f", str(show), "show"], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=120)
+    values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    assert values["PYTHON"] == f"{prefix}/venv/bin/python", proc.stdout + proc.stderr
+    assert values["PATH"].startswith(f"{prefix}/bin:"), values
+    if Path("/usr/local/cuda/bin/nvcc").exists():  # a toolkit of the machine's wins
+        assert values["CUDA_HOME"] == "/usr/local/cuda", values
+    else:
+        assert values["CUDA_HOME"] == f"{prefix}/cuda" and values["CUDA_LIB"] == f"{prefix}/cuda/lib", values
