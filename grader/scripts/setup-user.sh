@@ -124,12 +124,12 @@ else
       say "CUDA toolkit: $("$prefix/cuda/bin/nvcc" --version | tail -n 2 | head -n 1) at $prefix/cuda"
     fi
   fi
-  { echo "# GEMM Lab's user prefix (make setup): . $prefix/env.sh puts its tools on PATH outside make."
+  [ -n "$python" ] && { echo "# GEMM Lab's user prefix (make setup): . $prefix/env.sh puts its tools on PATH outside make."
     echo "export PATH=\"$prefix/bin:$venv/bin\${PATH:+:\$PATH}\""
     [ ! -x "$prefix/cuda/bin/nvcc" ] || [ -n "$nvcc" ] || echo "export CUDA_HOME=\"$prefix/cuda\""
-  } >"$prefix/env.sh"
-  say "wrote $prefix/env.sh: make finds the prefix by itself; '. $prefix/env.sh' puts it on PATH outside make."
+  } >"$prefix/env.sh" && say "wrote $prefix/env.sh: make finds the prefix by itself; '. $prefix/env.sh' puts it on PATH outside make."
 fi
+[ ! -f "$scripts_dir/handout.py" ] || say "the instructor's repository: the staff tools' packages (Slurm, chromium, copydetect) need root or sudo; not set up here."
 
 # ---- what is still missing ------------------------------------------------------------------------
 missing=0
