@@ -7,7 +7,8 @@
 # of the handout, outside any of them; the Makefile looks there by itself):
 #   venv/    a Python venv (python3 -m venv, 3.11 or newer) with pytest, pytest-xdist and matplotlib
 #            (make test, make report); the Makefile's PYTHON
-#   venv/    ... + typst, where there is no xelatex: make report's PDF engine, needs no TeX
+#   venv/    ... + typst, where there is no xelatex: make report's PDF engine, needs no TeX;
+#            ... + cuobjdump and nvdisasm (NVIDIA's wheels, pinned), where the toolkit has none: make sass
 #   bin/     pandoc, from PyPI's pypandoc_binary, where there is none or (without TeX) one too old to
 #            write Typst (pandoc 3.1.2); the Makefile puts bin/ first on PATH
 #   cuda     only where no CUDA toolkit is found, nor a module of one: NVIDIA's CUDA 13 wheels (nvcc,
@@ -33,19 +34,21 @@ CUDA_WHEELS=(nvidia-cuda-nvcc==13.* nvidia-cublas==13.* nvidia-curand nvidia-cud
              nvidia-cuda-cuobjdump==13.* nvidia-cuda-nvdisasm==13.*)
 
 say() { echo "setup: $*"; }
+# A tool on PATH that can run (bash's command -v also names a file it may not execute).
+tool() { local p; p=$(command -v "$1" 2>/dev/null) && [ -x "$p" ] && echo "$p"; }
 
 # A Python 3.11 or newer (tomllib reads course.toml): python3, else a versioned one (RHEL: python3.11).
 find_python() {
   local p
   for p in python3 python3.13 python3.12 python3.11; do
-    command -v "$p" >/dev/null 2>&1 && "$p" -c 'import tomllib' 2>/dev/null && { command -v "$p"; return; }
+    tool "$p" >/dev/null && "$p" -c 'import tomllib' 2>/dev/null && { tool "$p"; return; }
   done
   return 1
 }
 # The CUDA toolkit the Makefile would take (nvcc on PATH, CUDA_HOME, /usr/local/cuda), else nothing.
 find_nvcc() {
   local n
-  n=$(command -v nvcc 2>/dev/null || true)
+  n=$(tool nvcc || true)
   [ -n "$n" ] || { [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ] && n=$CUDA_HOME/bin/nvcc; }
   [ -n "$n" ] || { [ -x /usr/local/cuda/bin/nvcc ] && n=/usr/local/cuda/bin/nvcc; }
   echo "$n"
@@ -54,9 +57,9 @@ has_modules() { [ -n "${LMOD_CMD:-}${MODULESHOME:-}" ]; }
 pandoc_writes_typst() { "$1" --list-output-formats 2>/dev/null | grep -qx typst; }
 
 python=$(find_python || true)
-system_pandoc=$(command -v pandoc 2>/dev/null || true)
+system_pandoc=$(tool pandoc || true)
 [ "$system_pandoc" = "$prefix/bin/pandoc" ] && system_pandoc=""
-tex=$(command -v xelatex 2>/dev/null || true)
+tex=$(tool xelatex || true)
 nvcc=$(find_nvcc)
 
 # ---- the plan -----------------------------------------------------------------------------------
@@ -69,6 +72,14 @@ elif [ -z "$tex" ] && ! pandoc_writes_typst "$system_pandoc"; then
 fi
 [ -z "$need_pandoc" ] || wheels+=("$PANDOC_WHEEL")
 [ -n "$tex" ] || wheels+=("$PDF_WHEEL")
+# make sass and the build's tensor-core rule read machine code with cuobjdump and nvdisasm: a toolkit
+# without them (or a module that leaves them out) gets NVIDIA's wheels, pinned by hash, in the venv,
+# where grader/scripts/stage_sass.py finds them.
+need_disassembler=""
+nvcc_dir=$([ -z "$nvcc" ] || dirname "$(readlink -f "$nvcc")")
+if [ -n "$nvcc" ] && [ ! -x "$nvcc_dir/cuobjdump" ] && [ -z "$(tool cuobjdump)" ]; then
+  need_disassembler="$nvcc_dir has no cuobjdump"
+fi
 need_cuda=""
 if [ -z "$nvcc" ] && [ "$cuda_wheels" != 0 ]; then
   if [ -x "$prefix/cuda/bin/nvcc" ]; then
@@ -89,6 +100,7 @@ else
   say "plan: a venv of $python ($("$python" --version 2>&1)) in $venv, with: ${wheels[*]}"
   [ -z "$need_pandoc" ] || say "plan:   $PANDOC_WHEEL: pandoc, linked as $prefix/bin/pandoc ($need_pandoc)"
   [ -n "$tex" ] || say "plan:   $PDF_WHEEL: make report's PDF through Typst (no xelatex here, no TeX needed)"
+  [ -z "$need_disassembler" ] || say "plan:   cuobjdump and nvdisasm, NVIDIA's wheels pinned by hash (requirements-disassembler.txt): make sass ($need_disassembler)"
   [ -z "$need_cuda" ] || [ "$need_cuda" = "installed already" ] || \
     say "plan:   NVIDIA's CUDA 13 wheels (about 1 GB): the toolkit linked as $prefix/cuda ($need_cuda)"
 fi
@@ -107,6 +119,10 @@ else
     t0=$SECONDS
     say "installing from PyPI into $venv: ${wheels[*]} ..."
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "${wheels[@]}"
+    if [ -n "$need_disassembler" ]; then
+      "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes \
+        -r "$scripts_dir/requirements-disassembler.txt"
+    fi
     say "installed ($((SECONDS - t0)) s)."
     if [ -n "$need_pandoc" ]; then
       wheel_pandoc=$("$venv/bin/python" -c 'import pypandoc, pathlib; print(pathlib.Path(pypandoc.__file__).parent / "files" / "pandoc")')
@@ -142,7 +158,7 @@ for h in "doctest/doctest.h:the C++ unit tests (doctest)" "nlohmann/json.hpp:JSO
   [ -n "$found" ] || { say "missing: ${h%%:*}, header of ${h#*:} (make builds with it: put its directory on CPATH)" >&2; missing=1; }
 done
 for c in "make:make" "g++:the grader's host code (e.g. module load gcc)"; do
-  command -v "${c%%:*}" >/dev/null 2>&1 || { say "missing: ${c%%:*} (${c#*:})" >&2; missing=1; }
+  tool "${c%%:*}" >/dev/null || { say "missing: ${c%%:*} (${c#*:})" >&2; missing=1; }
 done
 [ -n "$python" ] || missing=1
 if [ -n "$nvcc" ]; then
@@ -160,8 +176,8 @@ else
   say "missing: the CUDA toolkit (nvcc, cuBLAS): install NVIDIA's CUDA Toolkit, or load it (module load cuda)" >&2
   missing=1
 fi
-command -v pdftotext >/dev/null 2>&1 || say "missing (optional): pdftotext (poppler-utils: only the report's own tests read PDFs)"
-command -v ccache >/dev/null 2>&1 || say "missing (optional): ccache (faster rebuilds)"
+tool pdftotext >/dev/null || say "missing (optional): pdftotext (poppler-utils: only the report's own tests read PDFs)"
+tool ccache >/dev/null || say "missing (optional): ccache (faster rebuilds)"
 if [ "$missing" = 0 ]; then
   say "everything make, make test and make report use is here."
 fi

@@ -61,12 +61,13 @@ user_setup() {
   echo "setup: $1: no system package is installed; what GEMM Lab needs goes into a user prefix instead." >&2
   exec bash "$scripts_dir/setup-user.sh"
 }
-if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
+runnable() { local p; p=$(command -v "$1" 2>/dev/null) && [ -x "$p" ]; }  # command -v also names a file it may not run
+if ! runnable apt-get || ! runnable dpkg; then
   user_setup "this system has no apt-get"
 fi
 if [ "$(id -u)" != 0 ]; then
   # sudo that works: without a password, or with one typed at a terminal
-  command -v sudo >/dev/null 2>&1 || user_setup "not root, and no sudo"
+  runnable sudo || user_setup "not root, and no sudo"
   if ! sudo -n true 2>/dev/null && ! { [ -t 0 ] && sudo -v; }; then
     user_setup "not root, and sudo may not install here"
   fi
