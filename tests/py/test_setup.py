@@ -76,6 +76,9 @@ def test_without_apt_it_plans_a_user_prefix_from_pypi_and_names_what_is_missing(
     assert "with: pytest pytest-xdist matplotlib pypandoc_binary typst" in text, text
     assert "make report's PDF through Typst (no xelatex here" in text, text
     assert "CUDA toolkit: /usr/local/cuda/bin/nvcc" in text and "nvidia-cuda-nvcc" not in text, text
+    # a toolkit without cuobjdump (the bare PATH has none either): NVIDIA's disassembler wheels, for make sass
+    lacks = not Path("/usr/local/cuda/bin/cuobjdump").exists()
+    assert ("plan:   cuobjdump and nvdisasm, NVIDIA's wheels pinned by hash" in text) == lacks, text
     assert "plan only (GEMMLAB_SETUP_PLAN): nothing installed." in text, text
     assert not (tmp_path / "home").exists()  # nothing written
     assert "missing: make" not in text and "missing: g++" not in text, text
