@@ -113,8 +113,8 @@ else
     if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tomllib' 2>/dev/null; then
       say "creating the venv $venv ..."
       "$python" -m venv "$venv" || {
-        say "$python -m venv failed: this Python has no venv module (Debian: python3-venv; ask for it," >&2
-        say "         or use another Python 3.11+: GEMMLAB_PYTHON is not read, put it first on PATH)." >&2; exit 1; }
+        say "$python -m venv failed: this Python has no working venv module (Debian: the package python3-venv;" >&2
+        say "         ask for it, or put another Python 3.11+ first on PATH, e.g. module load python)." >&2; exit 1; }
     fi
     t0=$SECONDS
     say "installing from PyPI into $venv: ${wheels[*]} ..."
