@@ -87,12 +87,21 @@ export GEMMLAB_COMMAND := $(strip make $(MAKECMDGOALS) \
     $(subst $(escaped_space),\ ,$(call reverse,$(subst \ ,$(escaped_space),$(MAKEOVERRIDES)))))
 
 # ---- toolchain ---------------------------------------------------------------------------------
+# make setup without root (grader/scripts/setup-user.sh) installs what this machine lacks into a user
+# prefix: a venv (PYTHON), pandoc (bin/, first on PATH) and, where no CUDA toolkit was found, NVIDIA's
+# wheels (cuda/, the CUDA_HOME where nvcc is neither on PATH nor in /usr/local/cuda).
+## GEMMLAB_PREFIX=<dir> where make setup installs without root, and where make looks (default ~/.local/share/gemmlab)
+GEMMLAB_PREFIX ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gemmlab
+export GEMMLAB_PREFIX
+ifneq ($(wildcard $(GEMMLAB_PREFIX)/bin),)
+export PATH := $(GEMMLAB_PREFIX)/bin:$(PATH)
+endif
 # CUDA_HOME=<toolkit> builds with another CUDA toolkit (e.g. CUDA 12 for sm_70: `make setup-cuda12`);
 # nvcc, headers, libraries, the runtime path and the symbol check all come from it.
-DEFAULT_CUDA_HOME := $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda)
+DEFAULT_CUDA_HOME := $(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),$(if $(wildcard /usr/local/cuda/bin/nvcc),,$(patsubst %/bin/nvcc,%,$(wildcard $(GEMMLAB_PREFIX)/cuda/bin/nvcc))),/usr/local/cuda)
 CUDA_HOME ?= $(DEFAULT_CUDA_HOME)
 NVCC := $(CUDA_HOME)/bin/nvcc
-CUDA_LIB ?= $(CUDA_HOME)/lib64
+CUDA_LIB ?= $(if $(wildcard $(CUDA_HOME)/lib64),$(CUDA_HOME)/lib64,$(CUDA_HOME)/lib)
 # The toolkit's release ("13.0"), from its nvcc.
 cuda_release = $(shell $(1) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9.]*\),.*/\1/p')
 CUDA_VERSION := $(call cuda_release,$(NVCC))
@@ -143,8 +152,9 @@ $(error CUDA_HOME=$(CUDA_HOME) holds no working nvcc ($(NVCC)); point it at a CU
 endif
 endif
 TOOLKIT_TAG := $(if $(filter $(CUDA_VERSION),$(call cuda_release,$(DEFAULT_CUDA_HOME)/bin/nvcc)),,-cuda$(CUDA_VERSION))
-# Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both.
-PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
+# Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both: the user
+# prefix's venv where make setup made one.
+PYTHON ?= $(shell for p in $(GEMMLAB_PREFIX)/venv/bin/python /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
 # The course's srun line for the hints above, read only where it can be printed: a command that needs a
 # GPU, on a machine without one.
 GPU_GOALS := check bench grade sanitize profile report
@@ -711,8 +721,10 @@ fs-trace: $(FS_TRACE)  ## (TAs) build/tools/fs_trace.so: logs the file accesses 
 # ---- set-up and housekeeping ---------------------------------------------------------------------
 ##@ Everyone
 .PHONY: setup
-setup:  ## install the Debian packages GEMM Lab needs (idempotent; says what it installs; without apt-get, or root and sudo: installs nothing and names what is missing)
-	bash grader/scripts/setup.sh
+## PLAN=1 make setup without root: print what it would install into GEMMLAB_PREFIX, install nothing
+## CUDA_WHEELS=1|0 make setup without root: install NVIDIA's CUDA wheels even where a module of CUDA is offered (1), or never (0)
+setup:  ## install what GEMM Lab needs: Debian packages (root or sudo), else what this machine lacks into GEMMLAB_PREFIX, from PyPI; names what is still missing (idempotent)
+	GEMMLAB_SETUP_PLAN="$(PLAN)" GEMMLAB_CUDA_WHEELS="$(CUDA_WHEELS)" bash grader/scripts/setup.sh
 
 .PHONY: setup-cuda12
 setup-cuda12:  ## install CUDA 12 (for sm_70) in ~/.cache/gemmlab/cuda-12.5 (CUDA12_HOME= elsewhere; CUDA12_STATIC=1 adds the static archives; 1.3 GB download; idempotent)

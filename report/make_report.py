@@ -6,7 +6,7 @@ Three steps, each usable alone, because the GPU node and the machine with Pandoc
   1. measure (GPU): `gemmlab bench` on the set of course.toml [report] -> report/build/results/*.json
      (skipped with --reuse while the grader binary and the set are unchanged);
   2. figures and tables (matplotlib) -> report/build/generated/;
-  3. PDF (pandoc + xelatex) -> report/report.pdf. Where pandoc is missing, step 3 is skipped with a
+  3. PDF (pandoc + xelatex, or typst without TeX) -> report/report.pdf. Where pandoc is missing, step 3 is skipped with a
      note: run `make report-pdf` (steps 2 and 3 from the saved results) where pandoc is installed.
 
   make report                 all three (RERUN=0: reuse fresh measurements)
@@ -403,7 +403,8 @@ def main(argv=None):
         except ToolsMissing as e:
             say(f"{e}: the PDF is not rendered here.")
             say(f"  Measurements, figures and tables are saved in {build}. Finish the PDF on a "
-                "machine with pandoc and xelatex (`make setup` installs them), in this same folder:")
+                "machine with pandoc and xelatex or typst (`make setup` installs them, without root too), in this "
+                "same folder:")
             say("    make report-pdf")
             return 0
         say(f"wrote {args.out}")

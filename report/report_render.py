@@ -1,16 +1,22 @@
-"""report_render.py — report.md + generated blocks -> report.pdf, with Pandoc and xelatex.
+"""report_render.py — report.md + generated blocks -> report.pdf, with Pandoc and a PDF engine:
+xelatex where TeX is installed, else Typst (the `typst` Python package: `make setup` installs it, and
+a pandoc that writes Typst, without root where it must).
 
-Two steps, so that the LaTeX log is ours to check: `pandoc -t latex` (with filters/include.lua,
-cuda.xml and preamble.tex; a broken report.md stops here with Pandoc's own message and line), then
-`xelatex` in the work folder, re-run until references settle. The log is checked for missing
-glyphs ("Missing character"), which would leave holes in the text.
+Two steps, so that the engine's log is ours to check: `pandoc -t latex` (or `-t typst`; with
+filters/include.lua, cuda.xml and preamble.tex or the Typst header below; a broken report.md stops
+here with Pandoc's own message and line), then `xelatex` in the work folder, re-run until references
+settle (or typst, once). The LaTeX log is checked for missing glyphs ("Missing character"), which
+would leave holes in the text.
 
-The command line follows the proven recipe for pandoc 2.17 (Debian 12): fontfamily=iftex (no
-lmodern.sty), a CJK main font (else every Chinese glyph is missing), east_asian_line_breaks (a line
-break inside Chinese is not a space), A4.
+The LaTeX command line follows the proven recipe for pandoc 2.17 (Debian 12): fontfamily=iftex (no
+lmodern.sty), east_asian_line_breaks (a line break inside Chinese is not a space), A4. A CJK main
+font (xeCJK, texlive-lang-chinese) is named only when the report has CJK text: an English report
+needs no CJK TeX. GEMMLAB_PDF_ENGINE=xelatex|typst picks the engine where both are installed.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -31,12 +37,40 @@ INCLUDE_ATTR = re.compile(r"""\binclude\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s}]+))"
 CODE_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{([^}]*)\}")
 
 
+# The CJK scripts: CJK punctuation, kana, ideographs (and extension A), Hangul, compatibility ideographs,
+# full-width forms.
+CJK = re.compile("[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+TYPST_FONTS = ["Libertinus Serif", CJK_FONT]   # Typst's own serif, then the CJK font where one is installed
+
+
 class ToolsMissing(ReportError):
-    """pandoc or xelatex is not installed here: the PDF has to be rendered elsewhere."""
+    """pandoc, or a PDF engine (xelatex, or typst), is not here: the PDF has to be rendered elsewhere."""
 
 
-def missing_tools():
-    return [t for t in ("pandoc", "xelatex") if shutil.which(t) is None]
+def has_typst():
+    """The typst Python package (make setup without TeX) and a pandoc that writes Typst (3.1.2 or newer)."""
+    try:
+        import typst  # noqa: F401
+    except ImportError:
+        return False
+    proc = subprocess.run(["pandoc", "--list-output-formats"], capture_output=True, text=True)
+    return "typst" in proc.stdout.split()
+
+
+def pdf_engine():
+    """'xelatex' or 'typst'. Raises ToolsMissing saying what is missing."""
+    if shutil.which("pandoc") is None:
+        raise ToolsMissing("pandoc not found on this machine")
+    wanted = os.environ.get("GEMMLAB_PDF_ENGINE", "")
+    if wanted not in ("", "xelatex", "typst"):
+        raise ReportError(f"GEMMLAB_PDF_ENGINE={wanted}: say xelatex or typst")
+    if wanted != "typst" and shutil.which("xelatex"):
+        return "xelatex"
+    if wanted != "xelatex" and has_typst():
+        return "typst"
+    raise ToolsMissing(f"{wanted or 'xelatex'} not found on this machine" if wanted == "xelatex" else
+                       "neither xelatex (TeX) nor typst (the Python package, with pandoc 3.1.2 or newer) "
+                       "found on this machine")
 
 
 def scan_template(template, known_includes, root, stage_names):
@@ -111,38 +145,33 @@ def latex_escape(text):
 
 
 def render(template, generated_dir, work_dir, out_pdf, root, footer, pdf_meta, marks=None):
-    """Renders the PDF; returns the path of the LaTeX log. marks: {"provenance": the statement of whose
+    """Renders the PDF; returns the path of the engine's log. marks: {"provenance": the statement of whose
     measurements these are, under the title; "watermark": the head of every page, "" for none}.
-    Raises ReportError with the tool's own message when Pandoc or LaTeX fails."""
-    missing = missing_tools()
-    if missing:
-        raise ToolsMissing(" and ".join(missing) + " not found on this machine")
+    Raises ReportError with the tool's own message when Pandoc or the engine fails."""
+    engine = pdf_engine()
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    meta_tex = work_dir / "gemmlab-meta.tex"
+    template = Path(template).resolve()
     marks = marks or {}
+    cmd = ["pandoc", "-f", READER, str(template), "-s", f"--lua-filter={FILTER}",
+           f"--syntax-definition={SYNTAX}", "--highlight-style=tango", "--default-image-extension=pdf",
+           "-M", f"gemmlab-generated={Path(generated_dir).resolve()}",
+           "-M", f"gemmlab-root={Path(root).resolve()}",
+           "-M", f"gemmlab-report-dir={template.parent}"]
+    if engine == "typst":  # pandoc's Typst template would not quote the keywords: set in the document itself
+        return _render_typst(cmd, template, work_dir, out_pdf, footer, marks, pdf_meta)
+    for key, value in pdf_meta.items():
+        cmd += ["-M", f"{key}={value}"]
+    meta_tex = work_dir / "gemmlab-meta.tex"
     meta_tex.write_text("".join(f"\\newcommand{{\\{name}}}{{{latex_escape(text)}}}\n" for name, text in (
         ("gemmlabfooter", footer), ("gemmlabprovenance", marks.get("provenance", "")),
         ("gemmlabwatermark", marks.get("watermark", "")))), encoding="utf-8")
     tex = work_dir / "report.tex"
-    template = Path(template).resolve()
-    cmd = ["pandoc", "-f", READER, str(template), "-t", "latex", "-s", "-o", str(tex),
-           f"--lua-filter={FILTER}", f"--syntax-definition={SYNTAX}", "--highlight-style=tango",
-           "--default-image-extension=pdf",
-           "-H", str(meta_tex), "-H", str(PREAMBLE),
-           "-V", "fontfamily=iftex", "-V", f"CJKmainfont={CJK_FONT}", "-V", "papersize=a4",
-           "-V", "geometry:margin=2cm", "-V", "colorlinks=true",
-           "-M", f"gemmlab-generated={Path(generated_dir).resolve()}",
-           "-M", f"gemmlab-root={Path(root).resolve()}",
-           "-M", f"gemmlab-report-dir={template.parent}"]
-    for key, value in pdf_meta.items():
-        cmd += ["-M", f"{key}={value}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ReportError(f"pandoc could not convert {template}:\n"
-                          + _indent(proc.stderr.strip() or proc.stdout.strip()))
-    for line in proc.stderr.splitlines():
-        print(f"pandoc: {line}")
+    cmd += ["-t", "latex", "-o", str(tex), "-H", str(meta_tex), "-H", str(PREAMBLE),
+            "-V", "fontfamily=iftex", "-V", "papersize=a4", "-V", "geometry:margin=2cm", "-V", "colorlinks=true"]
+    _pandoc(cmd, template)
+    if CJK.search(tex.read_text(encoding="utf-8")):  # CJK text: xeCJK with a CJK font
+        _pandoc(cmd + ["-V", f"CJKmainfont={CJK_FONT}"], template)
 
     log = work_dir / "report.log"
     for run in range(1, MAX_LATEX_RUNS + 1):
@@ -162,6 +191,61 @@ def render(template, generated_dir, work_dir, out_pdf, root, footer, pdf_meta, m
                           "fonts and show as blanks:\n" + _indent("\n".join(glyphs)) +
                           "\n  Use characters the fonts have (Latin, Chinese, common symbols), or write "
                           "maths as $...$.")
+    return log
+
+
+def _pandoc(cmd, template):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ReportError(f"pandoc could not convert {template}:\n"
+                          + _indent(proc.stderr.strip() or proc.stdout.strip()))
+    for line in proc.stderr.splitlines():
+        if "Deprecated: --highlight-style" not in line:  # pandoc 3.8 renamed it; 2.17 knows only this name
+            print(f"pandoc: {line}")
+
+
+def typst_string(text):
+    """A Typst string literal: JSON's escapes (backslash, quote, newline) are Typst's too."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+def _render_typst(cmd, template, work_dir, out_pdf, footer, marks, pdf_meta):
+    """pandoc -t typst, then the typst package: the same pages as the LaTeX route's preamble.tex (the
+    watermark at the head of every page, the footer, the provenance under the title), A4, 2 cm."""
+    import typst
+    watermark, provenance = marks.get("watermark", ""), marks.get("provenance", "")
+    head = work_dir / "gemmlab-head.typ"
+    head.write_text(
+        f"#set text(font: ({', '.join(map(typst_string, TYPST_FONTS))}))\n"
+        f"#set page(header: align(center, text(fill: red, weight: \"bold\", {typst_string(watermark)})),\n"
+        f"  footer: context [#text(size: 8pt, fill: gray, {typst_string(footer)}) #h(1fr) "
+        "#text(size: 8pt)[#counter(page).display()]])\n", encoding="utf-8")
+    before = work_dir / "gemmlab-provenance.typ"
+    document = {"keywords": pdf_meta.get("keywords", ""), "description": pdf_meta.get("subject", "")}
+    before.write_text(  # the PDF's Keywords (make submit reads them) and Subject, after the template's own
+        f"#set document({', '.join(f'{k}: {typst_string(v)}' for k, v in document.items())})\n" +
+                      (f"#align(center, block(width: 90%, text(size: 9pt, {typst_string(provenance)})))\n"
+                       if provenance else ""), encoding="utf-8")
+    meta = work_dir / "gemmlab-page.yaml"
+    meta.write_text("papersize: a4\nmargin:\n  x: 2cm\n  y: 2cm\n", encoding="utf-8")
+    typ = work_dir / "report.typ"
+    _pandoc(cmd + ["-t", "typst", "-o", str(typ), "-H", str(head), "-B", str(before),
+                   f"--metadata-file={meta}"], template)
+    pdf = work_dir / "report.pdf"
+    try:
+        _, warnings = typst.compile_with_warnings(str(typ), output=str(pdf), root="/")
+    except typst.TypstError as e:
+        raise ReportError(f"typst failed on the Typst that Pandoc made from {template} ({typ}):\n"
+                          + _indent(getattr(e, "diagnostic", "") or str(e))) from None
+    log = work_dir / "report.typst.log"
+    messages = [getattr(w, "message", str(w)) for w in warnings]
+    log.write_text("".join(m + "\n" for m in messages), encoding="utf-8")
+    Path(out_pdf).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(pdf, out_pdf)
+    if CJK.search(typ.read_text(encoding="utf-8")) and any(CJK_FONT.lower() in m.lower() for m in messages):
+        raise ReportError(f"{out_pdf} was written, but its Chinese (CJK) text has no font: {CJK_FONT} is not "
+                          "installed here. Install it (Debian: fonts-noto-cjk; RHEL: google-noto-serif-cjk-fonts; "
+                          "or put NotoSerifCJK*.otf into ~/.local/share/fonts), or render where it is.")
     return log
 
 

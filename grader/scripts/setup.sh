@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh — installs the Debian packages GEMM Lab needs, in one idempotent step (`make setup`).
-# Says what it installs; where it cannot install (no apt-get, or neither root nor sudo) it installs
-# nothing and names what is missing, found by looking for it, and what each is for. The CUDA toolkit
+# Says what it installs; where it cannot (no apt-get, or neither root nor a sudo that works) it installs
+# what a student's commands use into a user prefix instead, from PyPI (setup-user.sh), and names what is
+# still missing, found by looking for it, and how to get it. The CUDA toolkit
 # with cuBLAS is assumed present (nvcc on PATH or in /usr/local/cuda): it says so when it is not.
 set -euo pipefail
 
@@ -22,7 +23,7 @@ PACKAGES=(
   pandoc                 # lab report: Markdown -> PDF
   texlive-xetex          # ... through xelatex
   texlive-fonts-recommended
-  texlive-lang-chinese   # Chinese in reports
+  texlive-lang-chinese   # Chinese in reports (only a report with CJK text loads it)
   fonts-noto-cjk
   poppler-utils          # pdftotext/pdftoppm: report tests
   make g++ git ca-certificates
@@ -53,42 +54,23 @@ if [ "$staff" = 1 ]; then
   for p in "${STAFF_PACKAGES[@]}"; do names+=("$p"); done
 fi
 
-# What a student's commands need, found by looking (not by package name): on a machine where this script
-# cannot install (no apt-get, or not root and no sudo), what is missing and what it is for.
-report_missing() {
-  local missing=0 inc h
-  local dirs="$scripts_dir/../third_party/include:${CPATH:-}:/usr/include:/usr/local/include"  # a handout carries them
-  for h in "doctest/doctest.h:the C++ unit tests (doctest)" "nlohmann/json.hpp:JSON results (nlohmann-json)" \
-           "CLI/CLI.hpp:the grader's command line (CLI11)" "toml++/toml.h:course.toml in C++ (toml++)"; do
-    found=""
-    IFS=: read -ra inc <<< "$dirs"
-    for d in "${inc[@]}"; do [ -n "$d" ] && [ -f "$d/${h%%:*}" ] && found=1; done
-    [ -n "$found" ] || { echo "setup: missing: ${h%%:*}, header of ${h#*:} (make builds with it: put its directory on CPATH)" >&2; missing=1; }
-  done
-  for c in "make:make" "g++:the grader's host code" "python3:the scripts"; do
-    command -v "${c%%:*}" >/dev/null 2>&1 || { echo "setup: missing: ${c%%:*} (${c#*:})" >&2; missing=1; }
-  done
-  python3 -c 'import tomllib' 2>/dev/null || { echo "setup: missing: Python 3.11 or newer as python3 (tomllib reads course.toml)" >&2; missing=1; }
-  for m in "pytest:pytest:make test" "xdist:pytest-xdist:make test on every core" "matplotlib:matplotlib:make report's figures"; do
-    IFS=: read -r module pip_name what <<< "$m"
-    python3 -c "import $module" 2>/dev/null || echo "setup: missing (optional): the Python package $pip_name ($what): python3 -m pip install --user $pip_name" >&2
-  done
-  for c in "pandoc:make report" "xelatex:make report's PDF" "pdftotext:the report tests" "ccache:faster rebuilds"; do
-    command -v "${c%%:*}" >/dev/null 2>&1 || echo "setup: missing (optional): ${c%%:*} (${c#*:})" >&2
-  done
-  return $missing
+# Where this script cannot install packages (no apt-get, or neither root nor a sudo that works), it
+# installs into a user prefix what a student's commands use and the machine lacks (setup-user.sh: a
+# venv from PyPI, pandoc, a PDF engine without TeX, CUDA where none is found) and names what is missing.
+user_setup() {
+  echo "setup: $1: no system package is installed; what GEMM Lab needs goes into a user prefix instead." >&2
+  exec bash "$scripts_dir/setup-user.sh"
 }
-
-if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
-  echo "setup: this system has no apt-get: nothing is installed. What GEMM Lab needs, looked for here:" >&2
-  report_missing && echo "setup: everything the build needs is here." || exit 1
-  exit 0
+runnable() { local p; p=$(command -v "$1" 2>/dev/null) && [ -x "$p" ]; }  # command -v also names a file it may not run
+if ! runnable apt-get || ! runnable dpkg; then
+  user_setup "this system has no apt-get"
 fi
-if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
-  echo "setup: not root, and no sudo: nothing is installed. What GEMM Lab needs, looked for here (ask the" >&2
-  echo "       machine's administrators for what is missing, or load it: e.g. module load cuda):" >&2
-  report_missing && echo "setup: everything the build needs is here." || exit 1
-  exit 0
+if [ "$(id -u)" != 0 ]; then
+  # sudo that works: without a password, or with one typed at a terminal
+  runnable sudo || user_setup "not root, and no sudo"
+  if ! sudo -n true 2>/dev/null && ! { [ -t 0 ] && sudo -v; }; then
+    user_setup "not root, and sudo may not install here"
+  fi
 fi
 
 missing=()

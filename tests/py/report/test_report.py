@@ -183,11 +183,25 @@ def test_pdf_holds_the_students_numbers(rendered):
 
 
 @needs_render
-def test_pdf_has_chinese_text_and_no_missing_glyph(rendered):
+def test_an_english_report_needs_no_cjk_tex(rendered):
+    """The template as handed out has no CJK text outside its comment: no xeCJK, no CJK font (a TeX
+    without texlive-lang-chinese renders it)."""
     build, pdf, text = rendered
-    assert "本报告可以用中文或英文撰写" in squeeze(text)
-    log = (build / "latex" / "report.log").read_text(errors="replace")
-    assert "Missing character" not in log
+    tex = (build / "latex" / "report.tex").read_text()
+    assert "xeCJK" not in tex and "CJKmainfont" not in tex
+    assert "Missing character" not in (build / "latex" / "report.log").read_text(errors="replace")
+
+
+@needs_render
+def test_a_report_with_chinese_text_gets_the_cjk_font_and_no_missing_glyph(tmp_path):
+    template = tmp_path / "report.md"
+    template.write_text("---\ntitle: x\n---\n\nThe summary. 本报告可以用中文或英文撰写。\n")
+    out = make_report("--from", FIXTURES, "--build", tmp_path / "b", "--out", tmp_path / "r.pdf",
+                      "--template", template)
+    assert out.returncode == 0, out.stderr
+    assert "本报告可以用中文或英文撰写" in squeeze(pdf_text(tmp_path / "r.pdf"))
+    assert "xeCJK" in (tmp_path / "b" / "latex" / "report.tex").read_text()
+    assert "Missing character" not in (tmp_path / "b" / "latex" / "report.log").read_text(errors="replace")
 
 
 @needs_render
