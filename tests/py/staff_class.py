@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402
 import dropbox  # noqa: E402
-import gemmlab_cluster  # noqa: E402
+import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
+from commands import sweep as sweep_commands  # noqa: E402
 import grading  # noqa: E402
 
 PARTS = ROOT / "tests" / "fixtures" / "similarity"
@@ -89,7 +90,7 @@ def plan(cfg, name="final") -> Path:
     grading.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": "2026-12-05T09:00:00Z",
         "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-        "students": gemmlab_cluster.plan_sweep(cfg, when=PLANNED)})
+        "students": sweep_commands.plan_sweep(cfg, when=PLANNED)})
     return sweep
 
 

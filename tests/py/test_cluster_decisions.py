@@ -19,6 +19,7 @@ import config  # noqa: E402
 import course_state  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+from commands import common, student  # noqa: E402
 
 H = dt.timedelta(hours=1)
 
@@ -52,7 +53,7 @@ def test_a_decision_needs_a_reason_and_the_staff(tmp_path, capsys, monkeypatch):
     assert "'alcie' is not a student of this course (did you mean 'alice'?)" in capsys.readouterr().err
     assert run(cfg, "accept", "--user", "alice", "--attempt", "7", "--why", "excused") == 1
     assert "alice has no attempt '7'; their attempts: #1" in capsys.readouterr().err
-    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda cfg: False)
+    monkeypatch.setattr(common, "is_staff", lambda cfg: False)
     assert run(cfg, "override", "--user", "alice", "--final", "3", "--why", "x y z") == 1
     assert "override is for the course staff" in capsys.readouterr().err
     assert course_state.log(cfg).entries() == []
@@ -191,7 +192,7 @@ def test_a_student_whose_only_hand_in_was_entered_sees_it_in_status(tmp_path, ca
             raise PermissionError(13, "Permission denied", str(d))
         return real_list(d, entered)
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda c: False)
+    monkeypatch.setattr(common, "is_staff", lambda c: False)
     monkeypatch.setattr(course_state, "decisions", lambda c: {})  # the log is the staff's (PermissionError: {})
     monkeypatch.setattr(dropbox, "list_attempts", as_a_student)
     capsys.readouterr()
@@ -200,7 +201,7 @@ def test_a_student_whose_only_hand_in_was_entered_sees_it_in_status(tmp_path, ca
     monkeypatch.undo()  # the staff publish again (nothing changed: what each student may see is refreshed)
     assert run(cfg, "publish") == 0
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda c: False)
+    monkeypatch.setattr(common, "is_staff", lambda c: False)
     monkeypatch.setattr(course_state, "decisions", lambda c: {})
     monkeypatch.setattr(dropbox, "list_attempts", as_a_student)
     capsys.readouterr()
@@ -252,7 +253,7 @@ def test_a_student_with_an_extension_is_told_their_own_dates(tmp_path, capsys, m
     def students_cannot_read(c, known, source=""):
         raise PermissionError(13, "Permission denied", str(c.file_setting("extensions", "file")))
     monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
-    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late_for_class)
+    lines = student.how_it_counts(cfg, "alice", late_for_class)
     assert lines[0].startswith("LATE") and "not shown here yet and still applies" in lines[0], lines
     # the staff publish the course state: alice's view holds her dates, not the reason
     monkeypatch.setattr(class_files, "load_extensions", real)
@@ -262,7 +263,7 @@ def test_a_student_with_an_extension_is_told_their_own_dates(tmp_path, capsys, m
     view = course_state.read_view(cfg, "alice")
     assert view["extension"]["due"] == "2026-12-06T23:59:00Z" and "medical" not in json.dumps(view)
     monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
-    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late_for_class)
+    lines = student.how_it_counts(cfg, "alice", late_for_class)
     assert lines == ["on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), "
                      "1 day to spare"], lines
 
@@ -311,7 +312,7 @@ def test_the_same_files_after_a_grading_that_found_nothing_are_graded_again(tmp_
     (first / "grading").mkdir()
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": status}))
     again = staff_class.hand_in(cfg, tmp_path, "alice", {})
-    assert gemmlab_cluster._why_not_queue(cfg, "alice", again) == ("", "")
+    assert student.why_not_queue(cfg, "alice", again) == ("", "")
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": "graded", "score": {"total": 5, "max": 100}}))
     third = staff_class.hand_in(cfg, tmp_path, "alice", {})
-    assert gemmlab_cluster._why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")
+    assert student.why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")

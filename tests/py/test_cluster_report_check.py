@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT / "cluster"))
 import config  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+from commands import common, sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 
 pytestmark = pytest.mark.skipif(bool(missing_tools) or not HAS_MPL,
@@ -49,7 +50,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
     handed = stage_dir(tmp_path / "handed" / "student",
                        lambda n, t: t + "\n// tuned after the report\n" if n == "tiled.cu" else t)
 
-    monkeypatch.setattr(gemmlab_cluster, "grade_attempt", lambda cfg, attempt: {"status": "skipped", "message": ""})
+    monkeypatch.setattr(common, "grade_attempt", lambda cfg, attempt: {"status": "skipped", "message": ""})
     rc = gemmlab_cluster.main(["--config", str(cfg_path), "submit", "--student-dir", str(handed),
                                "--report", str(report), "--no-compile-check"])
     out = capsys.readouterr()
@@ -81,7 +82,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
 
     sweep = tmp_path / "sweeps" / "final"
     sweep.mkdir(parents=True)
-    (sweep / "plan.json").write_text(json.dumps({"students": gemmlab_cluster.plan_sweep(cfg)}))
+    (sweep / "plan.json").write_text(json.dumps({"students": sweep_commands.plan_sweep(cfg)}))
     gradebook.write(sweep, [], "final")
     import csv
     rows = {r["student"]: r for r in csv.DictReader(open(sweep / "gradebook.csv"))}

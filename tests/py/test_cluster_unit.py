@@ -20,6 +20,8 @@ sys.path.insert(0, str(ROOT / "cluster"))
 import config  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+from commands import sweep as sweep_commands  # noqa: E402
+import sweeps  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
 import slurm  # noqa: E402
@@ -329,7 +331,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     dropbox.store_attempt(cfg, "ann", dropbox.collect(cfg, make_student(tmp_path), None))
     sweep = cfg.sweeps_dir / "final"
     (sweep / "runs" / "run-001").mkdir(parents=True)
-    plan = gemmlab_cluster.plan_sweep(cfg)
+    plan = sweep_commands.plan_sweep(cfg)
     (sweep / "plan.json").write_text(json.dumps({"students": plan}))
     task = {k: plan[0][k] for k in ("student", "attempt", "attempt_name", "digest")}
     (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps([task]))
@@ -348,17 +350,17 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
 
     # the first start, on n2, dies mid-way (kill -9: no clean-up) and leaves its temporary directory
     monkeypatch.setenv("SLURMD_NODENAME", "n2")
-    gemmlab_cluster._record_start(sweep / "runs" / "run-001", 0, task)
+    sweeps.record_start(sweep / "runs" / "run-001", 0, task)
     (final.parent / ".tmp-77_0-dead00").mkdir(parents=True)
     # Slurm requeues it: the second start grades, removes what the first left, publishes
     monkeypatch.setenv("SLURMD_NODENAME", "n1")
     monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
-    out = gemmlab_cluster.run_task(cfg, sweep, "run-001", 0)
+    out = sweep_commands.run_task(cfg, sweep, "run-001", 0)
     assert out["node"] == "n1" and out["restarts"] == 1 and graded == ["run-001"]
     assert not list(final.parent.glob(".tmp-*"))
     # started a third time (or met by a later run): nothing graded, the result is kept
     monkeypatch.setenv("SLURM_RESTART_COUNT", "2")
-    assert gemmlab_cluster.run_task(cfg, sweep, "run-001", 0) == out and graded == ["run-001"]
+    assert sweep_commands.run_task(cfg, sweep, "run-001", 0) == out and graded == ["run-001"]
     # a result already in place wins over a late publisher
     late = final.parent / ".late"
     late.mkdir()
@@ -371,12 +373,12 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "90")
     for restarts in ("0", "1"):
         monkeypatch.setenv("SLURM_RESTART_COUNT", restarts)
-        gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)
+        sweep_commands.run_task(cfg, sweep, "run-002", 0)
     assert graded == ["run-001", "run-002"]
     assert len(list(final.parent.glob(f"{final.name}.replaced-*"))) == 1
 
     # sweep-status shows the restarts: where each start ran and how it ended
-    assert gemmlab_cluster.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
+    assert sweep_commands.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
     status = capsys.readouterr().out
     assert "restarted: 2 task(s)" in status, status
     assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: graded; n1 #2: kept the result already in place" \
@@ -393,7 +395,7 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     for student in ("ann", "bob"):
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, make_student(tmp_path / student), None))
     sweep = cfg.sweeps_dir / "final"
-    plan = gemmlab_cluster.plan_sweep(cfg)
+    plan = sweep_commands.plan_sweep(cfg)
     (sweep / "runs" / "run-001").mkdir(parents=True)
     (sweep / "plan.json").write_text(json.dumps({"students": plan}))
     status = {"ann": earlier, "bob": "graded"}
@@ -404,36 +406,36 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(var, raising=False)
-    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    work = sweep_commands.sweep_todo(sweep, plan)
     todo = work.todo
     assert [t["student"] for t in todo] == ["ann", "bob"] and set(work.why) == {"not graded in this sweep yet"}
     (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
     for i in range(2):
-        gemmlab_cluster.run_task(cfg, sweep, "run-001", i)
+        sweep_commands.run_task(cfg, sweep, "run-001", i)
 
     # the node is fixed: the next sweep grades ann again, not bob
     status["ann"] = "graded"
-    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    work = sweep_commands.sweep_todo(sweep, plan)
     todo = work.todo
     assert [(t["student"], t["force"]) for t in todo] == [("ann", False)]
     assert work.why == {f"graded again, their earlier result: {earlier}": 1} and work.current == 1
     (sweep / "runs" / "run-002").mkdir()
     (sweep / "runs" / "run-002" / "tasks.json").write_text(json.dumps(todo))
-    assert gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)["status"] == "graded"
+    assert sweep_commands.run_task(cfg, sweep, "run-002", 0)["status"] == "graded"
     ann = gradebook.grade_dir(sweep, "ann", todo[0]["digest"])
     (old,) = ann.parent.glob(f"{ann.name}.replaced-*")
     assert json.loads((old / "outcome.json").read_text())["status"] == earlier
-    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    work = sweep_commands.sweep_todo(sweep, plan)
     assert (work.todo, work.rescore, work.current) == ([], [], 2)
     # a requeued start of a task whose first start published such a result grades too
     status["bob"] = earlier
     shutil.rmtree(gradebook.grade_dir(sweep, "bob", plan[1]["digest"]))
-    todo = gemmlab_cluster.sweep_todo(sweep, plan, students=["bob"]).todo
+    todo = sweep_commands.sweep_todo(sweep, plan, students=["bob"]).todo
     (sweep / "runs" / "run-003").mkdir()
     (sweep / "runs" / "run-003" / "tasks.json").write_text(json.dumps(todo))
-    first = gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)
+    first = sweep_commands.run_task(cfg, sweep, "run-003", 0)
     status["bob"] = "graded"
-    assert first["status"] == earlier and gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)["status"] == "graded"
+    assert first["status"] == earlier and sweep_commands.run_task(cfg, sweep, "run-003", 0)["status"] == "graded"
 
 
 def test_a_test_cluster_is_held_by_one_session_at_a_time(tmp_path, monkeypatch):

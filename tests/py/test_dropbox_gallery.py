@@ -23,7 +23,8 @@ import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
 import course_state  # noqa: E402
 import dropbox  # noqa: E402
-import gemmlab_cluster  # noqa: E402
+import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
+from commands import sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
 
@@ -130,15 +131,15 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     sweep = cfg.sweeps_dir / "final"
     with time_limit(TIME_LIMIT, "the sweep"):
-        entries = gemmlab_cluster.plan_sweep(cfg, when=staff_class.PLANNED)
+        entries = sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)
         sweep.mkdir(parents=True)
-        grading.write_json_atomic(sweep / "plan.json", gemmlab_cluster.plan_record(cfg, "final", entries))
-        todo = gemmlab_cluster.sweep_todo(sweep, entries).todo
+        grading.write_json_atomic(sweep / "plan.json", sweep_commands.plan_record(cfg, "final", entries))
+        todo = sweep_commands.sweep_todo(sweep, entries).todo
         run = sweep / "runs" / "run-001"
         (run / "logs").mkdir(parents=True)
         grading.write_json_atomic(run / "tasks.json", todo)
         for i in range(len(todo)):
-            gemmlab_cluster.run_task(cfg, sweep, run.name, i)
+            sweep_commands.run_task(cfg, sweep, run.name, i)
     assert fired is None or fired, "the race's script never ran: the door did not open the file"
     return cfg, sweep, graded
 
