@@ -5,17 +5,28 @@ and read by `sweep-status`.
     <sweeps>/<name>/plan.json            the students' attempts that count (commands/sweep.py)
     <sweeps>/<name>/runs/run-NNN/        tasks.json, jobs.json, logs/, starts/
     <sweeps>/<name>/grades/<student>/    the grades (gradebook.grade_dir)
+    <sweeps>/<name>/versions/NNN/        each build of the gradebook and its exports (write_version)
+
+A run's manifest and the gradebook's versions are the sweep's ledger: written once, never rewritten.
 """
 import collections
+import fcntl
+import hashlib
+import json
 import os
 import secrets
 import shutil
+import socket
 from pathlib import Path
 
+import course_state
 import grading
-import records
 import slurm
-from records import now
+import student_standing
+from records import iso, iso_seconds, now, read_json, write_atomic, write_json_atomic
+
+RUN_SCHEMA = "gemmlab.sweep-run/1"
+VERSION_SCHEMA = "gemmlab.gradebook-version/1"
 
 
 def sweep_dir(cfg, name) -> Path:
@@ -27,7 +38,7 @@ def runs_of(sweep: Path) -> list[Path]:
 
 
 def active_jobs(run: Path) -> dict:
-    jobs = records.read_json(run / "jobs.json") or {}
+    jobs = read_json(run / "jobs.json") or {}
     ids = [jobs.get("array"), jobs.get("gradebook")]
     return slurm.queue_states(ids) if any(ids) and shutil.which("squeue") else {}
 
@@ -50,16 +61,16 @@ def record_start(run_dir: Path, index: int, task: dict) -> Path:
     path = d / f"{index:04d}-{job}-r{ctx['restarts']}.json"
     if path.exists():  # the same start number again (a run queued twice by hand): keep both
         path = d / f"{index:04d}-{job}-r{ctx['restarts']}-{secrets.token_hex(3)}.json"
-    records.write_json_atomic(path, {"task": index, "student": task["student"], "digest": task["digest"],
+    write_json_atomic(path, {"task": index, "student": task["student"], "digest": task["digest"],
                                      "job_id": os.environ.get("SLURM_JOB_ID", ""), "array_job_id": job,
-                                     "node": ctx["node"], "restarts": ctx["restarts"], "started": records.iso(now())})
+                                     "node": ctx["node"], "restarts": ctx["restarts"], "started": iso(now())})
     return path
 
 
 def record_end(path: Path, what: str, outcome: dict):
-    record = records.read_json(path) or {}
-    record.update(ended=records.iso(now()), result=what, status=outcome.get("status"))
-    records.write_json_atomic(path, record)
+    record = read_json(path) or {}
+    record.update(ended=iso(now()), result=what, status=outcome.get("status"))
+    write_json_atomic(path, record)
 
 
 def restart_lines(runs: list[Path], running: set) -> list[str]:
@@ -68,7 +79,7 @@ def restart_lines(runs: list[Path], running: set) -> list[str]:
     starts = collections.defaultdict(list)
     for run in runs:
         for f in sorted((run / "starts").glob("*.json")) if (run / "starts").is_dir() else []:
-            rec = records.read_json(f)
+            rec = read_json(f)
             if rec:
                 starts[(run.name, rec.get("task"))].append(rec)
     again = {k: sorted(v, key=lambda r: (r.get("restarts", 0), r.get("started", ""))) for k, v in starts.items()
@@ -95,7 +106,64 @@ def local_queue(run: Path, count: int) -> dict[int, str]:
     """The tasks of a local run still to do, as Slurm's states: RUNNING (started, not ended), PENDING."""
     started = {}
     for f in sorted((run / "starts").glob("*.json")) if (run / "starts").is_dir() else []:
-        rec = records.read_json(f) or {}
+        rec = read_json(f) or {}
         if isinstance(rec.get("task"), int):
             started[rec["task"]] = started.get(rec["task"]) or bool(rec.get("ended"))
     return {i: "RUNNING" if i in started else "PENDING" for i in range(count) if not started.get(i)}
+
+
+# ---- sweep runs and gradebook versions ----------------------------------------------------------
+def write_run_manifest(run_dir: Path, cfg, state: "course_state.CourseState", argv: list[str], counts: dict, students=None):
+    """runs/run-NNN/manifest.json: who swept, when, from where, with which flags, under which state
+    and grader; how many were graded, rescored or current. Written once, when the run is made."""
+    manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso_seconds(now()), "by": course_state.who(), "host": socket.gethostname(),
+                "argv": argv, "students": students or [], "state": state.id, "grader": state.info.get("grader"),
+                "grading": state.info.get("grading"), "decisions": student_standing.last_seq(cfg), "counts": counts}
+    write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", course_state.staff_modes(cfg)[0])
+    return manifest
+
+
+def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict, cfg):
+    """The end of a run's manifest, once its gradebook is built: the gradebook version and the GPU
+    models its grades ran on."""
+    manifest = read_json(run_dir / "manifest.json")
+    if manifest is None:
+        return
+    manifest["gradebook"] = {"version": version, "at": iso_seconds(now()), "gpu_models": gpu_models}
+    write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", course_state.staff_modes(cfg)[0])
+
+
+def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:
+    """Keep a gradebook and its exports as versions/NNN/ — a new one each build, never overwritten —
+    and point the sweep's gradebook.csv, summary.md and export/* at the newest. The ledger
+    (versions/index.jsonl) records each build; a version equal to the one before says so (`same_as`).
+    Returns the version's directory and whether its content differs from the one before."""
+    versions = sweep / "versions"
+    versions.mkdir(exist_ok=True)
+    with open(versions / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        existing = sorted(p for p in versions.iterdir() if p.is_dir() and p.name.isdigit())
+        digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
+        newest = existing[-1] if existing else None
+        same = newest is not None and (read_json(newest / "version.json") or {}).get("sha256") == digests
+        target = versions / f"{len(existing) + 1:03d}"
+        record = dict(meta, version=target.name, at=iso_seconds(now()), by=course_state.who(), previous=newest.name if newest else None,
+                      same_as=newest.name if same else None, sha256=digests)
+        tmp = versions / f".{target.name}.{os.getpid()}"
+        for name, text in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_text(text)
+        (tmp / "version.json").write_text(json.dumps(record, indent=2) + "\n")
+        os.rename(tmp, target)
+        with open(versions / "index.jsonl", "a") as f:
+            f.write(json.dumps({k: record[k] for k in record if k != "sha256"}) + "\n")
+        for name in files:
+            link = sweep / name
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if link.exists() and not link.is_symlink():  # a file of an older kit: kept beside the versions
+                os.replace(link, link.with_name(f"{link.name}.before-versions"))
+            rel = os.path.relpath(target / name, link.parent)
+            tmp_link = link.with_name(f".{link.name}.{os.getpid()}.lnk")
+            os.symlink(rel, tmp_link)
+            os.replace(tmp_link, link)
+        return target, not same

@@ -13,6 +13,7 @@ from pathlib import Path
 import attempts as door  # the one way into the drop box
 import class_files
 import course_state
+import student_standing
 import grading
 import records
 import slurm
@@ -55,15 +56,15 @@ def is_staff(cfg) -> bool:
         return False
 
 
-def student_decisions(cfg, user) -> "course_state.StudentDecisions | None":
+def student_decisions(cfg, user) -> "student_standing.StudentDecisions | None":
     """The staff's standing decisions about a student: from the decision log where this account can
     read it (the staff), else from what the staff left for the student (their view)."""
-    folded = course_state.decisions(cfg)
+    folded = student_standing.decisions(cfg)
     if user in folded or is_staff(cfg):
         return folded.get(user)
-    view = course_state.read_view(cfg, user)
+    view = student_standing.read_view(cfg, user)
     if view and view.get("decisions"):
-        return course_state.fold([dict(e, student=user) for e in view["decisions"]]).get(user)
+        return student_standing.fold([dict(e, student=user) for e in view["decisions"]]).get(user)
     return None
 
 
@@ -115,14 +116,14 @@ def duration_text(d: dt.timedelta) -> str:
 def student_deadline(cfg, user):
     """The student's own deadline (with an extension) and how it is described. The extensions file is
     the staff's (it holds reasons); a student reads their own dates from what the staff published for
-    them (course_state.write_views), and is told plainly when there is nothing published for them yet."""
+    them (student_standing.write_views), and is told plainly when there is nothing published for them yet."""
     state = getattr(cfg, "state", None)
     try:
         if state is not None and not state.staff_half():
             raise PermissionError  # the students' half of the state has no extensions: their view has theirs
         ext = class_files.load_extensions(cfg, None).get(user)
     except (ConfigError, OSError):
-        view = course_state.read_view(cfg, user)
+        view = student_standing.read_view(cfg, user)
         if view is None:
             return cfg.deadline, (" (the course's; if the course staff gave you an extension, it is not shown here "
                                   "yet and still applies: `make status` shows it once they have published it to you)")
@@ -223,7 +224,7 @@ def known_student(cfg, student: str):
 
 def attempt_named(cfg, student: str, ref) -> door.Attempt:
     """A student's attempt as staff name it: 3 or #3 (their own), E1 (the first the staff entered)."""
-    attempts, _ = attempts_of(cfg, student, course_state.StudentDecisions())
+    attempts, _ = attempts_of(cfg, student, student_standing.StudentDecisions())
     text = str(ref).strip().lstrip("#")
     for a in attempts:
         if (text.upper().startswith("E") and a.entered and text[1:].isdigit() and int(text[1:]) == a.number) or \
@@ -235,5 +236,5 @@ def attempt_named(cfg, student: str, ref) -> door.Attempt:
 
 def record_decision(cfg, action: str, student: str, why: str, **fields) -> dict:
     entry = course_state.log(cfg).append(action, student=student, why=why, **fields)
-    course_state.write_views(cfg, [student])
+    student_standing.write_views(cfg, [student])
     return entry

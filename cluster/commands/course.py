@@ -15,6 +15,7 @@ import config as config_mod
 import course_state
 import dropbox
 import grading
+import student_standing
 from commands import common
 from config import ConfigError
 
@@ -123,7 +124,7 @@ def cmd_publish(cfg, args):
     if pointer:
         print(f"publish: {pointer}")
     if not new:
-        course_state.write_views(cfg)
+        student_standing.write_views(cfg)
         print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
         return 0
     changes = course_state.describe_changes(before, state)
@@ -131,7 +132,7 @@ def cmd_publish(cfg, args):
           + (f"{before.id}:" if before else "nothing before it:"))
     for c in changes:
         print(f"  {c}")
-    n = course_state.write_views(cfg)
+    n = student_standing.write_views(cfg)
     print(f"publish: students' commands (make submit, status, results) and grading jobs use it from now on; "
           f"{n} student view(s) refreshed. A sweep grades under it: grades made under an earlier state are "
           "rescored or regraded there as needed (make sweep says which and why)")
@@ -256,7 +257,7 @@ def cmd_setup(cfg, args):
     v = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
     print("setup: course files valid: " + "; ".join(v.checked))
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
-    course_state.write_views(cfg)
+    student_standing.write_views(cfg)
     pointer = course_state.write_pointer(cfg)
     if pointer:
         print(f"setup: {pointer}")

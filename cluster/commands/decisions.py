@@ -5,9 +5,11 @@ the log itself (decisions); and a regrade of one attempt for feedback.
 import datetime as dt
 from pathlib import Path
 
+import attempt_records
 import attempts as door  # the one way into the drop box
 import config as config_mod
 import course_state
+import student_standing
 import dropbox
 import grading
 import local_grading
@@ -96,8 +98,8 @@ def cmd_override(cfg, args):
     else:
         if args.final is None:
             raise Refused("give the final score: --final POINTS (FINAL= with make), or --clear")
-        maximum = course_state.rubric_maximum(cfg)
-        problem = course_state.final_problem(args.final, maximum)
+        maximum = student_standing.rubric_maximum(cfg)
+        problem = student_standing.final_problem(args.final, maximum)
         if problem:
             raise Refused(f"--final {args.final:g}: {problem}. A final score is from 0 to {maximum:g} points (the "
                           f"rubric's maximum, extra credit included). Nothing was recorded")
@@ -140,7 +142,7 @@ def cmd_enter(cfg, args):
     path = dropbox.store_attempt(cfg, args.user, files, submitted_at=when, entered_in=door.entered_dir(cfg, args.user),
                                  extra={"entered_by": course_state.who(), "why": why,
                                         "course_state": state.id if state else None,
-                                        "report": door.report_check(files)})
+                                        "report": attempt_records.report_check(files)})
     label = f"E{int(path.name.split('-')[1])}"
     e = common.record_decision(cfg, "enter", args.user, why, attempt=path.name, label=label, submitted_at=records.iso(when))
     deadline, whose = common.student_deadline(cfg, args.user)

@@ -9,10 +9,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import attempt_records
 import attempts as door  # the one way into the drop box
 import class_files
 import config as config_mod
-import course_state
+import student_standing
 import dropbox
 import grading
 import handin
@@ -36,17 +37,17 @@ def cmd_submit(cfg, args):
     files = dropbox.collect(cfg, student_dir, report)
     stage_names = [n for n in files if n.endswith(".cu")]
     print(f"submit: handing in {len(stage_names)} stage file(s) from {handin.as_typed(student_dir)}/"
-          + (f" and {handin.as_typed(report)}" if door.REPORT_NAME in files else " (no report/report.pdf)"))
+          + (f" and {handin.as_typed(report)}" if attempt_records.REPORT_NAME in files else " (no report/report.pdf)"))
     does_not_compile = None if args.no_compile_check else _compile_check(cfg, files)
     # Is the report of these very stage files? Asked, never refused: the hand-in is stored either way
     # (its time counts for the deadline), the verdict goes into its manifest and the gradebook.
-    report = door.report_check(files)
+    report = attempt_records.report_check(files)
     state = getattr(cfg, "state", None)
     attempt = dropbox.store_attempt(cfg, user, files, git=dropbox.git_info(student_dir),
                                     extra={"report": report, "does_not_compile": does_not_compile,
                                            "course_state": state.id if state else None})
     if user == dropbox.current_user():
-        course_state.token(cfg, user, create=True)  # where the staff leave what this student may see
+        student_standing.token(cfg, user, create=True)  # where the staff leave what this student may see
     stored = door.one(cfg, attempt)
     print(f"submit: stored attempt #{stored.number} of {user}, {stored.manifest['submitted_at']}: it is "
           f"handed in ({attempt}, sha256 {stored.digest[:12]})")
@@ -420,12 +421,12 @@ def _ensure_student_token(cfg, user):
             dropbox.user_dir(cfg, user, create=True)
         except (ConfigError, OSError, SubmissionError):
             return
-    course_state.token(cfg, user, create=True)
+    student_standing.token(cfg, user, create=True)
 
 
 def _official_lines(cfg, user) -> list[str]:
     """The student's official grade, as the staff published it (publish-grades), or []."""
-    view = course_state.read_view(cfg, user)
+    view = student_standing.read_view(cfg, user)
     o = (view or {}).get("official")
     if not o:
         return []

@@ -19,6 +19,7 @@ from pathlib import Path
 import attempts as door  # the one way into the drop box
 import class_files
 import course_state
+import student_standing
 import dropbox
 import gradebook  # cluster/staff/
 import grading
@@ -44,10 +45,10 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     entries = []
     everyone = door.students(cfg)
     extensions = class_files.load_extensions(cfg, set(everyone), common.class_source(cfg))
-    folded = course_state.decisions(cfg)
+    folded = student_standing.decisions(cfg)
     for student in (students if students is not None else everyone):
         decided = folded.get(student)
-        attempts, accepted = common.attempts_of(cfg, student, decided or course_state.StudentDecisions())
+        attempts, accepted = common.attempts_of(cfg, student, decided or student_standing.StudentDecisions())
         ext = extensions.get(student)
         deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
         pick, info = dropbox.choose(attempts, deadline, accepted)
@@ -103,7 +104,7 @@ def plan_record(cfg, name: str, entries: list[dict], state_id=None) -> dict:
     the roster does not list (never students: the gradebook's summary names them for the staff)."""
     return {"schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": records.iso(now()),
             "due": records.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-            "state": state_id, "decisions": course_state.last_seq(cfg), "students": entries,
+            "state": state_id, "decisions": student_standing.last_seq(cfg), "students": entries,
             "off_roster": door.off_roster(cfg)}
 
 
@@ -294,7 +295,7 @@ def cmd_sweep(cfg, args):
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
     (run / "logs").mkdir(parents=True)
     records.write_json_atomic(run / "tasks.json", todo)
-    course_state.write_run_manifest(run, cfg, state, common.ARGV, {"grade": len(todo), "rescored": len(work.rescore),
+    sweeps.write_run_manifest(run, cfg, state, common.ARGV, {"grade": len(todo), "rescored": len(work.rescore),
                                                             "current": work.current, "why": dict(work.why), **counts},
                                     students=args.student)
     if mode == "slurm":
@@ -446,7 +447,7 @@ def cmd_gradebook(cfg, args):
         stage_order = [Path(n).stem for n in dropbox.stage_files(cfg.grader_dir)]
     except SubmissionError:
         stage_order = []
-    decided = course_state.decisions(cfg)
+    decided = student_standing.decisions(cfg)
     book, rows, stages = gradebook.texts(sweep, stage_order, f"{cfg.course} / {sweep.name}", decided,
                                          feedback=lambda entry: _feedback_outcomes(cfg, entry))
     plan = records.read_json(sweep / "plan.json") or {}
@@ -466,14 +467,14 @@ def cmd_gradebook(cfg, args):
     exports, columns, warnings = lms_export.texts(cfg, rows, stages)
     runs = sweeps.runs_of(sweep)
     gpus = collections.Counter(r["gpu"] for r in rows if r["gpu"])
-    meta = {"schema": course_state.VERSION_SCHEMA, "sweep": sweep.name, "state": plan.get("state"),
+    meta = {"schema": sweeps.VERSION_SCHEMA, "sweep": sweep.name, "state": plan.get("state"),
             "plan_created": plan.get("created"), "run": runs[-1].name if runs else None,
-            "decisions": course_state.last_seq(cfg), "students": len(rows),
+            "decisions": student_standing.last_seq(cfg), "students": len(rows),
             "statuses": dict(collections.Counter(r["status"] for r in rows)), "gpu_models": dict(gpus),
             "made_by": "the sweep's gradebook job" if os.environ.get("SLURM_JOB_ID") else " ".join(["gemmlab_cluster.py", *common.ARGV])}
-    version, new = course_state.write_version(sweep, {**book, **exports}, meta)
+    version, new = sweeps.write_version(sweep, {**book, **exports}, meta)
     if runs:
-        course_state.complete_run_manifest(runs[-1], version.name, dict(gpus), cfg)
+        sweeps.complete_run_manifest(runs[-1], version.name, dict(gpus), cfg)
     print(f"gradebook: {len(rows)} student(s) -> {sweep / 'gradebook.csv'} (version {version.name}"
           + (")" if new else ", the same as the version before)"))
     print(book["summary.md"])
@@ -614,8 +615,8 @@ def cmd_publish_grades(cfg, args):
                 "scored": row["status"] not in gradebook.NO_SCORE}
     e = course_state.log(cfg).append("publish-grades", why=args.why or "", sweep=sweep.name, version=version,
                                      students=len(official))
-    n = course_state.write_views(cfg, official=official)
-    missing = [s for s in official if course_state.token(cfg, s, create=False) is None]
+    n = student_standing.write_views(cfg, official=official)
+    missing = [s for s in official if student_standing.token(cfg, s, create=False) is None]
     print(f"publish-grades: sweep {sweep.name}, gradebook version {version}: {n} student(s) see their official grade "
           f"with `make results` (decision #{e['seq']})")
     if missing:

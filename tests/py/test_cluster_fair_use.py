@@ -17,6 +17,7 @@ import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 from commands import common, student  # noqa: E402
 import grading  # noqa: E402
+import records  # noqa: E402
 
 
 def course(tmp_path, extra="", scheduler="local"):
@@ -30,7 +31,7 @@ def test_the_same_files_again_are_stored_but_not_graded_again(tmp_path):
     cfg = course(tmp_path)
     first = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=2))
     (first / "grading").mkdir()
-    grading.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
+    records.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
     _, why = student.why_not_queue(cfg, "alice", again)
     assert why.startswith("the same files as your attempt #1 (graded 5/100): its grading stands"), why
@@ -43,7 +44,7 @@ def test_the_same_files_again_are_stored_but_not_graded_again(tmp_path):
 def test_identical_to_an_attempt_that_was_never_graded_is_graded(tmp_path):
     cfg = course(tmp_path)
     first = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=2))
-    grading.write_json_atomic(first / "job.json", {"not_queued": "limit", "at": "x"})
+    records.write_json_atomic(first / "job.json", {"not_queued": "limit", "at": "x"})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
     assert student.why_not_queue(cfg, "alice", again) == ("", "")
 
@@ -59,10 +60,10 @@ def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path, monk
     t = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     for i, ago in enumerate((50, 20)):  # two queued in the last hour, jobs long gone
         a = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"} if i else {}, when=DUE - dt.timedelta(hours=3 - i))
-        grading.write_json_atomic(a / "job.json", {"job_id": str(990000 + i), "queued": dropbox.iso(t - dt.timedelta(minutes=ago))})
+        records.write_json_atomic(a / "job.json", {"job_id": str(990000 + i), "queued": records.iso(t - dt.timedelta(minutes=ago))})
     third = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_pointer_walk"}, when=DUE - dt.timedelta(hours=1))
     _, why = student.why_not_queue(cfg, "alice", third)
-    free = dropbox.iso(t - dt.timedelta(minutes=50) + dt.timedelta(hours=1))
+    free = records.iso(t - dt.timedelta(minutes=50) + dt.timedelta(hours=1))
     assert why == ("2 of your hand-ins were queued for grading in the last hour (the course allows 2). Your hand-in "
                    f"is stored and counts for the deadline; the next one can be graded from {free}"), why
 
@@ -95,10 +96,10 @@ def test_status_says_why_an_attempt_was_not_graded(tmp_path, capsys):
     cfg = course(tmp_path)
     first = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=2))
     (first / "grading").mkdir()
-    grading.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
+    records.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
     short, why = student.why_not_queue(cfg, "alice", again)
-    grading.write_json_atomic(again / "job.json", {"not_queued": short, "why": why})
+    records.write_json_atomic(again / "job.json", {"not_queued": short, "why": why})
     student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     out = capsys.readouterr().out.splitlines()
     assert "not queued (the same files as your attempt #1 (graded 5/100))" in out[2] and out[2].endswith("<- counts"), out
@@ -115,11 +116,11 @@ def test_hand_ins_per_hour_are_limited_without_slurm_too(tmp_path):
         a = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": ["tiled_textbook", "tiled_pointer_walk"][i - 1]} if i else {},
                                 when=DUE - dt.timedelta(hours=4 - i))
         (a / "grading").mkdir()
-        grading.write_json_atomic(a / "grading" / "outcome.json", {  # as grade_into records a local grading
-            "status": "no_gpu", "job_id": "", "started": dropbox.iso(t - dt.timedelta(minutes=ago))})
+        records.write_json_atomic(a / "grading" / "outcome.json", {  # as grade_into records a local grading
+            "status": "no_gpu", "job_id": "", "started": records.iso(t - dt.timedelta(minutes=ago))})
     fourth = staff_class.hand_in(cfg, tmp_path, "alice", {"unrolled": "unrolled_outer_product"}, when=DUE - dt.timedelta(minutes=30))
     short, why = student.why_not_queue(cfg, "alice", fourth)
-    free = dropbox.iso(t - dt.timedelta(minutes=40) + dt.timedelta(hours=1))
+    free = records.iso(t - dt.timedelta(minutes=40) + dt.timedelta(hours=1))
     assert short == "2 graded in the last hour, the course allows 2", short
     assert why == ("2 of your hand-ins were graded in the last hour (the course allows 2). Your hand-in is stored and "
                    f"counts for the deadline; the next one can be graded from {free}"), why

@@ -11,6 +11,7 @@ from staff_class import DUE
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+import attempts  # noqa: E402
 from commands import student  # noqa: E402
 
 H = dt.timedelta(hours=1)
@@ -51,7 +52,7 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     assert student.cmd_withdraw(cfg, args) == 0
     out = capsys.readouterr().out
     assert "attempt #2 is withdrawn" in out and "counts now: #1" in out and "UNDO=1" in out, out
-    pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
+    pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
     assert pick.path == first and not info["late"] and "withdrawn by the student: #2" in info["note"]
     student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     status = capsys.readouterr().out.splitlines()
@@ -60,7 +61,7 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
 
     # undone: the late attempt counts again
     student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo"]))
-    pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
+    pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
     assert pick.path == late and info["penalty_pct"] == 20
 
 

@@ -36,6 +36,7 @@ import pytest
 
 from cluster_helpers import (hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
                              make_class, mark_graded, wait_for, write_config)
+import attempts  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"
 MN_DIR = "/tmp/gemmlab-slurm-mn"
@@ -316,7 +317,7 @@ def test_gpu_type_pins_and_a_regrade_on_another_model_is_flagged(course):
     cfg, cfg_path, types = course["cfg"], course["cfg_path"], course["types"]
     rows = gradebook_rows(cfg, "final")
     # students whose graded attempt still counts (not the one who handed in during the first sweep)
-    same = {s for s, r in rows.items() if r["attempt"] and r["attempt"] == dropbox.list_attempts(
+    same = {s for s, r in rows.items() if r["attempt"] and r["attempt"] == attempts.in_directory(
         cfg.dropbox_dir / s)[-1].path.name}
     on = {t: [s for s, r in rows.items() if s in same and r["status"] == "no_gpu" and types.get(r["node"]) == t]
           for t in set(types.values())}

@@ -18,8 +18,11 @@ from test_report_provenance import measured_results, stage_dir
 sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402
+import fingerprint  # noqa: E402  (grader/scripts/, on sys.path through config)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+import attempt_records  # noqa: E402
+import attempts  # noqa: E402
 from commands import common, sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 
@@ -62,7 +65,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
     assert "make report" in warning and "make submit" in warning
     cfg = config.load(cfg_path)
     me = dropbox.current_user()
-    attempt = dropbox.list_attempts(cfg.dropbox_dir / me)[-1]
+    attempt = attempts.in_directory(cfg.dropbox_dir / me)[-1]
     assert attempt.manifest["report"]["verdict"] == "mismatch"
     assert attempt.manifest["report"]["differ"] == ["tiled.cu"]
 
@@ -71,14 +74,14 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
                                "--report", str(report), "--no-compile-check"])
     out = capsys.readouterr()
     assert rc == 0 and "WARNING" not in out.err, out.err
-    assert dropbox.list_attempts(cfg.dropbox_dir / me)[-1].manifest["report"]["verdict"] == "ok"
+    assert attempts.in_directory(cfg.dropbox_dir / me)[-1].manifest["report"]["verdict"] == "ok"
 
     # others of the class, stored directly: a mismatch, the example report, no report
     files = dropbox.collect(cfg, handed, None)
-    dropbox.store_attempt(cfg, "bob", {**files, dropbox.REPORT_NAME: report})
-    dropbox.store_attempt(cfg, "carol", {**dropbox.collect(cfg, measured, None), dropbox.REPORT_NAME: example})
+    dropbox.store_attempt(cfg, "bob", {**files, attempt_records.REPORT_NAME: report})
+    dropbox.store_attempt(cfg, "carol", {**dropbox.collect(cfg, measured, None), attempt_records.REPORT_NAME: example})
     dropbox.store_attempt(cfg, "dave", files)
-    assert "EXAMPLE report" in dropbox.report_warning(dropbox.report_check({**files, dropbox.REPORT_NAME: example}))
+    assert "EXAMPLE report" in dropbox.report_warning(attempt_records.report_check({**files, attempt_records.REPORT_NAME: example}))
 
     sweep = tmp_path / "sweeps" / "final"
     sweep.mkdir(parents=True)
@@ -101,7 +104,7 @@ def test_fingerprint_of_a_stored_attempt_is_the_students(tmp_path):
     cfg = config.load(cfg_path)
     student = stage_dir(tmp_path / "student")
     attempt = dropbox.store_attempt(cfg, "erin", dropbox.collect(cfg, student, None))
-    fp = dropbox.fingerprint
+    fp = fingerprint
     assert fp.of_directory(attempt / "files")["fingerprint"] == fp.of_directory(student)["fingerprint"]
     copy = tmp_path / "scratch" / "submission"
     shutil.copytree(attempt / "files", copy)

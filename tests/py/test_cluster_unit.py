@@ -24,6 +24,7 @@ from commands import sweep as sweep_commands  # noqa: E402
 import sweeps  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
+import attempts  # noqa: E402
 import slurm  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "cluster"
@@ -143,17 +144,17 @@ def test_attempts_are_kept_numbered_and_hashed(tmp_path):
     first = dropbox.store_attempt(cfg, "alice", files)
     (d / STAGES[0]).write_text((d / STAGES[0]).read_text() + "\n// changed\n")
     second = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, d, None))
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / "alice")
-    assert [a.number for a in attempts] == [1, 2]
-    assert attempts[0].path == first and attempts[1].path == second
-    assert attempts[0].digest != attempts[1].digest
-    assert attempts[0].verify() == "" and attempts[1].verify() == ""
+    stored = attempts.in_directory(cfg.dropbox_dir / "alice")
+    assert [a.number for a in stored] == [1, 2]
+    assert stored[0].path == first and stored[1].path == second
+    assert stored[0].digest != stored[1].digest
+    assert stored[0].verify() == "" and stored[1].verify() == ""
     m = json.loads((first / "manifest.json").read_text())
     assert m["user"] == "alice" and set(m["files"]) == set(STAGES)
     assert not list((cfg.dropbox_dir / "alice").glob(".incoming-*"))
     (first / "files" / STAGES[0]).write_text("// edited afterwards\n")
-    assert attempts[0].verify() == ""  # a listing is one reading of the drop box: the files as they were then
-    assert "does not match" in dropbox.list_attempts(cfg.dropbox_dir / "alice")[0].verify()
+    assert stored[0].verify() == ""  # a listing is one reading of the drop box: the files as they were then
+    assert "does not match" in attempts.in_directory(cfg.dropbox_dir / "alice")[0].verify()
 
 
 def _hand_in_at_the_barrier(cfg_path, files, barrier, rounds, first_second, worker, out):
@@ -186,7 +187,7 @@ def test_hand_ins_at_one_instant_get_unique_consecutive_numbers(tmp_path):
         assert proc.exitcode == 0
     numbers = sorted(int(n.split("-")[1]) for n in names)
     assert numbers == list(range(2, 2 + workers * rounds)), numbers  # unique, consecutive after #1
-    stored = [a.number for a in dropbox.list_attempts(cfg.dropbox_dir / "alice")]
+    stored = [a.number for a in attempts.in_directory(cfg.dropbox_dir / "alice")]
     assert stored == list(range(1, 2 + workers * rounds))
 
 
@@ -204,15 +205,15 @@ def test_late_policies(tmp_path):
     _attempt(cfg, d, now)                               # 1: on time
     _attempt(cfg, d, now + dt.timedelta(days=2))        # 2: late, 2 started days
     _attempt(cfg, d, now + dt.timedelta(days=5))        # 3: after the cutoff
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / "bob")
-    pick, info = dropbox.choose(attempts, cfg.deadline)
+    stored = attempts.in_directory(cfg.dropbox_dir / "bob")
+    pick, info = dropbox.choose(stored, cfg.deadline)
     assert pick.number == 2 and info["late"] and info["days_late"] == 2 and info["penalty_pct"] == 15
     assert "after the cutoff" in info["note"]
     cfg.deadline.policy = "prefer-on-time"
-    pick, info = dropbox.choose(attempts, cfg.deadline)
+    pick, info = dropbox.choose(stored, cfg.deadline)
     assert pick.number == 1 and not info["late"]
     cfg.deadline.policy = "on-time-only"
-    pick, info = dropbox.choose(attempts[1:], cfg.deadline)
+    pick, info = dropbox.choose(stored[1:], cfg.deadline)
     assert pick is None and "no attempt counts" in info["note"]
 
 
@@ -339,7 +340,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
 
     def stand_in_grade(cfg, files, out, meta, say=print):  # what grade_into writes, without a build
         graded.append(meta["run"])  # a grade on a GPU: no_gpu would be graded again (the next test)
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in",
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in",
                                          **grading.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT"):
@@ -401,7 +402,7 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     status = {"ann": earlier, "bob": "graded"}
 
     def stand_in_grade(cfg, files, out, meta, say=print):
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status=status[meta["student"]],
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status=status[meta["student"]],
                                          message="stand-in", **grading.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
