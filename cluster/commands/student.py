@@ -108,7 +108,7 @@ def cmd_requeue(cfg, args):
     take at `make submit` (Slurm down, an option refused), or whose grading found no GPU or failed."""
     _refuse_without_a_shared_dropbox(cfg)
     user = _acting_user(args)
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / user)
+    attempts = door.in_directory(cfg.dropbox_dir / user)
     a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
     if a is None:
         listing = ", ".join(f"#{x.number}" for x in attempts) or "none"
@@ -329,7 +329,7 @@ def _acting_user(args):
     return me
 
 
-# A hand-in's report as make status shows it (dropbox.report_check's verdicts; make submit says more).
+# A hand-in's report as make status shows it (attempt_records.report_check's verdicts; make submit says more).
 REPORT_SHOWN = {"ok": "report ok", "none": "no report", "mismatch": "report of other stage files",
                 "unstamped": "report names no stage files", "example": "the EXAMPLE report"}
 

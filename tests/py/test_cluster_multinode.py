@@ -53,9 +53,9 @@ def _probe():
     return "" if r.returncode == 0 else (r.stdout.strip() or r.stderr.strip() or f"probe exit {r.returncode}")
 
 
-_why = _probe()
-if _why:
-    pytest.skip(f"the multi-node Slurm cluster cannot run here: {_why}", allow_module_level=True)
+WHY_NOT_HERE = _probe()  # why the multi-node cluster cannot run on this machine ("" where it can)
+if WHY_NOT_HERE:
+    pytest.skip(f"the multi-node Slurm cluster cannot run here: {WHY_NOT_HERE}", allow_module_level=True)
 
 
 def login(*cmd, env=None, timeout=300, check=False):

@@ -495,3 +495,30 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
     assert found == {"first": [], "second": ["naive.o", "reuse.o"]}, found
     assert not stale, f"objects older than their flags stamp: {stale}"
     assert (tmp_path / "second" / "stages" / "reuse.o").read_text() == "compiled by first"
+
+
+def test_the_entry_point_declares_each_command_once_and_its_module_carries_it_out():
+    """gemmlab_cluster.py only declares: its table lists every command the parser knows, in its order,
+    each with an audience and a function of cluster/commands/ that carries it out."""
+    names = [c.name for c in gemmlab_cluster.COMMANDS]
+    assert len(names) == len(set(names))
+    sub = next(a for a in gemmlab_cluster.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == names
+    for c in gemmlab_cluster.COMMANDS:
+        assert c.audience in ("student", "staff"), c
+        assert callable(gemmlab_cluster.implementation(c)), c
+    assert not [n for n in vars(gemmlab_cluster) if n.startswith("cmd_")]
+
+
+def test_only_the_staff_tools_modules_import_the_staff_tools():
+    """A handout leaves cluster/staff/ out: the commands that need it are those of the command modules
+    that import it (STAFF_TOOL_MODULES), and no other command module imports a staff tool."""
+    import ast
+    staff_tools = {p.stem for p in (ROOT / "cluster" / "staff").glob("*.py")}
+    needing = {c.name for c in gemmlab_cluster.COMMANDS if c.module in gemmlab_cluster.STAFF_TOOL_MODULES}
+    assert needing == {"sweep", "sweep-task", "sweep-local", "sweep-status", "gradebook", "similarity", "leaderboard",
+                       "publish-grades"}
+    for path in (ROOT / "cluster" / "commands").glob("*.py"):
+        imported = {a.name.split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(n, ast.Import) for a in n.names}
+        assert bool(imported & staff_tools) == (path.stem in gemmlab_cluster.STAFF_TOOL_MODULES), path.name
