@@ -13,10 +13,10 @@ from pathlib import Path
 import attempts as door  # the one way into the drop box
 import class_files
 import course_state
-import student_standing
 import grading
 import records
 import slurm
+import student_standing
 import sweeps
 from config import ConfigError
 

@@ -9,12 +9,12 @@ import attempt_records
 import attempts as door  # the one way into the drop box
 import config as config_mod
 import course_state
-import student_standing
 import dropbox
 import grading
 import local_grading
 import records
 import slurm
+import student_standing
 from commands import common
 from commands.common import Refused
 from records import now

@@ -13,7 +13,6 @@ import attempt_records
 import attempts as door  # the one way into the drop box
 import class_files
 import config as config_mod
-import student_standing
 import dropbox
 import grading
 import handin
@@ -21,6 +20,7 @@ import local_grading
 import records
 import shared_dropbox
 import slurm
+import student_standing
 from commands import common, decisions
 from commands.common import Refused
 from config import ConfigError

@@ -19,7 +19,6 @@ from pathlib import Path
 import attempts as door  # the one way into the drop box
 import class_files
 import course_state
-import student_standing
 import dropbox
 import gradebook  # cluster/staff/
 import grading
@@ -28,6 +27,7 @@ import local_grading
 import records
 import scratch as scratch_space
 import slurm
+import student_standing
 import sweeps
 from commands import common, course
 from commands.common import Refused
