@@ -24,112 +24,31 @@ can read it"):
 
 Dating (effective_time) and change detection (changed_after_store) are precise, with no slack: an
 attempt is as old as the latest change time (ctime) of anything in it, which nobody can set back.
+
+What an attempt is named and holds, and the schemas its records are checked with: attempt_records.py.
 """
 import datetime as dt
 import errno
 import hashlib
-import json
-import math
 import os
 import pwd
 import re
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attempt_records import (ATTEMPT_RE, ENTERED_RE, FILE_NAME_RE, RECORD_CAP, RECORDS, REPORT_NAME, TOKEN_CAP,
+                             WITHDRAWN_NAME, Caps, Case, attempt_digest, caps, check_manifest, check_outcome,
+                             check_withdrawn, parse_json, report_check)
 from config import COURSE_DIR
 from records import iso, parse_iso
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
-import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
-
-
-# ---- what an attempt is named and holds (the writing side, dropbox.py, takes these names) -------
-ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
-# A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
-# in the staff's area (entered_dir), numbered on its own: E1, E2, ...
-ENTERED_RE = re.compile(r"^entered-(\d{4,})-(\d{8}T\d{6}Z)$")
-MANIFEST_SCHEMA = "gemmlab.attempt/1"
-REPORT_NAME = "report.pdf"
-# A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop
-# box, but no sweep counts it — so an earlier one counts instead (under the `latest` policy, the
-# way to keep an on-time grade after a late hand-in). Removing it (`make withdraw UNDO=1`) undoes it.
-WITHDRAWN_NAME = "withdrawn.json"
-def attempt_digest(files: dict) -> str:
-    """One hash for a whole attempt: its file names and contents (not its time or number)."""
-    lines = "".join(f"{name} {files[name]['sha256']}\n" for name in sorted(files))
-    return hashlib.sha256(lines.encode()).hexdigest()
-
-
-# What a hand-in's report says about the stage files beside it (report_check): "ok" (the report was
-# made from measurements of exactly these files), "mismatch" (of other files), "unstamped" (it names
-# no files: an old report, or one not made by `make report`), "example" (the demo report of the
-# instructor's example data, `make report-demo`), "none" (no report handed in).
-REPORT_VERDICTS = ("ok", "mismatch", "unstamped", "example", "none")
-
-
-def report_check(files: dict) -> dict:
-    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path (the student's
-    own files) or name -> bytes (a stored hand-in, as attempts.py read it): the fingerprint of its
-    stage files against the one its report.pdf carries (grader/scripts/fingerprint.py; `differ` names
-    the stage files whose hash is not the report's)."""
-    data = {n: v if isinstance(v, (bytes, bytearray)) else Path(v).read_bytes() for n, v in files.items()}
-    mine = {n: fingerprint.sha256_bytes(b) for n, b in data.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
-    stages = fingerprint.combine(mine)
-    out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": []}
-    if REPORT_NAME not in data:
-        return out
-    try:
-        stamp = fingerprint.read_report_stamp(data[REPORT_NAME])
-    except (OSError, ValueError):
-        stamp = fingerprint.parse_stamp("")
-    out.update(report=stamp["fingerprint"], report_submission=stamp["submission"])
-    if stamp["example"]:
-        out["verdict"] = "example"
-    elif not stamp["fingerprint"]:
-        out["verdict"] = "unstamped"
-    elif stamp["fingerprint"] == stages:
-        out["verdict"] = "ok"
-    else:
-        out["verdict"] = "mismatch"
-        theirs = stamp["files"]  # name -> the first digits of its sha256
-        out["differ"] = sorted(n for n in set(mine) | set(theirs)
-                               if n not in mine or n not in theirs or not mine[n].startswith(theirs[n]))
-    return out
-
-# The caps of what is read: a stage file and a report as the course allows ([cluster] max_source_kb,
-# max_report_mb; the defaults where no course is given), and every JSON record a fixed small size.
-RECORD_CAP = 256 * 1024
-RESULTS_CAP = 8 * 1024 * 1024      # a grading's results.json (written by the grader, in the student's job)
-TOKEN_CAP = 128
-DEFAULT_SOURCE_KB, DEFAULT_REPORT_MB = 256, 20
-FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+# The flags every level below the drop box is opened with: no link is followed, nothing blocks.
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
 # A record's ctime may lie this much after the clock reading written into it: the manifest's times are
 # written with microseconds, the file system's clock has nanoseconds (rounding, never a window).
 RECORD_ROUNDING = dt.timedelta(microseconds=1)
-
-
-class Case(Exception):
-    """What a person must look at: the message says whose, where and what (never a traceback)."""
-
-
-@dataclass(frozen=True)
-class Caps:
-    source: int
-    report: int
-
-    def of(self, name: str) -> int:
-        return self.report if name == REPORT_NAME else self.source
-
-
-def caps(cfg=None) -> Caps:
-    kb = getattr(cfg, "max_source_kb", None) or DEFAULT_SOURCE_KB
-    mb = getattr(cfg, "max_report_mb", None) or DEFAULT_REPORT_MB
-    return Caps(int(kb) * 1024, int(mb) * 1024 * 1024)
 
 
 def account_uid(name: str) -> int | None:
@@ -248,115 +167,6 @@ def _check_file(st: os.stat_result, cap: int, owners: set | None, where: str):
 def list_names(dir_fd: int) -> list[str]:
     return sorted(os.listdir(dir_fd))
 
-
-# ---- records: JSON with a schema ---------------------------------------------------------------
-def parse_json(data: bytes, where: str):
-    """JSON as the drop box may hold it: UTF-8, no NaN or Infinity, finite numbers, bounded nesting."""
-    def no_constant(name):
-        raise ValueError(f"{name} is not a JSON number")
-
-    def finite(text):
-        value = float(text)
-        if not math.isfinite(value):
-            raise ValueError(f"{text[:20]} is too large a number")
-        return value
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise Case(f"{where} is not valid JSON ({str(e)[:120]})") from None
-
-
-def _types(record, spec: dict, where: str, required=()) -> dict:
-    """record, when it is a JSON object whose keys named in spec have those types (and the required
-    ones are there); else Case."""
-    if not isinstance(record, dict):
-        raise Case(f"{where} is not a JSON object (it holds {type(record).__name__} {json.dumps(record)[:40]})")
-    for key in required:
-        if key not in record:
-            raise Case(f"{where} has no {key!r}")
-    for key, types in spec.items():
-        if key in record and record[key] is not None and (
-                not isinstance(record[key], types) or isinstance(record[key], bool) and bool not in _tuple(types)):
-            raise Case(f"{where}: {key!r} is {type(record[key]).__name__}, not {_names(types)}")
-    return record
-
-
-def _tuple(types):
-    return types if isinstance(types, tuple) else (types,)
-
-
-def _names(types) -> str:
-    return " or ".join({"str": "a text", "int": "an integer", "float": "a number", "dict": "an object",
-                        "list": "a list", "bool": "true/false"}.get(t.__name__, t.__name__) for t in _tuple(types))
-
-
-NUMBER = (int, float)
-
-
-def check_time(value, where: str, key: str) -> dt.datetime:
-    try:
-        t = parse_iso(value)
-    except (TypeError, ValueError, AttributeError):
-        raise Case(f"{where}: {key!r} is not a time ({str(value)[:40]!r})") from None
-    if t.tzinfo is None:
-        raise Case(f"{where}: {key!r} has no time zone ({value!r})")
-    return t
-
-
-def check_manifest(record, where: str) -> dict:
-    m = _types(record, {"schema": str, "course": str, "user": str, "uid": int, "submitted_at": str, "stored_at": str,
-                        "clock": str, "host": str, "files": dict, "attempt_sha256": str, "git": dict, "report": dict,
-                        "does_not_compile": list,
-                        "course_state": str, "entered_by": str, "why": str},
-               where, required=("submitted_at", "files"))
-    check_time(m["submitted_at"], where, "submitted_at")
-    if m.get("stored_at") is not None:
-        check_time(m["stored_at"], where, "stored_at")
-    for name, entry in m["files"].items():
-        if not FILE_NAME_RE.match(name):
-            raise Case(f"{where}: {name[:40]!r} is not a file name a hand-in holds")
-        _types(entry, {"sha256": str, "bytes": int}, f"{where}: files[{name!r}]", required=("sha256",))
-        if not SHA256_RE.match(entry["sha256"]):
-            raise Case(f"{where}: files[{name!r}] has no sha256 (64 hex digits)")
-    return m
-
-
-def check_outcome(record, where: str) -> dict:
-    o = _types(record, {"status": str, "message": str, "score": dict, "job_id": (str, int), "started": str,
-                        "finished": str, "log_tail": str, "attempt_sha256": str, "gpu": dict, "node": str,
-                        "host": str}, where, required=("status",))
-    if o.get("score") is not None:
-        _types(o["score"], {"total": NUMBER, "max": NUMBER}, f"{where}: score")
-    for key in ("started",):
-        if o.get(key):
-            check_time(o[key], where, key)
-    return o
-
-
-def check_results(record, where: str) -> dict:
-    r = _types(record, {"score": dict, "results": list, "status": str}, where)
-    score = r.get("score") or {}
-    _types(score, {"total": NUMBER, "max": NUMBER, "stages": list}, f"{where}: score")
-    for row in score.get("stages") or []:
-        _types(row, {"stage": str, "precision": str, "variant_used": str, "disposition": str, "correctness": NUMBER,
-                     "performance": NUMBER, "correctness_max": NUMBER, "performance_max": NUMBER},
-               f"{where}: score.stages[]", required=("stage", "precision"))
-    return r
-
-
-def check_job(record, where: str) -> dict:
-    j = _types(record, {"job_id": (str, int), "queued": str, "not_queued": str, "why": str, "at": str}, where)
-    if j.get("queued"):
-        check_time(j["queued"], where, "queued")
-    return j
-
-
-def check_withdrawn(record, where: str) -> dict:
-    return _types(record, {"withdrawn_at": str, "by": str}, where)
-
-
-RECORDS = {"job.json": (check_job, RECORD_CAP), "grading/outcome.json": (check_outcome, RECORD_CAP),
-           "grading/results.json": (check_results, RESULTS_CAP)}
 
 
 # ---- an attempt ---------------------------------------------------------------------------------

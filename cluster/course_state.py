@@ -1,7 +1,8 @@
 """course_state.py — the course staff's state over a term, with one owner: the published course
-state (a content-addressed snapshot of course.toml, the class files and the grader it pins), the
-decision log, what each student may see of them, the manifests of sweeps and the versioned
-gradebooks. Every other module asks this one; none reads a decision or a published file itself.
+state (a content-addressed snapshot of course.toml, the class files and the grader it pins) and the
+decision log (DecisionLog, its one writer). Above it, student_standing.py folds the log per student
+and leaves each student what they may see (to-student/, their token); sweeps.py writes a sweep's
+run manifests and gradebook versions. Nothing else reads a decision or a published file itself.
 
     <course.toml's directory>/.course.toml.published   names the drop box: students' commands find
                                              the state through it, never reading the live file
@@ -25,8 +26,8 @@ gradebooks. Every other module asks this one; none reads a decision or a publish
                                              sweep's gradebook.csv, summary.md and export/* link to
                                              the newest (versions/index.jsonl is the ledger)
 
-A state is published by `publish` only after the whole course validates (gemmlab_cluster.validate_
-course), and goes live (`current`) only once the decision log holds its line, so an edit with a
+A state is published by `publish` only after the whole course validates (commands/course.py,
+validate_course), and goes live (`current`) only once the decision log holds its line, so an edit with a
 mistake never reaches a student: `make submit` keeps reading the last
 published state, and staff commands say what is unpublished and wrong. A grade records the state
 and grading keys it was made under; a later state decides whether it is still current, needs only a
@@ -39,26 +40,21 @@ import errno
 import fcntl
 import hashlib
 import json
-import math
 import os
 import pwd
-import secrets
 import socket
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from config import COURSE_DIR
-from records import iso, iso_seconds, now, read_json, write_atomic
+from records import iso_seconds, now, read_json, write_atomic
 
 STATE_SCHEMA = "gemmlab.course-state/1"
 DECISION_SCHEMA = "gemmlab.decision/1"
 POINTER_SCHEMA = "gemmlab.course-pointer/1"
-RUN_SCHEMA = "gemmlab.sweep-run/1"
-VERSION_SCHEMA = "gemmlab.gradebook-version/1"
-TOKEN_NAME = ".token"
 # The class files a state holds beside course.toml, by (setting, file name in the state): all of them
 # the staff's (the roster names every student; extensions carry their reasons; the leaderboard's
 # aliases). A student learns only their own membership (members/<login>) and their own view.
@@ -96,7 +92,7 @@ def staff_modes(cfg, public=False) -> tuple[int, int]:
     return (PUBLIC if public else STAFF_ONLY)[cfg.staff_gid is not None]
 
 
-def _mkdir(path: Path, mode: int, gid=None):
+def make_dir(path: Path, mode: int, gid=None):
     """A directory of the course state with its mode (group: the staff's, where there is one)."""
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
@@ -114,7 +110,7 @@ def private_root(cfg) -> Path:
     return cfg.sweeps_dir / COURSE_DIR
 
 
-def _believable(path: Path, box: Path) -> bool:
+def believable(path: Path, box: Path) -> bool:
     """A file of the course state counts only when no student could have written it: the state's
     directory is the drop box owner's (or root's) — students may create directories in the drop box,
     so a `.course` of theirs is refused — and nothing on the way is writable by others, or by a group
@@ -306,7 +302,7 @@ def state_dirs(cfg, state_id: str) -> tuple[Path, Path]:
 def load_state(cfg, state_id: str) -> CourseState | None:
     pub = public_root(cfg) / "states" / state_id
     info = read_json(pub / "state.json")
-    if not info or info.get("id") != state_id or not _believable(pub / "state.json", cfg.dropbox_dir):
+    if not info or info.get("id") != state_id or not believable(pub / "state.json", cfg.dropbox_dir):
         return None
     return CourseState(state_id, _staff_info(info), pub, Path(info["private"]))
 
@@ -315,7 +311,7 @@ def current(cfg) -> CourseState | None:
     """The published state of the course whose drop box cfg names, or None (none published yet, or a
     record a student could have planted)."""
     record = public_root(cfg) / "current"
-    if not _believable(record, cfg.dropbox_dir):
+    if not believable(record, cfg.dropbox_dir):
         return None
     try:
         state_id = record.read_text().strip()
@@ -407,14 +403,14 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
     gid = cfg.staff_gid
     pub_file, pub_dir = staff_modes(cfg, public=True)
     priv_file, priv_dir = staff_modes(cfg)
-    pub_root = _mkdir(public_root(cfg), pub_dir, gid)
-    priv_root = _mkdir(private_root(cfg), priv_dir, gid)
+    pub_root = make_dir(public_root(cfg), pub_dir, gid)
+    priv_root = make_dir(private_root(cfg), priv_dir, gid)
     if before is not None and before.id == state_id:
         return before, False
     pub, priv = state_dirs(cfg, state_id)
     if not (pub / "state.json").is_file():
-        _mkdir(pub_root / "states", pub_dir, gid)
-        _mkdir(priv_root / "states", priv_dir, gid)
+        make_dir(pub_root / "states", pub_dir, gid)
+        make_dir(priv_root / "states", priv_dir, gid)
         tmp_pub = pub.with_name(f".{state_id}.{os.getpid()}")
         tmp_priv = priv.with_name(f".{state_id}.{os.getpid()}")
         for d in (tmp_pub, tmp_priv):
@@ -596,7 +592,7 @@ class DecisionLog:
             raise StateError(f"unknown decision {action!r}")
         gid = self.cfg.staff_gid
         file_mode, dir_mode = staff_modes(self.cfg)
-        _mkdir(self.path.parent, dir_mode, gid)
+        make_dir(self.path.parent, dir_mode, gid)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode)
         if os.fstat(fd).st_uid == os.getuid():  # whatever the umask: every TA appends to it
             os.fchmod(fd, file_mode)
@@ -618,270 +614,11 @@ def log(cfg) -> DecisionLog:
     return DecisionLog(cfg)
 
 
-def rubric_maximum(cfg) -> float:
-    """The most points a student can get, extra credit included: from the published state's rubric
-    (the grader's own reading of [scoring]: max_points + extra_credit_points); for a course not
-    published yet, the same sum of course.toml's [scoring.stages] (each stage's correctness and
-    performance points, for float and double)."""
-    state = cfg.state if getattr(cfg, "state", None) is not None else current(cfg)
-    rubric = state.info.get("rubric") if state is not None else None
-    if rubric and "max_points" in rubric:
-        return float(rubric["max_points"]) + float(rubric.get("extra_credit_points", 0))
-    import tomllib
-    try:
-        stages = ((tomllib.loads(cfg.path.read_text()).get("scoring") or {}).get("stages") or {})
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise StateError(f"{cfg.path}: the rubric's maximum cannot be read ({e}); publish the course first") from None
-    total = 0.0
-    for table in stages.values():
-        for key in ("correctness_points", "performance_points"):
-            v = table.get(key, 0)
-            total += sum(float(v.get(p, 0)) for p in ("float", "double")) if isinstance(v, dict) else 2 * float(v)
-    return total
-
-
-def final_problem(value, maximum: float | None) -> str:
-    """'' for a final score a person may set (a finite number from 0 to the rubric's maximum), else why not."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"{value!r} is not a number"
-    if not math.isfinite(value):
-        return f"{value!r} is not a finite number"
-    if value < 0:
-        return f"{value:g} is below 0"
-    if maximum is not None and value > maximum + 1e-9:
-        return f"{value:g} is above the rubric's maximum, {maximum:g} (extra credit included)"
-    return ""
-
-
-@dataclass
-class StudentDecisions:
-    """The staff's standing decisions about one student, folded from the log (the latest wins)."""
-    accepted: dict | None = None            # {attempt, files, seq, ...}: this attempt counts
-    withdrawn: dict = field(default_factory=dict)  # attempt name -> the decision (staff's withdrawals)
-    restored: dict = field(default_factory=dict)   # attempt name -> the decision (unwithdraw)
-    override: dict | None = None            # {final, seq, why}: the final score, set by the staff
-    history: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)  # decisions the fold cannot apply, each with why (fold)
-
-    def visible(self) -> list[dict]:
-        """What the student may see: the action, the attempt (its label and, for one the staff entered,
-        when it was handed in), the value and when; never the why."""
-        return [{k: e[k] for k in ("seq", "at", "action", "attempt", "label", "submitted_at", "final") if k in e}
-                for e in self.history
-                if e["action"] in ("accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter")]
-
-
-def fold(entries: list[dict], maximum: float | None = None) -> dict[str, StudentDecisions]:
-    """The standing decisions per student. A line that sets a final score no person may set (not a
-    finite number from 0 to `maximum`: written by an older version of the tools) is not applied: it
-    is kept in the student's `skipped`, with why, for the gradebook to report."""
-    out: dict[str, StudentDecisions] = {}
-    for e in entries:
-        s = e.get("student")
-        if not s:
-            continue
-        d = out.setdefault(s, StudentDecisions())
-        action = e["action"]
-        if action == "settle":
-            action = "accept" if e.get("attempt") else "override"
-        problem = final_problem(e.get("final"), maximum) if action == "override" else ""
-        if problem:
-            d.skipped.append(f"decision #{e.get('seq', '?')} ({e['action']} {s}, {e.get('at', '?')} by "
-                             f"{e.get('by', '?')}) sets the final score to {e.get('final')!r}: {problem}; not applied "
-                             "(`make override` it again with the right score)")
-            continue
-        d.history.append(e)
-        if action == "accept":
-            d.accepted = e
-        elif action == "withdraw":
-            d.withdrawn[e["attempt"]] = e
-            d.restored.pop(e["attempt"], None)
-            if d.accepted and d.accepted.get("attempt") == e["attempt"]:
-                d.accepted = None
-        elif action == "unwithdraw":
-            d.withdrawn.pop(e["attempt"], None)
-            d.restored[e["attempt"]] = e
-        elif action == "override":
-            d.override = e
-        elif action == "clear-override":
-            d.override = None
-    return out
-
-
-def decisions(cfg) -> dict[str, StudentDecisions]:
-    """Every student's standing decisions; {} where the log cannot be read (a student's command)."""
-    try:
-        entries = log(cfg).entries()
-    except PermissionError:
-        return {}
-    try:
-        maximum = rubric_maximum(cfg)
-    except StateError:
-        maximum = None  # the finite and non-negative checks still hold
-    return fold(entries, maximum)
-
-
-def last_seq(cfg) -> int:
-    try:
-        return len(log(cfg).entries())
-    except (PermissionError, StateError):
-        return 0
-
-
-# ---- hand-ins the staff entered ----------------------------------------------------------------
 # ---- the staff's regrades of one attempt ---------------------------------------------------------
 def new_regrade_dir(cfg, student: str, attempt: str) -> Path:
     """A new directory of the staff's for one regrade (`make regrade`): its job script, its log and
     its grading/, <sweeps>/.course/regrades/<student>-<attempt>-<time>/."""
     gid = cfg.staff_gid
     mode = 0o2770 if gid is not None else 0o700
-    parent = _mkdir(_mkdir(private_root(cfg), mode, gid) / "regrades", mode, gid)
-    return _mkdir(parent / f"{student}-{attempt}-{now():%Y%m%dT%H%M%S%f}", mode, gid)
-
-
-# ---- what one student may see ----------------------------------------------------------------
-def token(cfg, user: str, create: bool) -> str | None:
-    """The student's token: a random name only they and the staff can read (<dropbox>/<user>/.token),
-    under which the staff leave what that student may see. Made by the student's own commands; read
-    through the drop box's door (attempts.py): a token that is a link, another's file or not a token
-    is none."""
-    import attempts
-    path = cfg.dropbox_dir / user / TOKEN_NAME
-    try:
-        text = attempts.read_token(cfg, user, TOKEN_NAME)
-    except FileNotFoundError:
-        text = None
-    except OSError:
-        return None
-    if text is not None:
-        return text
-    if not create or not attempts.has_directory(cfg, user):
-        return None
-    value = secrets.token_hex(16)
-    tmp = path.with_name(f".token.{os.getpid()}")
-    try:
-        tmp.write_text(value + "\n")
-        os.chmod(tmp, 0o640 if cfg.staff_group else 0o600)
-        os.replace(tmp, path)
-    except OSError:
-        return None
-    return value
-
-
-def view_path(cfg, tok: str) -> Path:
-    return public_root(cfg) / "to-student" / f"{tok}.json"
-
-
-def read_view(cfg, user: str) -> dict | None:
-    tok = token(cfg, user, create=False)
-    if not tok:
-        return None
-    p = view_path(cfg, tok)
-    if not _believable(p, cfg.dropbox_dir):
-        return None
-    view = read_json(p)
-    return view if view and view.get("student") == user else None
-
-
-def write_views(cfg, students=None, official: dict | None = None):
-    """Refresh what each student may see (their due dates under the published state, the staff's
-    decisions about their attempts, and `official`: {student: their published grade}) for every
-    student with a token; `students` limits it. Students without a token yet get theirs when they
-    first run a command (`make submit`, `make status`) and the staff next publish or decide."""
-    import class_files
-    state = current(cfg)
-    scfg = state.config() if state is not None else cfg
-    try:
-        extensions = class_files.load_extensions(scfg, None)
-    except Exception:  # noqa: BLE001  (validated when published; an unreadable copy shows no extension)
-        extensions = {}
-    folded = decisions(cfg)
-    gid = cfg.staff_gid
-    out_dir = _mkdir(public_root(cfg) / "to-student", 0o2771 if gid is not None else 0o711, gid)
-    if students is not None:
-        names = students
-    else:  # the class (attempts.students: the roster's, when there is one); only they can have a token
-        import attempts
-        try:
-            names = attempts.students(scfg)
-        except Exception:  # noqa: BLE001  (a roster not readable here: whoever has a directory)
-            names = attempts.directory_names(cfg)
-    written = 0
-    for student in names:
-        tok = token(cfg, student, create=False)
-        if not tok:
-            continue
-        path = view_path(cfg, tok)
-        view = read_json(path) if path.exists() else {}
-        ext = extensions.get(student)
-        deadline = ext.deadline(scfg.deadline) if ext else scfg.deadline
-        view.update({"schema": "gemmlab.student-view/1", "student": student, "state": state.id if state else None,
-                     "updated": iso_seconds(now()),
-                     "extension": None if ext is None else {
-                         "due": iso(deadline.due), "late_days": ext.late_days,
-                         "cutoff": iso(deadline.cutoff) if deadline.cutoff else None},
-                     "decisions": folded[student].visible() if student in folded else []})
-        if official is not None and student in official:
-            view["official"] = official[student]
-        write_atomic(path, json.dumps(view, indent=1) + "\n", 0o644)
-        written += 1
-    if out_dir.stat().st_uid == os.getuid():  # another TA's directory keeps the mode it was made with
-        os.chmod(out_dir, 0o2771 if gid is not None else 0o711)
-    return written
-
-
-# ---- sweep runs and gradebook versions ----------------------------------------------------------
-def write_run_manifest(run_dir: Path, cfg, state: CourseState, argv: list[str], counts: dict, students=None):
-    """runs/run-NNN/manifest.json: who swept, when, from where, with which flags, under which state
-    and grader; how many were graded, rescored or current. Written once, when the run is made."""
-    manifest = {"schema": RUN_SCHEMA, "run": run_dir.name, "at": iso_seconds(now()), "by": who(), "host": socket.gethostname(),
-                "argv": argv, "students": students or [], "state": state.id, "grader": state.info.get("grader"),
-                "grading": state.info.get("grading"), "decisions": last_seq(cfg), "counts": counts}
-    write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
-    return manifest
-
-
-def complete_run_manifest(run_dir: Path, version: str, gpu_models: dict, cfg):
-    """The end of a run's manifest, once its gradebook is built: the gradebook version and the GPU
-    models its grades ran on."""
-    manifest = read_json(run_dir / "manifest.json")
-    if manifest is None:
-        return
-    manifest["gradebook"] = {"version": version, "at": iso_seconds(now()), "gpu_models": gpu_models}
-    write_atomic(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n", staff_modes(cfg)[0])
-
-
-def write_version(sweep: Path, files: dict[str, str], meta: dict) -> tuple[Path, bool]:
-    """Keep a gradebook and its exports as versions/NNN/ — a new one each build, never overwritten —
-    and point the sweep's gradebook.csv, summary.md and export/* at the newest. The ledger
-    (versions/index.jsonl) records each build; a version equal to the one before says so (`same_as`).
-    Returns the version's directory and whether its content differs from the one before."""
-    versions = sweep / "versions"
-    versions.mkdir(exist_ok=True)
-    with open(versions / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        existing = sorted(p for p in versions.iterdir() if p.is_dir() and p.name.isdigit())
-        digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
-        newest = existing[-1] if existing else None
-        same = newest is not None and (read_json(newest / "version.json") or {}).get("sha256") == digests
-        target = versions / f"{len(existing) + 1:03d}"
-        record = dict(meta, version=target.name, at=iso_seconds(now()), by=who(), previous=newest.name if newest else None,
-                      same_as=newest.name if same else None, sha256=digests)
-        tmp = versions / f".{target.name}.{os.getpid()}"
-        for name, text in files.items():
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / name).write_text(text)
-        (tmp / "version.json").write_text(json.dumps(record, indent=2) + "\n")
-        os.rename(tmp, target)
-        with open(versions / "index.jsonl", "a") as f:
-            f.write(json.dumps({k: record[k] for k in record if k != "sha256"}) + "\n")
-        for name in files:
-            link = sweep / name
-            link.parent.mkdir(parents=True, exist_ok=True)
-            if link.exists() and not link.is_symlink():  # a file of an older kit: kept beside the versions
-                os.replace(link, link.with_name(f"{link.name}.before-versions"))
-            rel = os.path.relpath(target / name, link.parent)
-            tmp_link = link.with_name(f".{link.name}.{os.getpid()}.lnk")
-            os.symlink(rel, tmp_link)
-            os.replace(tmp_link, link)
-        return target, not same
+    parent = make_dir(make_dir(private_root(cfg), mode, gid) / "regrades", mode, gid)
+    return make_dir(parent / f"{student}-{attempt}-{now():%Y%m%dT%H%M%S%f}", mode, gid)

@@ -14,7 +14,7 @@ Layout (docs/instructor-guide.md explains the permissions):
         files/<stage>.cu ...          the whitelisted stage files only
         files/report.pdf              when handed in
         (manifest.json `report`: whether the report was made from measurements of these very stage
-        files: report_check below; the sweep checks the stored files again for the gradebook)
+        files: attempt_records.report_check; the sweep checks the stored files again for the gradebook)
         grading/                      the feedback grading of this attempt (written by its job)
 
 An attempt is written into a hidden temporary directory and renamed into place in one step, so a
@@ -29,15 +29,11 @@ import pwd
 import secrets
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
-import fingerprint  # noqa: E402,F401  (the one definition of a submission's fingerprint)
-from records import iso, parse_iso, sha256_file, utc_stamp  # noqa: E402,F401  (the drop box's times and hashes)
-# What an attempt is named and holds is the door's (attempts.py): the writing side takes its names.
-from attempts import ATTEMPT_RE, ENTERED_RE, MANIFEST_SCHEMA, REPORT_NAME, WITHDRAWN_NAME  # noqa: E402
-from attempts import attempt_digest, in_directory, report_check  # noqa: E402,F401
+# What an attempt is named and holds (attempt_records.py): the writing side takes the door's names.
+from attempt_records import ATTEMPT_RE, ENTERED_RE, MANIFEST_SCHEMA, REPORT_NAME, WITHDRAWN_NAME, attempt_digest
+from records import iso, utc_stamp
 
 # Source files that, left out of a hand-in, would change what compiles: refuse rather than drop.
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
@@ -306,12 +302,6 @@ def _reserve_number(cfg, user, d: Path, name_re, chown: bool) -> int:
 def _rmtree(p: Path):
     import shutil
     shutil.rmtree(p, ignore_errors=True)
-
-
-def list_attempts(d: Path, entered=False) -> list:
-    """The attempts in a student's directory (or, entered: in the staff's directory of the hand-ins
-    they entered for the student), by number, read through the drop box's door (attempts.py)."""
-    return in_directory(d, entered)
 
 
 def withdraw(attempt, undo=False):

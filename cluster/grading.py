@@ -659,8 +659,6 @@ def finish_outcome(out: Path, outcome: dict) -> dict:
     return outcome
 
 
-_finish = finish_outcome  # its former name
-
 
 def publish(tmp: Path, final: Path, replace=True) -> bool:
     """Move a finished result directory into place in one rename. replace: an older result there

@@ -25,11 +25,9 @@ import time
 from pathlib import Path
 
 import scratch as scratch_space
+from records import read_json, write_json_atomic
 
 RECORD, END_RECORD, LOG = "local.json", "local-end.json", "local.log"
-
-
-from records import read_json as _read, write_json_atomic as _write  # noqa: E402  (one way to read and write records)
 
 
 def _now() -> str:
@@ -107,14 +105,14 @@ def start(cmd: list[str], run: Path, tasks: int, where: str) -> subprocess.Popen
     with open(run / LOG, "ab") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-    _write(run / RECORD, {"host": scratch_space.host(), "pid": proc.pid, "proc_start": _proc_start(proc.pid),
+    write_json_atomic(run / RECORD, {"host": scratch_space.host(), "pid": proc.pid, "proc_start": _proc_start(proc.pid),
                           "started": _now(), "where": where, "tasks": tasks, "log": str(run / LOG)})
     return proc
 
 
 def finish(run: Path, exit_code: int, how: str):
     """What the run's grader writes when it ends (exit status; "finished" or "stopped by SIGTERM")."""
-    _write(run / END_RECORD, {"ended": _now(), "exit": exit_code, "how": how, "pid": os.getpid()})
+    write_json_atomic(run / END_RECORD, {"ended": _now(), "exit": exit_code, "how": how, "pid": os.getpid()})
 
 
 def state(run: Path) -> dict | None:
@@ -122,10 +120,10 @@ def state(run: Path) -> dict | None:
     "finished" (or "stopped ..." as it recorded), "gone" (no end recorded and its process is gone:
     killed with SIGKILL, or the machine restarted) or "elsewhere" (started on another host: this
     machine cannot tell)."""
-    rec = _read(run / RECORD)
+    rec = read_json(run / RECORD)
     if rec is None:
         return None
-    end = _read(run / END_RECORD)
+    end = read_json(run / END_RECORD)
     if end is not None:
         return dict(rec, **end, state=end.get("how", "finished"))
     if rec.get("host") != scratch_space.host():
@@ -175,5 +173,5 @@ def follow(proc: subprocess.Popen, run: Path, out=None, poll=0.2) -> int:
                     out.flush()
                 break
             time.sleep(poll)
-    end = _read(run / END_RECORD)
+    end = read_json(run / END_RECORD)
     return end["exit"] if end else (proc.returncode or 1)

@@ -45,6 +45,8 @@ sys.path.insert(0, str(ROOT / "tests" / "py"))
 
 import config  # noqa: E402
 import dropbox  # noqa: E402
+import attempt_records  # noqa: E402
+import records  # noqa: E402
 from cluster_helpers import CACHE, hand_in_dir, hold_lock  # noqa: E402
 
 STUDENTS = ("ada", "ben", "cam", "dot", "eli", "fay", "gus")
@@ -105,9 +107,9 @@ class Term:
         (broken_ref / "tiled.cu").write_text(kinds["broken"].joinpath("tiled.cu").read_text())
         due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=DEADLINE_AHEAD)
         text = self.cfg_path.read_text()
-        self.cfg_path.write_text(text.replace("due = 2099-01-01T00:00:00Z", f"due = {dropbox.iso(due)}"))
+        self.cfg_path.write_text(text.replace("due = 2099-01-01T00:00:00Z", f"due = {records.iso(due)}"))
         self.eli_due = due + dt.timedelta(seconds=EXTENSION)
-        (self.work / "extensions.toml").write_text(f'[eli]\ndue = {dropbox.iso(self.eli_due)}\n'
+        (self.work / "extensions.toml").write_text(f'[eli]\ndue = {records.iso(self.eli_due)}\n'
                                                    'reason = "rehearsal: a documented illness"\n')
         self.tool("publish", "--why", "the deadline of the rehearsal")
         cfg = self.cfg
@@ -125,17 +127,17 @@ class Term:
         time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1.5)
         store("dot", kinds["reference"])
         store("eli", kinds["reference"])
-        say(f"hand-ins: 5 before the deadline {dropbox.iso(due)}, dot and eli after it")
+        say(f"hand-ins: 5 before the deadline {records.iso(due)}, dot and eli after it")
 
     def tamper(self):
         """fay edits her attempt #2 after the deadline and rewrites its manifest to match."""
         f = self.fay_edited / "files" / "naive.cu"
         f.write_text(f.read_text() + "\n// changed in the drop box after the deadline\n")
         manifest = json.loads((self.fay_edited / "manifest.json").read_text())
-        manifest["files"]["naive.cu"] = {"sha256": dropbox.sha256_file(f), "bytes": f.stat().st_size}
-        manifest["attempt_sha256"] = dropbox.attempt_digest(manifest["files"])
-        stored = dropbox.parse_iso(manifest["stored_at"]) - dt.timedelta(minutes=5)  # as if stored 5 min before
-        manifest["stored_at"] = manifest["submitted_at"] = dropbox.iso(stored)
+        manifest["files"]["naive.cu"] = {"sha256": records.sha256_file(f), "bytes": f.stat().st_size}
+        manifest["attempt_sha256"] = attempt_records.attempt_digest(manifest["files"])
+        stored = records.parse_iso(manifest["stored_at"]) - dt.timedelta(minutes=5)  # as if stored 5 min before
+        manifest["stored_at"] = manifest["submitted_at"] = records.iso(stored)
         (self.fay_edited / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
     # ---- the staff's term -----------------------------------------------------------------------
@@ -193,7 +195,7 @@ class Term:
     def term(self):
         time.sleep(max(0.0, (self.eli_due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1)
         self.tool("enter", "--user", "gus", "--student-dir", self.mailed, "--submitted-at",
-                  dropbox.iso(self.due - dt.timedelta(minutes=3)), "--why", "drop box unreachable; e-mailed at the deadline")
+                  records.iso(self.due - dt.timedelta(minutes=3)), "--why", "drop box unreachable; e-mailed at the deadline")
         self.tamper()
         r = self.sweep()
         assert "integrity case(s) need a person" in r.stdout and "fay" in r.stdout, r.stdout
@@ -232,7 +234,7 @@ class Term:
         for s in ("ada", "ben", "cam", "eli", "fay", "gus"):
             expect(s, "late", "no")
         expect("dot", "late", "yes")
-        expect("eli", "extension", f"due {dropbox.iso(self.eli_due)}; rehearsal: a documented illness")
+        expect("eli", "extension", f"due {records.iso(self.eli_due)}; rehearsal: a documented illness")
         expect("gus", "attempt", next((self.cfg.sweeps_dir / ".course" / "entered" / "gus").glob("entered-*")).name)
         expect("fay", "attempt", sorted((self.cfg.dropbox_dir / "fay").glob("attempt-0001-*"))[0].name)
         if not rows["fay"]["decisions"].startswith("#"):

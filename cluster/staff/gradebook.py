@@ -18,6 +18,7 @@ import io
 import statistics
 from pathlib import Path
 
+import sweeps
 from records import read_json
 
 # The columns before the per-stage points, and after them. `extension` is what the extensions file
@@ -33,8 +34,8 @@ HEAD_COLUMNS = ["student", "status", "attempt", "submitted_at", "extension", "la
                 "penalty_pct", "final"]
 TAIL_COLUMNS = ["dispositions", "message"]
 WHERE_COLUMNS = ["node", "gpu", "gpu_changed"]
-# Whether the report handed in was made from measurements of the stage files handed in (dropbox.
-# report_check, checked by the sweep on the stored files): ok, mismatch, unstamped, example, none.
+# Whether the report handed in was made from measurements of the stage files handed in
+# (attempt_records.report_check, checked by the sweep on the stored files): ok, mismatch, unstamped, example, none.
 # Last, so existing imports keep working.
 REPORT_COLUMNS = ["report"]
 # The course staff's decisions about the student that the row follows (course_state.py: accept,
@@ -128,7 +129,7 @@ def _decision_note(e: dict) -> str:
 
 def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feedback=None) -> tuple[list[dict], list[str]]:
     """Rows (one per planned student, in plan order) and the stage columns. decided: the staff's
-    standing decisions per student (course_state.decisions): an override sets the final score.
+    standing decisions per student (student_standing.decisions): an override sets the final score.
     feedback: entry -> the outcomes of its attempt's feedback gradings (gpu_change), or None."""
     decided = decided or {}
     plan = read_json(sweep / "plan.json")
@@ -315,7 +316,7 @@ def summary_text(rows, stages, title) -> str:
 
 def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None,
           feedback=None) -> tuple[dict, list[dict], list[str]]:
-    """gradebook.csv and summary.md of a sweep as texts (course_state.write_version keeps them), with
+    """gradebook.csv and summary.md of a sweep as texts (sweeps.write_version keeps them), with
     the rows and stage columns they were made from. The drop box's directories for names the roster
     does not list (the plan's off_roster) are named in the summary: never a row."""
     rows, stages = build(sweep, stage_order, decided, feedback)
@@ -329,9 +330,8 @@ def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None 
 
 
 def write(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None) -> tuple[Path, Path, list[dict]]:
-    """texts(), kept as a new version of the sweep's gradebook (course_state.write_version) without the
+    """texts(), kept as a new version of the sweep's gradebook (sweeps.write_version) without the
     LMS files; the `gradebook` command writes both."""
-    import course_state
     files, rows, _ = texts(sweep, stage_order, title, decided)
-    course_state.write_version(sweep, files, {"made_by": "gradebook.write"})
+    sweeps.write_version(sweep, files, {"made_by": "gradebook.write"})
     return sweep / "gradebook.csv", sweep / "summary.md", rows

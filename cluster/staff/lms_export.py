@@ -138,7 +138,7 @@ def canvas_csv(rows, stages, maxima, assignment: str, roster: dict[str, dict] | 
 
 
 def texts(cfg, rows: list[dict], stages: list[str]) -> tuple[dict[str, str], str, list[str]]:
-    """export/canvas.csv and export/grades.csv as texts (course_state.write_version keeps them as a
+    """export/canvas.csv and export/grades.csv as texts (sweeps.write_version keeps them as a
     version of the gradebook), the Canvas columns they fill, and the warnings."""
     maxima = stage_maxima(rows, stages)
     per_stage = maxima[0]

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "cluster"))
 
 from cluster_helpers import (stored_attempt, publish_if_set_up, CACHE, CLASS_DEADLINE_SECONDS, config, dropbox, hand_in_dir, set_due,  # noqa: E402
                              write_config)
+import records  # noqa: E402
 
 FAKE = ROOT / "tests" / "slurm" / "fake_slurm.py"
 TOOL = ROOT / "cluster" / "gemmlab_cluster.py"
@@ -172,7 +173,7 @@ def _physical(visible: str, gpus: list[dict]):
 
 def _seconds(o: dict) -> float:
     try:
-        return (dropbox.parse_iso(o["finished"]) - dropbox.parse_iso(o["started"])).total_seconds()
+        return (records.parse_iso(o["finished"]) - records.parse_iso(o["started"])).total_seconds()
     except (KeyError, ValueError):
         return 0.0
 

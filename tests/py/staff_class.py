@@ -21,8 +21,10 @@ sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402
 import dropbox  # noqa: E402
-import gemmlab_cluster  # noqa: E402
+import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
+from commands import sweep as sweep_commands  # noqa: E402
 import grading  # noqa: E402
+import records  # noqa: E402
 
 PARTS = ROOT / "tests" / "fixtures" / "similarity"
 CACHE = ROOT / "build" / "cluster-tests" / "cache"  # the trusted grader build, shared with the cluster tests
@@ -86,10 +88,10 @@ def plan(cfg, name="final") -> Path:
     """Plan a sweep with the real planner (no grading); returns the sweep directory."""
     sweep = cfg.sweeps_dir / name
     sweep.mkdir(parents=True, exist_ok=True)
-    grading.write_json_atomic(sweep / "plan.json", {
+    records.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": name, "course": cfg.course, "created": "2026-12-05T09:00:00Z",
-        "due": dropbox.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
-        "students": gemmlab_cluster.plan_sweep(cfg, when=PLANNED)})
+        "due": records.iso(cfg.deadline.due) if cfg.deadline.due else None, "policy": cfg.deadline.policy,
+        "students": sweep_commands.plan_sweep(cfg, when=PLANNED)})
     return sweep
 
 

@@ -17,6 +17,7 @@ import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+import attempts  # noqa: E402
 
 NEEDS_NVCC = pytest.mark.skipif(
     subprocess.run(["sh", "-c", "command -v nvcc || test -x /usr/local/cuda/bin/nvcc"], capture_output=True).returncode != 0,
@@ -71,7 +72,7 @@ def test_a_broken_edit_never_stops_a_hand_in_and_is_named_to_the_staff(tmp_path,
                                  str(student_dir), "--no-compile-check"]) == 0, capsys.readouterr()
     out = capsys.readouterr()
     assert "leaderbord" not in out.out + out.err and "stored" in out.out, out
-    (attempt,) = dropbox.list_attempts(before.config().dropbox_dir / "alice")
+    (attempt,) = attempts.in_directory(before.config().dropbox_dir / "alice")
     assert attempt.manifest["course_state"] == before.id
     # Nor does a student who names the staff's own file (make submit CONFIG=<the course's course.toml>).
     assert gemmlab_cluster.main(["--config", str(path), "status"]) == 0

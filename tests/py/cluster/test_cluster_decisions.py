@@ -15,10 +15,15 @@ import staff_class
 from staff_class import D, DUE
 
 import class_files  # noqa: E402  (cluster/, on sys.path through staff_class)
+import attempts  # noqa: E402
 import config  # noqa: E402
 import course_state  # noqa: E402
+import student_standing  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+import attempt_records  # noqa: E402
+import records  # noqa: E402
+from commands import common, student  # noqa: E402
 
 H = dt.timedelta(hours=1)
 
@@ -52,7 +57,7 @@ def test_a_decision_needs_a_reason_and_the_staff(tmp_path, capsys, monkeypatch):
     assert "'alcie' is not a student of this course (did you mean 'alice'?)" in capsys.readouterr().err
     assert run(cfg, "accept", "--user", "alice", "--attempt", "7", "--why", "excused") == 1
     assert "alice has no attempt '7'; their attempts: #1" in capsys.readouterr().err
-    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda cfg: False)
+    monkeypatch.setattr(common, "is_staff", lambda cfg: False)
     assert run(cfg, "override", "--user", "alice", "--final", "3", "--why", "x y z") == 1
     assert "override is for the course staff" in capsys.readouterr().err
     assert course_state.log(cfg).entries() == []
@@ -92,9 +97,9 @@ def test_accept_withdraw_and_override_are_recorded_and_honoured(tmp_path, capsys
     assert [(e["seq"], e["action"], e["student"]) for e in log] == [(1, "accept", "alice"), (2, "withdraw", "bob"),
                                                                      (3, "override", "carol")]
     assert all(e["by"] and e["at"] and e["why"] for e in log)
-    course_state.token(cfg, "carol", create=True)
-    course_state.write_views(cfg, ["carol"])
-    view = course_state.read_view(cfg, "carol")
+    student_standing.token(cfg, "carol", create=True)
+    student_standing.write_views(cfg, ["carol"])
+    view = student_standing.read_view(cfg, "carol")
     assert view["decisions"] == [{"seq": 3, "at": log[2]["at"], "action": "override", "final": 42.5}]
     # cleared: computed again
     assert run(cfg, "override", "--user", "carol", "--clear", "--why", "decided otherwise") == 0
@@ -160,8 +165,8 @@ def test_an_emailed_hand_in_keeps_its_original_time(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "alice: E1 stored" in out and "on time" in out, out
     entry = plan(cfg)["alice"]
-    assert entry["label"] == "E1" and not entry["late"] and entry["effective_time"] == dropbox.iso(PAST - 2 * H)
-    assert course_state.log(cfg).entries()[0]["submitted_at"] == dropbox.iso(PAST - 2 * H)
+    assert entry["label"] == "E1" and not entry["late"] and entry["effective_time"] == records.iso(PAST - 2 * H)
+    assert course_state.log(cfg).entries()[0]["submitted_at"] == records.iso(PAST - 2 * H)
     assert run(cfg, "enter", "--user", "alice", "--student-dir", str(tmp_path / "hand-ins" / "bob-1"), "--submitted-at",
                "2099-01-01T00:00:00Z", "--why", "x y z") == 1
     assert "is in the future" in capsys.readouterr().err
@@ -184,30 +189,27 @@ def test_a_student_whose_only_hand_in_was_entered_sees_it_in_status(tmp_path, ca
     staff_class.hand_in(cfg, tmp_path, "bob", {})  # (writes hand-ins/bob-1: the e-mailed files)
     assert run(cfg, "enter", "--user", "alice", "--student-dir", str(tmp_path / "hand-ins" / "bob-1"),
                "--submitted-at", (PAST - 2 * H).isoformat(), "--why", "the cluster was down; e-mail at 21:59") == 0
-    real_list = dropbox.list_attempts
 
-    def as_a_student(d, entered=False):
-        if entered:
-            raise PermissionError(13, "Permission denied", str(d))
-        return real_list(d, entered)
+    def as_a_student(cfg, student):  # the staff's area of entered hand-ins is closed to a student
+        raise PermissionError(13, "Permission denied", str(attempts.entered_dir(cfg, student)))
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda c: False)
-    monkeypatch.setattr(course_state, "decisions", lambda c: {})  # the log is the staff's (PermissionError: {})
-    monkeypatch.setattr(dropbox, "list_attempts", as_a_student)
+    monkeypatch.setattr(common, "is_staff", lambda c: False)
+    monkeypatch.setattr(student_standing, "decisions", lambda c: {})  # the log is the staff's (PermissionError: {})
+    monkeypatch.setattr(attempts, "entered_of", as_a_student)
     capsys.readouterr()
     assert run(cfg, "status") == 0
-    assert course_state.token(cfg, "alice", create=False), capsys.readouterr()  # her place, made by status
+    assert student_standing.token(cfg, "alice", create=False), capsys.readouterr()  # her place, made by status
     monkeypatch.undo()  # the staff publish again (nothing changed: what each student may see is refreshed)
     assert run(cfg, "publish") == 0
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    monkeypatch.setattr(gemmlab_cluster, "_is_staff", lambda c: False)
-    monkeypatch.setattr(course_state, "decisions", lambda c: {})
-    monkeypatch.setattr(dropbox, "list_attempts", as_a_student)
+    monkeypatch.setattr(common, "is_staff", lambda c: False)
+    monkeypatch.setattr(student_standing, "decisions", lambda c: {})
+    monkeypatch.setattr(attempts, "entered_of", as_a_student)
     capsys.readouterr()
     assert run(cfg, "status") == 0
     out = capsys.readouterr().out
     line = next((x for x in out.splitlines() if x.strip().startswith("E1")), "")
-    assert dropbox.iso(PAST - 2 * H) in line and "entered by the course staff" in line and "<- counts" in line, out
+    assert records.iso(PAST - 2 * H) in line and "entered by the course staff" in line and "<- counts" in line, out
     assert "e-mail" not in out  # what, never why
 
 
@@ -219,12 +221,12 @@ def test_an_attempt_edited_after_it_was_stored_needs_a_person(tmp_path, capsys):
     f = edited / "files" / "tiled.cu"
     f.write_text(staff_class.splice("tiled", "tiled_textbook"))
     manifest = json.loads((edited / "manifest.json").read_text())
-    manifest["files"]["tiled.cu"] = {"sha256": dropbox.sha256_file(f), "bytes": f.stat().st_size}
-    manifest["attempt_sha256"] = dropbox.attempt_digest(manifest["files"])
+    manifest["files"]["tiled.cu"] = {"sha256": records.sha256_file(f), "bytes": f.stat().st_size}
+    manifest["attempt_sha256"] = attempt_records.attempt_digest(manifest["files"])
     (edited / "manifest.json").write_text(json.dumps(manifest))
-    stored = dropbox.parse_iso(manifest["stored_at"])
+    stored = records.parse_iso(manifest["stored_at"])
     os.utime(f)  # (its ctime is now; the test backdates the stored time instead of waiting two minutes)
-    manifest["stored_at"] = dropbox.iso(stored - 10 * 60 * dt.timedelta(seconds=1))
+    manifest["stored_at"] = records.iso(stored - 10 * 60 * dt.timedelta(seconds=1))
     manifest["submitted_at"] = manifest["stored_at"] if manifest["clock"] == "drop-box file system" else manifest["submitted_at"]
     (edited / "manifest.json").write_text(json.dumps(manifest))
     entry = plan(cfg)["alice"]
@@ -252,17 +254,17 @@ def test_a_student_with_an_extension_is_told_their_own_dates(tmp_path, capsys, m
     def students_cannot_read(c, known, source=""):
         raise PermissionError(13, "Permission denied", str(c.file_setting("extensions", "file")))
     monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
-    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late_for_class)
+    lines = student.how_it_counts(cfg, "alice", late_for_class)
     assert lines[0].startswith("LATE") and "not shown here yet and still applies" in lines[0], lines
     # the staff publish the course state: alice's view holds her dates, not the reason
     monkeypatch.setattr(class_files, "load_extensions", real)
-    course_state.token(cfg, "alice", create=True)  # (alice's first command made it)
+    student_standing.token(cfg, "alice", create=True)  # (alice's first command made it)
     assert run(cfg, "setup") == 0
     assert run(cfg, "publish") == 0
-    view = course_state.read_view(cfg, "alice")
+    view = student_standing.read_view(cfg, "alice")
     assert view["extension"]["due"] == "2026-12-06T23:59:00Z" and "medical" not in json.dumps(view)
     monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
-    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late_for_class)
+    lines = student.how_it_counts(cfg, "alice", late_for_class)
     assert lines == ["on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), "
                      "1 day to spare"], lines
 
@@ -286,7 +288,7 @@ def test_gradebooks_are_versions_and_official_grades_reach_the_students(tmp_path
     assert [v["version"] for v in index] == ["001", "002"] and index[1]["decisions"] == 1 and index[1]["by"]
     # published: each student sees their official grade with make results — but not a gradebook older
     # than a decision: it is not the grade the decision gives
-    course_state.token(cfg, "bob", create=True)
+    student_standing.token(cfg, "bob", create=True)
     capsys.readouterr()
     assert run(cfg, "setup") == 0 and run(cfg, "publish") == 0
     assert run(cfg, "override", "--user", "alice", "--final", "40", "--why", "late work excused in part") == 0
@@ -311,7 +313,7 @@ def test_the_same_files_after_a_grading_that_found_nothing_are_graded_again(tmp_
     (first / "grading").mkdir()
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": status}))
     again = staff_class.hand_in(cfg, tmp_path, "alice", {})
-    assert gemmlab_cluster._why_not_queue(cfg, "alice", again) == ("", "")
+    assert student.why_not_queue(cfg, "alice", again) == ("", "")
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": "graded", "score": {"total": 5, "max": 100}}))
     third = staff_class.hand_in(cfg, tmp_path, "alice", {})
-    assert gemmlab_cluster._why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")
+    assert student.why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")

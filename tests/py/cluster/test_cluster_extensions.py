@@ -114,7 +114,7 @@ def test_without_the_extension_the_same_hand_ins_are_late(tmp_path):
                                                roster=["alice", "dave"]))
     staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE + D - H)
     staff_class.hand_in(cfg, tmp_path, "dave", {}, when=DUE + 2 * D)
-    by = {e["student"]: e for e in staff_class.gemmlab_cluster.plan_sweep(cfg)}
+    by = {e["student"]: e for e in staff_class.sweep_commands.plan_sweep(cfg)}
     assert by["alice"]["late"] and by["alice"]["penalty_pct"] == 10 and "extension" not in by["alice"]
     assert by["dave"]["status"] == "not_counted"
 

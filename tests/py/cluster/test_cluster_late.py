@@ -11,6 +11,8 @@ from staff_class import DUE
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+import attempts  # noqa: E402
+from commands import student  # noqa: E402
 
 H = dt.timedelta(hours=1)
 D = dt.timedelta(days=1)
@@ -31,14 +33,14 @@ def hand_in(cfg, tmp_path, when, student="alice"):
 def test_on_time_says_how_much_time_was_left(tmp_path):
     cfg = course(tmp_path)
     a = hand_in(cfg, tmp_path, DUE - 2 * H - 5 * 60 * dt.timedelta(seconds=1))
-    assert gemmlab_cluster.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
+    assert student.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
 
 
 def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_path, capsys, monkeypatch):
     cfg = course(tmp_path)
     first = hand_in(cfg, tmp_path, DUE - H)
     late = hand_in(cfg, tmp_path, DUE + D + 3 * H)
-    lines = gemmlab_cluster.how_it_counts(cfg, "alice", late)
+    lines = student.how_it_counts(cfg, "alice", late)
     assert lines[0] == "LATE: handed in 1 day 3 h after your due date 2026-12-04T23:59:00Z"
     assert lines[1] == "late penalty: 20 % of its score (10 % per started day late, at most 50 %)"
     assert lines[2].startswith("under the course's policy (latest) this attempt counts, with its penalty, in place "
@@ -47,19 +49,19 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     # make withdraw ATTEMPT=2, by alice: the on-time attempt counts again; make status marks it
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
     args = gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2"])
-    assert gemmlab_cluster.cmd_withdraw(cfg, args) == 0
+    assert student.cmd_withdraw(cfg, args) == 0
     out = capsys.readouterr().out
     assert "attempt #2 is withdrawn" in out and "counts now: #1" in out and "UNDO=1" in out, out
-    pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
+    pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
     assert pick.path == first and not info["late"] and "withdrawn by the student: #2" in info["note"]
-    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     status = capsys.readouterr().out.splitlines()
     assert "(due 2026-12-04T23:59:00Z; policy latest)" in status[0], status
     assert status[1].endswith("<- counts") and "[withdrawn, late 1 day 3 h]" in status[2], status
 
     # undone: the late attempt counts again
-    gemmlab_cluster.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo"]))
-    pick, info = dropbox.choose(dropbox.list_attempts(cfg.dropbox_dir / "alice"), cfg.deadline)
+    student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo"]))
+    pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
     assert pick.path == late and info["penalty_pct"] == 20
 
 
@@ -72,8 +74,8 @@ def test_the_due_date_is_shown_in_the_courses_time_zone_too(tmp_path, capsys):
     assert cfg.deadline.due == DUE
     a = hand_in(cfg, tmp_path, DUE + 3 * H)
     course_time = "2026-12-04T23:59:00Z (2026-12-04 15:59 -08:00, the course's time)"
-    assert gemmlab_cluster.how_it_counts(cfg, "alice", a)[0] == f"LATE: handed in 3 h after your due date {course_time}"
-    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    assert student.how_it_counts(cfg, "alice", a)[0] == f"LATE: handed in 3 h after your due date {course_time}"
+    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     assert f"(due {course_time}; policy latest)" in capsys.readouterr().out
     assert config.course_time(DUE, dt.timezone.utc) == "2026-12-04T23:59:00Z"
 
@@ -90,7 +92,7 @@ def test_status_shows_each_hand_ins_report_and_the_files_that_did_not_compile(tm
                           extra={"report": {"verdict": "mismatch"}, "does_not_compile": ["tiled.cu"]})
     dropbox.store_attempt(cfg, "alice", files, submitted_at=DUE - H, extra={"report": {"verdict": "ok"},
                                                                            "does_not_compile": []})
-    gemmlab_cluster.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     first, second = capsys.readouterr().out.splitlines()[1:3]
     assert "report of other stage files  does not compile: tiled.cu  not graded" in first, first
     assert "report ok  not graded" in second and "compile" not in second, second
@@ -107,7 +109,7 @@ def test_each_policy_says_which_attempt_counts(tmp_path, late_section, words):
     cfg = course(tmp_path, late_section)
     hand_in(cfg, tmp_path, DUE - H)
     late = hand_in(cfg, tmp_path, DUE + 3 * H)
-    text = "\n".join(gemmlab_cluster.how_it_counts(cfg, "alice", late))
+    text = "\n".join(student.how_it_counts(cfg, "alice", late))
     assert text.startswith("LATE: handed in 3 h after"), text
     for w in words:
         assert w in text, (w, text)
@@ -117,16 +119,16 @@ def test_each_policy_says_which_attempt_counts(tmp_path, late_section, words):
 def test_an_extension_moves_the_students_own_due_date(tmp_path):
     cfg = course(tmp_path, extensions="[alice]\nlate_days = 2\n")
     a = hand_in(cfg, tmp_path, DUE + D)
-    assert gemmlab_cluster.how_it_counts(cfg, "alice", a) == [
+    assert student.how_it_counts(cfg, "alice", a) == [
         "on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), 1 day to spare"]
     b = hand_in(cfg, tmp_path, DUE + D, student="bob")
-    assert gemmlab_cluster.how_it_counts(cfg, "bob", b)[0] == "LATE: handed in 1 day after your due date 2026-12-04T23:59:00Z"
+    assert student.how_it_counts(cfg, "bob", b)[0] == "LATE: handed in 1 day after your due date 2026-12-04T23:59:00Z"
 
 
 def test_the_first_and_only_late_attempt_counts_without_a_way_back(tmp_path):
     cfg = course(tmp_path)
     a = hand_in(cfg, tmp_path, DUE + 30 * 60 * dt.timedelta(seconds=1))
-    lines = gemmlab_cluster.how_it_counts(cfg, "alice", a)
+    lines = student.how_it_counts(cfg, "alice", a)
     assert lines == ["LATE: handed in 30 min after your due date 2026-12-04T23:59:00Z",
                      "late penalty: 10 % of its score (10 % per started day late, at most 50 %)",
                      "this attempt counts (policy: latest)"]

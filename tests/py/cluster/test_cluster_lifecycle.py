@@ -19,6 +19,7 @@ import staff_class
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+from commands import course as course_commands, sweep as sweep_commands  # noqa: E402
 import grading  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
@@ -74,7 +75,7 @@ def course(tmp_path, monkeypatch):
     cfg = config.load(path)
     for s in ("alice", "bob", "carol"):
         staff_class.hand_in(cfg, tmp_path, s, {}, when=PAST - staff_class.D)
-    checker = gemmlab_cluster.validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log").checker
+    checker = course_commands.validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log").checker
     graded = []
 
     def stand_in_grade(gcfg, files, out, meta, say=print):
@@ -85,15 +86,15 @@ def course(tmp_path, monkeypatch):
         assert r.returncode == 0, r.stderr
         score = json.loads((out / "results.json").read_text())["score"]
         graded.append(meta["student"])
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", node="synthetic",
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", node="synthetic",
                                          score={"total": score["total"], "max": score["max"]},
                                          message=f"graded: {score['total']} / {score['max']}"))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
 
     def in_this_process(cfg, sweep, run, count):  # a local sweep's grader, here rather than detached
-        return gemmlab_cluster.cmd_sweep_local(cfg, argparse.Namespace(sweep=str(sweep), run=run.name))
-    monkeypatch.setattr(gemmlab_cluster, "_sweep_here", in_this_process)
+        return sweep_commands.cmd_sweep_local(cfg, argparse.Namespace(sweep=str(sweep), run=run.name))
+    monkeypatch.setattr(sweep_commands, "sweep_here", in_this_process)
     return path, cfg, graded
 
 

@@ -28,7 +28,8 @@ from cluster_helpers import (stored_attempt, PYTHON, ROOT, TOOL, config, dropbox
                              wait_for)
 
 sys.path.insert(0, str(ROOT / "cluster"))
-import gemmlab_cluster  # noqa: E402
+import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
+from commands import sweep as sweep_commands  # noqa: E402
 import scratch  # noqa: E402
 
 needs_nvcc = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
@@ -135,9 +136,9 @@ def test_a_stopped_grading_removes_its_scratch_and_reaps_what_killed_ones_left(t
     else:
         sweep = cfg.sweeps_dir / "final"
         (sweep / "runs" / "run-001").mkdir(parents=True)
-        plan = gemmlab_cluster.plan_sweep(cfg)
+        plan = sweep_commands.plan_sweep(cfg)
         (sweep / "plan.json").write_text(json.dumps({"students": plan}))
-        todo = gemmlab_cluster.sweep_todo(sweep, plan).todo
+        todo = sweep_commands.sweep_todo(sweep, plan).todo
         (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
         args = ["sweep-task", "--sweep", sweep, "--run", "run-001", "--task", "0"]
     base = tmp_path / "scratch"

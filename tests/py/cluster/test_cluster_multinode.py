@@ -36,6 +36,7 @@ import pytest
 
 from cluster_helpers import (hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
                              make_class, mark_graded, wait_for, write_config)
+import attempts  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"
 MN_DIR = "/tmp/gemmlab-slurm-mn"
@@ -52,9 +53,9 @@ def _probe():
     return "" if r.returncode == 0 else (r.stdout.strip() or r.stderr.strip() or f"probe exit {r.returncode}")
 
 
-_why = _probe()
-if _why:
-    pytest.skip(f"the multi-node Slurm cluster cannot run here: {_why}", allow_module_level=True)
+WHY_NOT_HERE = _probe()  # why the multi-node cluster cannot run on this machine ("" where it can)
+if WHY_NOT_HERE:
+    pytest.skip(f"the multi-node Slurm cluster cannot run here: {WHY_NOT_HERE}", allow_module_level=True)
 
 
 def login(*cmd, env=None, timeout=300, check=False):
@@ -316,7 +317,7 @@ def test_gpu_type_pins_and_a_regrade_on_another_model_is_flagged(course):
     cfg, cfg_path, types = course["cfg"], course["cfg_path"], course["types"]
     rows = gradebook_rows(cfg, "final")
     # students whose graded attempt still counts (not the one who handed in during the first sweep)
-    same = {s for s, r in rows.items() if r["attempt"] and r["attempt"] == dropbox.list_attempts(
+    same = {s for s, r in rows.items() if r["attempt"] and r["attempt"] == attempts.in_directory(
         cfg.dropbox_dir / s)[-1].path.name}
     on = {t: [s for s, r in rows.items() if s in same and r["status"] == "no_gpu" and types.get(r["node"]) == t]
           for t in set(types.values())}

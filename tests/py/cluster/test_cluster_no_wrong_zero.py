@@ -14,6 +14,8 @@ from staff_class import DUE, ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import gemmlab_cluster  # noqa: E402
+import records  # noqa: E402
+from commands import sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 
 D = dt.timedelta(days=1)
@@ -49,9 +51,9 @@ def class_before_and_after(tmp_path, planned):
         staff_class.hand_in(cfg, tmp_path, s, {}, when=when)
     sweep = cfg.sweeps_dir / "final"
     sweep.mkdir(parents=True)
-    staff_class.grading.write_json_atomic(sweep / "plan.json", {
+    records.write_json_atomic(sweep / "plan.json", {
         "schema": "gemmlab.sweep-plan/1", "sweep": "final", "course": cfg.course, "created": "x",
-        "due": None, "policy": cfg.deadline.policy, "students": gemmlab_cluster.plan_sweep(cfg, when=planned)})
+        "due": None, "policy": cfg.deadline.policy, "students": sweep_commands.plan_sweep(cfg, when=planned)})
     for s in ("alice", "bob", "dave"):
         staff_class.write_grade(sweep, s, staff_class.full_rows())
     staff_class.write_grade(sweep, "gus", [], status="no_gpu")

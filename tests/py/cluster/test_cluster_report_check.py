@@ -20,8 +20,12 @@ from test_report_provenance import measured_results, stage_dir  # noqa: E402
 sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402
+import fingerprint  # noqa: E402  (grader/scripts/, on sys.path through config)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+import attempt_records  # noqa: E402
+import attempts  # noqa: E402
+from commands import common, sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 
 pytestmark = pytest.mark.skipif(bool(missing_tools) or not HAS_MPL,
@@ -51,7 +55,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
     handed = stage_dir(tmp_path / "handed" / "student",
                        lambda n, t: t + "\n// tuned after the report\n" if n == "tiled.cu" else t)
 
-    monkeypatch.setattr(gemmlab_cluster, "grade_attempt", lambda cfg, attempt: {"status": "skipped", "message": ""})
+    monkeypatch.setattr(common, "grade_attempt", lambda cfg, attempt: {"status": "skipped", "message": ""})
     rc = gemmlab_cluster.main(["--config", str(cfg_path), "submit", "--student-dir", str(handed),
                                "--report", str(report), "--no-compile-check"])
     out = capsys.readouterr()
@@ -63,7 +67,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
     assert "make report" in warning and "make submit" in warning
     cfg = config.load(cfg_path)
     me = dropbox.current_user()
-    attempt = dropbox.list_attempts(cfg.dropbox_dir / me)[-1]
+    attempt = attempts.in_directory(cfg.dropbox_dir / me)[-1]
     assert attempt.manifest["report"]["verdict"] == "mismatch"
     assert attempt.manifest["report"]["differ"] == ["tiled.cu"]
 
@@ -72,18 +76,18 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
                                "--report", str(report), "--no-compile-check"])
     out = capsys.readouterr()
     assert rc == 0 and "WARNING" not in out.err, out.err
-    assert dropbox.list_attempts(cfg.dropbox_dir / me)[-1].manifest["report"]["verdict"] == "ok"
+    assert attempts.in_directory(cfg.dropbox_dir / me)[-1].manifest["report"]["verdict"] == "ok"
 
     # others of the class, stored directly: a mismatch, the example report, no report
     files = dropbox.collect(cfg, handed, None)
-    dropbox.store_attempt(cfg, "bob", {**files, dropbox.REPORT_NAME: report})
-    dropbox.store_attempt(cfg, "carol", {**dropbox.collect(cfg, measured, None), dropbox.REPORT_NAME: example})
+    dropbox.store_attempt(cfg, "bob", {**files, attempt_records.REPORT_NAME: report})
+    dropbox.store_attempt(cfg, "carol", {**dropbox.collect(cfg, measured, None), attempt_records.REPORT_NAME: example})
     dropbox.store_attempt(cfg, "dave", files)
-    assert "EXAMPLE report" in dropbox.report_warning(dropbox.report_check({**files, dropbox.REPORT_NAME: example}))
+    assert "EXAMPLE report" in dropbox.report_warning(attempt_records.report_check({**files, attempt_records.REPORT_NAME: example}))
 
     sweep = tmp_path / "sweeps" / "final"
     sweep.mkdir(parents=True)
-    (sweep / "plan.json").write_text(json.dumps({"students": gemmlab_cluster.plan_sweep(cfg)}))
+    (sweep / "plan.json").write_text(json.dumps({"students": sweep_commands.plan_sweep(cfg)}))
     gradebook.write(sweep, [], "final")
     import csv
     rows = {r["student"]: r for r in csv.DictReader(open(sweep / "gradebook.csv"))}
@@ -102,7 +106,7 @@ def test_fingerprint_of_a_stored_attempt_is_the_students(tmp_path):
     cfg = config.load(cfg_path)
     student = stage_dir(tmp_path / "student")
     attempt = dropbox.store_attempt(cfg, "erin", dropbox.collect(cfg, student, None))
-    fp = dropbox.fingerprint
+    fp = fingerprint
     assert fp.of_directory(attempt / "files")["fingerprint"] == fp.of_directory(student)["fingerprint"]
     copy = tmp_path / "scratch" / "submission"
     shutil.copytree(attempt / "files", copy)

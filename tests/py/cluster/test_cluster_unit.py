@@ -20,8 +20,11 @@ sys.path.insert(0, str(ROOT / "cluster"))
 import config  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+from commands import sweep as sweep_commands  # noqa: E402
+import sweeps  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
+import attempts  # noqa: E402
 import slurm  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "cluster"
@@ -141,17 +144,17 @@ def test_attempts_are_kept_numbered_and_hashed(tmp_path):
     first = dropbox.store_attempt(cfg, "alice", files)
     (d / STAGES[0]).write_text((d / STAGES[0]).read_text() + "\n// changed\n")
     second = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, d, None))
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / "alice")
-    assert [a.number for a in attempts] == [1, 2]
-    assert attempts[0].path == first and attempts[1].path == second
-    assert attempts[0].digest != attempts[1].digest
-    assert attempts[0].verify() == "" and attempts[1].verify() == ""
+    stored = attempts.in_directory(cfg.dropbox_dir / "alice")
+    assert [a.number for a in stored] == [1, 2]
+    assert stored[0].path == first and stored[1].path == second
+    assert stored[0].digest != stored[1].digest
+    assert stored[0].verify() == "" and stored[1].verify() == ""
     m = json.loads((first / "manifest.json").read_text())
     assert m["user"] == "alice" and set(m["files"]) == set(STAGES)
     assert not list((cfg.dropbox_dir / "alice").glob(".incoming-*"))
     (first / "files" / STAGES[0]).write_text("// edited afterwards\n")
-    assert attempts[0].verify() == ""  # a listing is one reading of the drop box: the files as they were then
-    assert "does not match" in dropbox.list_attempts(cfg.dropbox_dir / "alice")[0].verify()
+    assert stored[0].verify() == ""  # a listing is one reading of the drop box: the files as they were then
+    assert "does not match" in attempts.in_directory(cfg.dropbox_dir / "alice")[0].verify()
 
 
 def _hand_in_at_the_barrier(cfg_path, files, barrier, rounds, first_second, worker, out):
@@ -184,7 +187,7 @@ def test_hand_ins_at_one_instant_get_unique_consecutive_numbers(tmp_path):
         assert proc.exitcode == 0
     numbers = sorted(int(n.split("-")[1]) for n in names)
     assert numbers == list(range(2, 2 + workers * rounds)), numbers  # unique, consecutive after #1
-    stored = [a.number for a in dropbox.list_attempts(cfg.dropbox_dir / "alice")]
+    stored = [a.number for a in attempts.in_directory(cfg.dropbox_dir / "alice")]
     assert stored == list(range(1, 2 + workers * rounds))
 
 
@@ -202,15 +205,15 @@ def test_late_policies(tmp_path):
     _attempt(cfg, d, now)                               # 1: on time
     _attempt(cfg, d, now + dt.timedelta(days=2))        # 2: late, 2 started days
     _attempt(cfg, d, now + dt.timedelta(days=5))        # 3: after the cutoff
-    attempts = dropbox.list_attempts(cfg.dropbox_dir / "bob")
-    pick, info = dropbox.choose(attempts, cfg.deadline)
+    stored = attempts.in_directory(cfg.dropbox_dir / "bob")
+    pick, info = dropbox.choose(stored, cfg.deadline)
     assert pick.number == 2 and info["late"] and info["days_late"] == 2 and info["penalty_pct"] == 15
     assert "after the cutoff" in info["note"]
     cfg.deadline.policy = "prefer-on-time"
-    pick, info = dropbox.choose(attempts, cfg.deadline)
+    pick, info = dropbox.choose(stored, cfg.deadline)
     assert pick.number == 1 and not info["late"]
     cfg.deadline.policy = "on-time-only"
-    pick, info = dropbox.choose(attempts[1:], cfg.deadline)
+    pick, info = dropbox.choose(stored[1:], cfg.deadline)
     assert pick is None and "no attempt counts" in info["note"]
 
 
@@ -329,7 +332,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     dropbox.store_attempt(cfg, "ann", dropbox.collect(cfg, make_student(tmp_path), None))
     sweep = cfg.sweeps_dir / "final"
     (sweep / "runs" / "run-001").mkdir(parents=True)
-    plan = gemmlab_cluster.plan_sweep(cfg)
+    plan = sweep_commands.plan_sweep(cfg)
     (sweep / "plan.json").write_text(json.dumps({"students": plan}))
     task = {k: plan[0][k] for k in ("student", "attempt", "attempt_name", "digest")}
     (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps([task]))
@@ -337,7 +340,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
 
     def stand_in_grade(cfg, files, out, meta, say=print):  # what grade_into writes, without a build
         graded.append(meta["run"])  # a grade on a GPU: no_gpu would be graded again (the next test)
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in",
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in",
                                          **grading.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT"):
@@ -348,17 +351,17 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
 
     # the first start, on n2, dies mid-way (kill -9: no clean-up) and leaves its temporary directory
     monkeypatch.setenv("SLURMD_NODENAME", "n2")
-    gemmlab_cluster._record_start(sweep / "runs" / "run-001", 0, task)
+    sweeps.record_start(sweep / "runs" / "run-001", 0, task)
     (final.parent / ".tmp-77_0-dead00").mkdir(parents=True)
     # Slurm requeues it: the second start grades, removes what the first left, publishes
     monkeypatch.setenv("SLURMD_NODENAME", "n1")
     monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
-    out = gemmlab_cluster.run_task(cfg, sweep, "run-001", 0)
+    out = sweep_commands.run_task(cfg, sweep, "run-001", 0)
     assert out["node"] == "n1" and out["restarts"] == 1 and graded == ["run-001"]
     assert not list(final.parent.glob(".tmp-*"))
     # started a third time (or met by a later run): nothing graded, the result is kept
     monkeypatch.setenv("SLURM_RESTART_COUNT", "2")
-    assert gemmlab_cluster.run_task(cfg, sweep, "run-001", 0) == out and graded == ["run-001"]
+    assert sweep_commands.run_task(cfg, sweep, "run-001", 0) == out and graded == ["run-001"]
     # a result already in place wins over a late publisher
     late = final.parent / ".late"
     late.mkdir()
@@ -371,12 +374,12 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "90")
     for restarts in ("0", "1"):
         monkeypatch.setenv("SLURM_RESTART_COUNT", restarts)
-        gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)
+        sweep_commands.run_task(cfg, sweep, "run-002", 0)
     assert graded == ["run-001", "run-002"]
     assert len(list(final.parent.glob(f"{final.name}.replaced-*"))) == 1
 
     # sweep-status shows the restarts: where each start ran and how it ended
-    assert gemmlab_cluster.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
+    assert sweep_commands.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
     status = capsys.readouterr().out
     assert "restarted: 2 task(s)" in status, status
     assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: graded; n1 #2: kept the result already in place" \
@@ -393,47 +396,47 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     for student in ("ann", "bob"):
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, make_student(tmp_path / student), None))
     sweep = cfg.sweeps_dir / "final"
-    plan = gemmlab_cluster.plan_sweep(cfg)
+    plan = sweep_commands.plan_sweep(cfg)
     (sweep / "runs" / "run-001").mkdir(parents=True)
     (sweep / "plan.json").write_text(json.dumps({"students": plan}))
     status = {"ann": earlier, "bob": "graded"}
 
     def stand_in_grade(cfg, files, out, meta, say=print):
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status=status[meta["student"]],
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status=status[meta["student"]],
                                          message="stand-in", **grading.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(var, raising=False)
-    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    work = sweep_commands.sweep_todo(sweep, plan)
     todo = work.todo
     assert [t["student"] for t in todo] == ["ann", "bob"] and set(work.why) == {"not graded in this sweep yet"}
     (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
     for i in range(2):
-        gemmlab_cluster.run_task(cfg, sweep, "run-001", i)
+        sweep_commands.run_task(cfg, sweep, "run-001", i)
 
     # the node is fixed: the next sweep grades ann again, not bob
     status["ann"] = "graded"
-    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    work = sweep_commands.sweep_todo(sweep, plan)
     todo = work.todo
     assert [(t["student"], t["force"]) for t in todo] == [("ann", False)]
     assert work.why == {f"graded again, their earlier result: {earlier}": 1} and work.current == 1
     (sweep / "runs" / "run-002").mkdir()
     (sweep / "runs" / "run-002" / "tasks.json").write_text(json.dumps(todo))
-    assert gemmlab_cluster.run_task(cfg, sweep, "run-002", 0)["status"] == "graded"
+    assert sweep_commands.run_task(cfg, sweep, "run-002", 0)["status"] == "graded"
     ann = gradebook.grade_dir(sweep, "ann", todo[0]["digest"])
     (old,) = ann.parent.glob(f"{ann.name}.replaced-*")
     assert json.loads((old / "outcome.json").read_text())["status"] == earlier
-    work = gemmlab_cluster.sweep_todo(sweep, plan)
+    work = sweep_commands.sweep_todo(sweep, plan)
     assert (work.todo, work.rescore, work.current) == ([], [], 2)
     # a requeued start of a task whose first start published such a result grades too
     status["bob"] = earlier
     shutil.rmtree(gradebook.grade_dir(sweep, "bob", plan[1]["digest"]))
-    todo = gemmlab_cluster.sweep_todo(sweep, plan, students=["bob"]).todo
+    todo = sweep_commands.sweep_todo(sweep, plan, students=["bob"]).todo
     (sweep / "runs" / "run-003").mkdir()
     (sweep / "runs" / "run-003" / "tasks.json").write_text(json.dumps(todo))
-    first = gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)
+    first = sweep_commands.run_task(cfg, sweep, "run-003", 0)
     status["bob"] = "graded"
-    assert first["status"] == earlier and gemmlab_cluster.run_task(cfg, sweep, "run-003", 0)["status"] == "graded"
+    assert first["status"] == earlier and sweep_commands.run_task(cfg, sweep, "run-003", 0)["status"] == "graded"
 
 
 def test_a_test_cluster_is_held_by_one_session_at_a_time(tmp_path, monkeypatch):
@@ -492,3 +495,30 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
     assert found == {"first": [], "second": ["naive.o", "reuse.o"]}, found
     assert not stale, f"objects older than their flags stamp: {stale}"
     assert (tmp_path / "second" / "stages" / "reuse.o").read_text() == "compiled by first"
+
+
+def test_the_entry_point_declares_each_command_once_and_its_module_carries_it_out():
+    """gemmlab_cluster.py only declares: its table lists every command the parser knows, in its order,
+    each with an audience and a function of cluster/commands/ that carries it out."""
+    names = [c.name for c in gemmlab_cluster.COMMANDS]
+    assert len(names) == len(set(names))
+    sub = next(a for a in gemmlab_cluster.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == names
+    for c in gemmlab_cluster.COMMANDS:
+        assert c.audience in ("student", "staff"), c
+        assert callable(gemmlab_cluster.implementation(c)), c
+    assert not [n for n in vars(gemmlab_cluster) if n.startswith("cmd_")]
+
+
+def test_only_the_staff_tools_modules_import_the_staff_tools():
+    """A handout leaves cluster/staff/ out: the commands that need it are those of the command modules
+    that import it (STAFF_TOOL_MODULES), and no other command module imports a staff tool."""
+    import ast
+    staff_tools = {p.stem for p in (ROOT / "cluster" / "staff").glob("*.py")}
+    needing = {c.name for c in gemmlab_cluster.COMMANDS if c.module in gemmlab_cluster.STAFF_TOOL_MODULES}
+    assert needing == {"sweep", "sweep-task", "sweep-local", "sweep-status", "gradebook", "similarity", "leaderboard",
+                       "publish-grades"}
+    for path in (ROOT / "cluster" / "commands").glob("*.py"):
+        imported = {a.name.split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(n, ast.Import) for a in n.names}
+        assert bool(imported & staff_tools) == (path.stem in gemmlab_cluster.STAFF_TOOL_MODULES), path.name

@@ -12,6 +12,8 @@ import staff_class
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
 import dropbox  # noqa: E402
+import attempt_records  # noqa: E402
+import records  # noqa: E402
 
 
 def course(tmp_path):
@@ -27,8 +29,8 @@ def rehash(attempt_dir, keep_times=True):
     """Rewrite the manifest so that it matches the files as they are now (what a careful student does)."""
     m = json.loads((attempt_dir / "manifest.json").read_text())
     for p in (attempt_dir / "files").iterdir():
-        m["files"][p.name] = {"sha256": dropbox.sha256_file(p), "bytes": p.stat().st_size}
-    m["attempt_sha256"] = dropbox.attempt_digest(m["files"])
+        m["files"][p.name] = {"sha256": records.sha256_file(p), "bytes": p.stat().st_size}
+    m["attempt_sha256"] = attempt_records.attempt_digest(m["files"])
     (attempt_dir / "manifest.json").write_text(json.dumps(m))
 
 

@@ -21,11 +21,13 @@ from cluster_helpers import read_gradebook, tool
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
-import course_state  # noqa: E402
+import student_standing  # noqa: E402
 import dropbox  # noqa: E402
-import gemmlab_cluster  # noqa: E402
+import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
+from commands import sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
+import records  # noqa: E402
 
 GALLERY = staff_class.ROOT / "tests" / "dropbox_gallery"
 ENTRIES = sorted(p for p in GALLERY.iterdir() if (p / "expected.json").is_file())
@@ -95,16 +97,16 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     bob_first = expected.get("bob", "hands in") == "hands in"
     stored = {s: hand_in(cfg, base, s) for s in CLASS if s != "bob" or bob_first}
     for s in stored:
-        course_state.token(cfg, s, create=True)
+        student_standing.token(cfg, s, create=True)
         if acc is not None:
-            os.chown(cfg.dropbox_dir / s / course_state.TOKEN_NAME, acc.uid[s], acc.gid[s])
-    course_state.write_views(cfg)
+            os.chown(cfg.dropbox_dir / s / student_standing.TOKEN_NAME, acc.uid[s], acc.gid[s])
+    student_standing.write_views(cfg)
     theirs, mine = stored[VICTIM], stored[ATTACKER]
     files_json = base / "their-files.json"
     files_json.write_text(json.dumps(json.loads((theirs / "manifest.json").read_text())["files"]))
     os.chmod(files_json, 0o644)
     env = dict(os.environ, BOX=str(cfg.dropbox_dir), ME=ATTACKER, MINE=str(mine), VICTIM=VICTIM, THEIRS=str(theirs),
-               THEIR_SHA_TILED=dropbox.sha256_file(theirs / "files" / "tiled.cu"), THEIR_FILES_JSON=str(files_json),
+               THEIR_SHA_TILED=records.sha256_file(theirs / "files" / "tiled.cu"), THEIR_FILES_JSON=str(files_json),
                MY_DIGEST=json.loads((mine / "manifest.json").read_text())["attempt_sha256"], GALLERY=str(GALLERY),
                PY=sys.executable)
     who = expected.get("plant_as", ATTACKER)
@@ -123,22 +125,22 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     def stand_in_grader(gcfg, files, out, meta, say=print):  # what the GPU grader would be given, kept
         graded.setdefault(meta["student"], []).append(dict(files))
         (out / "results.json").write_text(json.dumps({"score": {"total": 10.0, "max": 100, "stages": []}, "results": []}))
-        return grading._finish(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", node="gallery",
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", node="gallery",
                                          score={"total": 10.0, "max": 100}, message="graded: 10 / 100 (stand-in)"))
     monkeypatch.setattr(grading, "grade_into", stand_in_grader)
     for var in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT"):
         monkeypatch.delenv(var, raising=False)
     sweep = cfg.sweeps_dir / "final"
     with time_limit(TIME_LIMIT, "the sweep"):
-        entries = gemmlab_cluster.plan_sweep(cfg, when=staff_class.PLANNED)
+        entries = sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)
         sweep.mkdir(parents=True)
-        grading.write_json_atomic(sweep / "plan.json", gemmlab_cluster.plan_record(cfg, "final", entries))
-        todo = gemmlab_cluster.sweep_todo(sweep, entries).todo
+        records.write_json_atomic(sweep / "plan.json", sweep_commands.plan_record(cfg, "final", entries))
+        todo = sweep_commands.sweep_todo(sweep, entries).todo
         run = sweep / "runs" / "run-001"
         (run / "logs").mkdir(parents=True)
-        grading.write_json_atomic(run / "tasks.json", todo)
+        records.write_json_atomic(run / "tasks.json", todo)
         for i in range(len(todo)):
-            gemmlab_cluster.run_task(cfg, sweep, run.name, i)
+            sweep_commands.run_task(cfg, sweep, run.name, i)
     assert fired is None or fired, "the race's script never ran: the door did not open the file"
     return cfg, sweep, graded
 
@@ -206,7 +208,7 @@ def test_the_drop_box_gallery(entry, accounts, monkeypatch):
             r = tool(cfg.path, "status", user=ATTACKER, timeout=TIME_LIMIT)
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
         for student, whose in expected.get("views", {}).items():
-            view = course_state.read_view(cfg, student)
+            view = student_standing.read_view(cfg, student)
             assert (view or {}).get("student") == whose, (student, view)
     finally:
         shutil.rmtree(base, ignore_errors=True)

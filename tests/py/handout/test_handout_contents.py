@@ -27,7 +27,9 @@ def test_staff_tools_and_developer_scripts_stay_out():
                 "tests/py/cluster/test_dropbox_gallery.py", "tests/py/cluster/test_dropbox_door.py"):
         assert rel not in files, rel
     for rel in ("cluster/gemmlab_cluster.py", "cluster/dropbox.py", "cluster/attempts.py", "cluster/class_files.py",
-                "cluster/config.py",
+                "cluster/config.py", "cluster/attempt_records.py", "cluster/student_standing.py", "cluster/sweeps.py",
+                "cluster/commands/__init__.py", "cluster/commands/common.py", "cluster/commands/student.py",
+                "cluster/commands/decisions.py",
                 "cluster/grading.py", "cluster/slurm.py", "cluster/scratch.py", "cluster/local_grading.py",
                 "cluster/templates/grade-attempt.sbatch"):
         assert rel in files, rel

@@ -1,0 +1,266 @@
+"""commands/course.py — the staff's set-up of a course: validate its files as every tool reads
+them, publish them as the course state, and close to students what is not theirs (setup).
+"""
+import dataclasses
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import attempts as door  # the one way into the drop box
+import class_files
+import config as config_mod
+import course_state
+import dropbox
+import grading
+import student_standing
+from commands import common
+from config import ConfigError
+
+TREE = Path(__file__).resolve().parents[2]  # the tool's own tree (report/, grader/scripts/)
+
+
+@dataclasses.dataclass
+class Validated:
+    checked: list[str]   # what was checked, for the staff to read
+    rubric: dict         # `gemmlab-config --json`: the rubric as the grader reads it, measurement and rubric keys
+    checker: Path        # the trusted build's gemmlab-config (rescores run it)
+
+
+def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False) -> Validated:
+    """Every file of the course checked as the tools that read it will, on this machine, before
+    anything is queued: course.toml's sections and keys (the cluster's, [report], [handout], and
+    [bench]/[scoring] by the grader's own gemmlab-config from the trusted build), the roster and the
+    extensions and aliases files. The first mistake raises ConfigError (exit 2).
+    roster_may_be_missing: a roster file that does not exist yet is noted, not an error (setup, early in term)."""
+    checked = [f"course.toml: the cluster's sections ({cfg.path})"]
+    if roster_may_be_missing and cfg.roster_path and not cfg.roster_path.exists():
+        checked.append(f"roster: {cfg.roster_path} does not exist yet (write it before the first sweep)")
+        cfg = dataclasses.replace(cfg, values={**cfg.values, "roster": ""})
+    elif cfg.roster_path:
+        roster = class_files.read_roster(cfg)
+        accounts = ", each an account here" if cfg.values["roster_accounts"] and roster else ""
+        checked.append(f"roster: {len(roster)} student(s){accounts}")
+    else:
+        checked.append("roster: none set (the class is whoever hands in)")
+    known = set(door.students(cfg))
+    ext = class_files.load_extensions(cfg, known, common.class_source(cfg))
+    checked.append(f"extensions: {len(ext)}")
+    archive = cfg.similarity_archive()
+    if archive:
+        checked.append("similarity archive: " + ", ".join(f"{p} ({layout})" for p, layout in archive))
+    if cfg.file_setting("leaderboard", "aliases") is not None:
+        checked.append(f"leaderboard aliases: {len(class_files.load_aliases(cfg, known, common.class_source(cfg)))}")
+    sys.path.insert(0, str(TREE / "report"))
+    import report_data  # noqa: E402  (the report's own reader of [report])
+    try:
+        report_data.load_report_set(cfg.path)
+    except report_data.ReportError as e:
+        raise ConfigError(str(e)) from None
+    checked.append("[report]")
+    if (TREE / "grader" / "scripts" / "handout.py").is_file():  # instructor trees only
+        sys.path.insert(0, str(TREE / "grader" / "scripts"))
+        import handout  # noqa: E402  (make handout's own reader of [handout])
+        try:
+            handout.load_config(cfg.path)
+        except handout.HandoutError as e:
+            raise ConfigError(str(e)) from None
+        checked.append("[handout]")
+    tool = grading.Toolchain(cfg, say=say)
+    # what a confined compile may read, the CUDA toolkit included (config.load could not know it)
+    overlap = cfg.values["confine_builds"] and config_mod.confinement_overlap(
+        cfg, [tool.cuda_home, *grading.confine.host_compiler_home()])
+    if overlap:
+        raise ConfigError(f"{cfg.source}: [cluster] confine_builds: {overlap}")
+    checked.append(f"the compiles of hand-ins (on this machine): {grading.confinement_note(cfg)}")
+    checker = tool.config_checker(tool.trusted(build_log))
+    try:
+        r = subprocess.run([str(checker), "--config", str(cfg.path)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise grading.BuildError(f"the grader's configuration check ({checker}) did not run: {e}") from None
+    if r.returncode == 2:
+        raise ConfigError(f"the grader refuses this course.toml: {r.stderr.strip()}")
+    if r.returncode != 0:
+        raise grading.BuildError(f"the grader's configuration check ({checker}) failed (exit {r.returncode}): "
+                                 f"{(r.stderr or r.stdout).strip()[-2000:]}")
+    checked.append("[bench] and [scoring] by the grader: " + r.stdout.splitlines()[0].split(": ", 2)[-1])
+    r = subprocess.run([str(checker), "--config", str(cfg.path), "--json"], capture_output=True, text=True, timeout=60)
+    try:
+        rubric = json.loads(r.stdout)
+    except ValueError:
+        raise grading.BuildError(f"the grader's configuration check ({checker}) printed no rubric (exit {r.returncode}): "
+                                 f"{(r.stderr or r.stdout).strip()[-2000:]}") from None
+    return Validated(checked, rubric, checker)
+
+
+def cmd_validate(cfg, args):
+    checked = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log").checked
+    notes = _close_to_students(cfg, fix=False)
+    checked.append("what students may read: " + ("; ".join(notes) if notes else "closed to them"))
+    print("course files valid:\n  " + "\n  ".join(checked))
+    state = course_state.current(cfg)
+    changed = course_state.unpublished(cfg, state)
+    if changed:
+        print(f"not published yet: {', '.join(changed)}. Students and sweeps use the published course state"
+              + (f" {state.describe()}" if state else " (none yet)") + "; `make publish-course` publishes these files")
+    else:
+        print(f"published: these files are the course state {state.describe()}")
+    return 0
+
+
+def cmd_publish(cfg, args):
+    """Validate the course's files as every tool reads them, then publish them as the course's state:
+    what every student command, grading job and sweep uses from now on."""
+    try:  # a roster not written yet is noted (early in the term); a sweep needs it
+        v = validate_course(cfg, cfg.trusted_cache_dir / "trusted-build.log", roster_may_be_missing=True)
+    except ConfigError as e:
+        raise ConfigError(f"{e}\nNothing was published: students and sweeps keep the course state they had. Fix the "
+                          "file, then `make publish-course` again") from None
+    before = course_state.current(cfg)
+    state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
+    pointer = course_state.write_pointer(cfg)
+    if pointer:
+        print(f"publish: {pointer}")
+    if not new:
+        student_standing.write_views(cfg)
+        print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
+        return 0
+    changes = course_state.describe_changes(before, state)
+    print(f"publish: course state {state.id} published; what changed since "
+          + (f"{before.id}:" if before else "nothing before it:"))
+    for c in changes:
+        print(f"  {c}")
+    n = student_standing.write_views(cfg)
+    print(f"publish: students' commands (make submit, status, results) and grading jobs use it from now on; "
+          f"{n} student view(s) refreshed. A sweep grades under it: grades made under an earlier state are "
+          "rescored or regraded there as needed (make sweep says which and why)")
+    return 0
+
+
+# The files the staff keep up during the term, all of them the staff's: the roster (a student learns
+# only their own membership, from the published state), extensions (with their reasons), aliases.
+CLASS_FILES = (("extensions", "file", 0o660), ("leaderboard", "aliases", 0o660))
+
+
+def _share_class_files(cfg) -> list[str]:
+    """Give the staff group the files they edit during the term (with staff_group set): group and
+    mode as CLASS_FILES says; a directory they cannot write (an editor replaces the file) is named."""
+    files = [(cfg.file_setting(s, k), mode) for s, k, mode in CLASS_FILES]
+    files.append((cfg.roster_path, 0o660))
+    lines, named = [], set()
+    for path, mode in files:
+        if path is None or not path.exists():
+            continue
+        if cfg.staff_gid is not None:
+            os.chown(path, -1, cfg.staff_gid)
+            os.chmod(path, mode)
+            lines.append(f"{path}: group {cfg.staff_group}, mode {oct(mode)}")
+            d = path.parent.stat()
+            if (d.st_gid != cfg.staff_gid or not d.st_mode & 0o020) and path.parent not in named:
+                named.add(path.parent)
+                lines.append(f"note: {path.parent} is not writable by {cfg.staff_group}: a TA's editor that replaces "
+                             f"the file cannot save it there (chgrp {cfg.staff_group} {path.parent}; chmod g+ws "
+                             f"{path.parent}), or keep the staff's files in a directory of their own")
+        else:
+            os.chmod(path, mode & 0o704 if mode & 0o004 else mode & 0o700)
+    return lines
+
+
+# What student_exposure finds, and how it is closed: (mode bits taken from others, whether the staff
+# group must keep reading it, the command that does it).
+EXPOSURES = {"writable": (0o002, False, "chmod o-w {path}"),
+             "solution": (0o004, True, "chgrp {group} {path}; chmod g+r,o-r {path}"),
+             "staff's": (0o007, False, "chmod o-rwx {path}")}
+
+
+def student_exposure(cfg) -> list[tuple[Path, str, str]]:
+    """What a student could read or write that they must not, as (path, what is wrong, its kind in
+    EXPOSURES): in the trusted tree, anything others may write (grading builds from it) and the
+    reference solutions' sources (reference/, its links to the stubs aside: students' gradings use the
+    trusted build, which the published state names); the staff's live files (course.toml with the
+    staff's sections, the roster, extensions, aliases: students read the published state), the
+    staff's state (the sweeps, the decision log) and the roster of a state published before the
+    state had a students' half. docs/instructor-guide.md, "Who reads what", is the table of it."""
+    out = []
+    tree = cfg.grader_dir
+    for d, dirs, files in os.walk(tree):
+        dirs[:] = [x for x in dirs if not (Path(d) == tree and x == "build")]  # build outputs: the Makefile's
+        for path in [Path(d), *(Path(d) / f for f in files)]:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            if st.st_mode & 0o002:
+                out.append((path, "others may write it, and grading builds from this tree", "writable"))
+            elif path.is_relative_to(tree / "reference") and stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+                out.append((path, "a reference solution students may read", "solution"))
+    staffs = [cfg.path, cfg.roster_path, cfg.file_setting("extensions", "file"),
+              cfg.file_setting("leaderboard", "aliases"), course_state.private_root(cfg), cfg.sweeps_dir]
+    state = course_state.current(cfg)
+    if state is not None:
+        staffs.append(state.public_dir / "roster.txt")
+    for path in staffs:
+        try:
+            st = os.stat(path) if path is not None else None
+        except OSError:
+            continue
+        if st is not None and st.st_mode & 0o006:
+            out.append((path, "the staff's, and others may read or write it (students read the published state)",
+                        "staff's"))
+    return out
+
+
+def _close_to_students(cfg, fix: bool) -> list[str]:
+    """setup (fix=True: each closed, and said) and validate (fix=False: refused, exit 2, with the
+    commands) of student_exposure. Only a course with a staff group has students to close it to."""
+    found = student_exposure(cfg)
+    lines = [f"{path}: {why}" for path, why, _ in found]
+    if cfg.staff_gid is None:
+        return [f"note: {line} ([cluster] staff_group is not set: nothing is closed to students)" for line in lines]
+    commands = [EXPOSURES[kind][2].format(path=path, group=cfg.staff_group) for path, _, kind in found]
+    if found and not fix:
+        raise ConfigError("students could read or write what they must not:\n  " + "\n  ".join(lines)
+                          + "\nRun, as the files' owner:\n  " + "\n  ".join(commands) + "\n(or `setup`, which does it)")
+    done = []
+    for (path, why, kind), command in zip(found, commands):
+        taken, staff_reads, _ = EXPOSURES[kind]
+        mode = os.lstat(path).st_mode & 0o7777 & ~taken
+        try:
+            if staff_reads:  # the staff keep reading it (a TA's publish hashes the tree)
+                os.chown(path, -1, cfg.staff_gid)
+                mode |= 0o040
+            os.chmod(path, mode)
+        except PermissionError:
+            done.append(f"WARNING: {path}: {why}, and it is not yours to change: its owner runs `{command}`")
+            continue
+        done.append(f"{path}: {why}: now {oct(mode)} ({command})")
+    return done
+
+
+def cmd_setup(cfg, args):
+    box, sweeps = dropbox.setup_dirs(cfg)
+    cache = cfg.trusted_cache_dir
+    cache.mkdir(parents=True, exist_ok=True)
+    if cfg.staff_gid is not None:
+        os.chown(cache, -1, cfg.staff_gid)
+        os.chmod(cache, 0o2775)  # staff write, everyone reads the trusted build
+    else:
+        os.chmod(cache, 0o755)
+    print(f"setup: drop box {box} ({oct(box.stat().st_mode & 0o7777)}), sweeps {sweeps} "
+          f"({oct(sweeps.stat().st_mode & 0o7777)}), grader cache {cache}")
+    for line in _share_class_files(cfg) + course_state.share_with_staff(cfg) + _close_to_students(cfg, fix=True):
+        print(f"setup: {line}")
+    # The course is set up once its files validate and are published: what students' commands and
+    # grading jobs read (course_state.py). Building the trusted grader (gemmlab-config checks the rubric)
+    # takes a few minutes the first time, then comes from the cache.
+    v = validate_course(cfg, cache / "trusted-build.log", roster_may_be_missing=True)
+    print("setup: course files valid: " + "; ".join(v.checked))
+    state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
+    student_standing.write_views(cfg)
+    pointer = course_state.write_pointer(cfg)
+    if pointer:
+        print(f"setup: {pointer}")
+    print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "
+          "and grading jobs read it, never the file itself (`make publish-course` publishes an edit)")
+    return 0
