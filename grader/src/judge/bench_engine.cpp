@@ -44,6 +44,7 @@
 #include "judge/isolation.h"
 #include "judge/nvml.h"
 #include "judge/reference_gemm.h"
+#include "judge/bench_item.h"
 #include "judge/bench_session.h"
 
 namespace gemmlab {
@@ -81,60 +82,7 @@ constexpr double kL2FlushFactor = 2.0;
 // How often the judge looks whether its stream is done, and whether the runner is still alive.
 constexpr useconds_t kPollMicroseconds = 50;
 
-json clocks_json(const ClockReading& r) {
-    if (!r.valid) return json();
-    return {{"sm_clock_mhz", r.sm_clock_mhz},
-            {"max_sm_clock_mhz", r.max_sm_clock_mhz},
-            {"temperature_c", r.temperature_c},
-            {"power_w", r.power_w},
-            {"clock_reasons", clock_reason_names(r.reasons)}};
-}
-
-Timing lost(const Shape& s, Disposition d, const std::string& why) {
-    Timing t;
-    t.shape = s;
-    t.disposition = d;
-    t.problem = why;
-    return t;
-}
-
 using Session = BenchSession;
-
-// Where one item's operands sit in the judge's buffers: leading dimensions of the dense layout the
-// shape asks for, or of rows at the pitch cudaMallocPitch gives (the pitched stage's timed calls).
-struct Layout {
-    int lda = 0, ldb = 0, ldc = 0;
-};
-
-// One item's state at one shape.
-struct ItemRun {
-    const BenchItem* item = nullptr;
-    size_t index = 0;
-    bool pitched = false, done = false;
-    bool tensor_cores = false;  // the stage may use the tensor cores (its ceiling is theirs)
-    int warmups_left = 0;
-    int per_interval = 0;  // calls per timed interval; 0 until the first timed call has sized it
-    int calls = 0;         // timed calls made (and verified)
-    // Per call, one entry per kept interval: the time, the raw interval and the events over n.
-    std::vector<double> times, intervals, events, clocks;
-    uint64_t reasons = 0;
-    double spent = 0;  // seconds of set-up, calls and verification at this shape
-    ErrorBound bound;
-    Timing result;
-};
-
-// What happened to one call.
-struct CallReport {
-    bool runner_lost = false;  // the runner died or hung: the item's call ends it
-    Disposition lost_as = Disposition::crashed;
-    std::string why;
-    protocol::CallResult result;
-    std::string error;  // the runner's CUDA error after the call
-    double interval_ms = 0, event_ms = 0;  // the whole interval; the events of its calls added up
-    // The sample after the done word (judge/interval_verdict.h): elements that still held the judge's
-    // poison, and elements compared with their answer that were not it.
-    unsigned poisoned = 0, unanswered = 0;
-};
 
 template <typename T>
 class Engine {
@@ -336,7 +284,7 @@ private:
         r.warmups_left = plan_.warmup;
         if (skipped_.count(index)) {
             r.done = true;
-            r.result = lost(plan_.shapes[si], Disposition::skipped, skipped_[index]);
+            r.result = lost_timing(plan_.shapes[si], Disposition::skipped, skipped_[index]);
             return r;
         }
         if (item.kind != BenchItem::Kind::stage) return r;
@@ -344,7 +292,7 @@ private:
         const StageVariant* v = st ? find_variant(*st, item.variant) : nullptr;
         if (!v) {
             r.done = true;
-            r.result = lost(plan_.shapes[si], Disposition::crashed, "no stage " + item.label() + " in this grader");
+            r.result = lost_timing(plan_.shapes[si], Disposition::crashed, "no stage " + item.label() + " in this grader");
             return r;
         }
         // A tensor-core stage may go past the FP32 pipe's peak; it is held to the tensor cores' instead.
@@ -727,40 +675,7 @@ private:
         return std::nullopt;
     }
 
-    void finish(ItemRun& r) {
-        Timing& t = r.result;
-        t.seconds = r.spent;
-        const int n = std::max(r.per_interval, 1);
-        t.calls_per_interval = n;
-        if (const auto& cal = calibrations_[shape_index_]; cal.count(n)) t.overhead_ms = cal.at(n) / n;
-        if (t.disposition == Disposition::skipped && !r.times.empty()) {  // it ran to the end of its repetitions
-            const Summary sum = summarize(r.times);
-            t.intervals = sum.count;
-            t.repetitions = sum.count * n;
-            t.time_ms = sum.iqm;
-            t.spread_pct = sum.spread_pct;
-            t.min_ms = sum.min;
-            t.max_ms = sum.max;
-            t.judge_ms = interquartile_mean(r.intervals);
-            t.event_ms = interquartile_mean(r.events);
-            t.gflops = gflops_of(shape_, t.time_ms);
-            t.disposition = Disposition::passed;
-            const bool is_stage = r.item->kind == BenchItem::Kind::stage;
-            if (!(t.time_ms > 0) || (is_stage && t.gflops > t.peak_gflops * kPeakTolerance)) {
-                std::ostringstream os;
-                if (!(t.time_ms > 0))
-                    os << "its intervals were no longer than the calibration's (the grader's own kernel that writes C, "
-                       << t.overhead_ms * n << " ms an interval): the timing cannot be real";
-                else
-                    os << above_peak_problem(plan_.precision, r.tensor_cores, t.gflops, t.peak_gflops);
-                t.disposition = Disposition::rejected;
-                t.problem = os.str();
-            }
-        }
-        if (!r.clocks.empty()) t.sm_clock_mhz = median(r.clocks);
-        t.clock_reasons = clock_reason_names(r.reasons);
-        t.throttled = is_throttled(r.reasons);
-    }
+    void finish(ItemRun& r) { finish_item(r, calibrations_[shape_index_], shape_, plan_.precision); }
 
     GpuContext& ctx_;
     const BenchPlan& plan_;
