@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import os
 import shlex
@@ -60,14 +59,6 @@ def say(text=""):
 
 
 # ---- step 1: measure -------------------------------------------------------------------------
-
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
 
 def git_commit():
     """(commit, dirty) of the repository, or (None, None) outside git."""
@@ -111,7 +102,7 @@ def fresh_reason(results_dir, grader, rs, fp=None):
         return f"{run_path} is damaged"
     if run.get("provisional"):
         return "the saved results are provisional fixture data"
-    if run.get("grader_sha256") != sha256_of(grader):
+    if run.get("grader_sha256") != fingerprint.sha256_file(grader):
         return "the grader (with your stages in it) was rebuilt since"
     if run.get("report_set") != rs.fingerprint():
         return "course.toml [report] changed since"
@@ -214,7 +205,7 @@ def measure(grader, config, rs, results_dir, grade_source, reuse, submission=Non
     run = {"tool": "report/make_report.py",
            "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "commit": commit, "commit_dirty": dirty, "host": socket.gethostname(),
-           "grader": str(grader), "grader_sha256": sha256_of(grader),
+           "grader": str(grader), "grader_sha256": fingerprint.sha256_file(grader),
            "report_set": rs.fingerprint(), "seconds": round(time.monotonic() - started, 1),
            "commands": commands}
     if fp:

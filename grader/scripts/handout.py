@@ -31,7 +31,7 @@ from string import Template
 TEMPLATES = Path(__file__).resolve().parent / "handout"
 sys.path.insert(0, str(TEMPLATES))
 from handout_base import (MANIFEST, ROOT, HandoutError, clean_env, cuda_home, normalize, run,  # noqa: E402,F401
-                          say, sha256)
+                          say)
 from handout_files import (NEVER, SHIP, STAFF_SECTIONS, THIRD_PARTY, copy_third_party,  # noqa: E402,F401
                            matches, select_files, without_staff_sections)
 from handout_library import (REF_LIB, arch_number, build_reference_library, gencode_flags,  # noqa: E402,F401
@@ -42,6 +42,7 @@ from handout_checks import (TESTED_HERE, TESTED_HERE_READS, Report, broken_links
 
 sys.path.insert(0, str(ROOT / "cluster"))
 import shared_dropbox  # noqa: E402  (what a drop box the staff can read is)
+from fingerprint import sha256_file as sha256  # noqa: E402  (grader/scripts: the one file hasher)
 import config as course_config  # noqa: E402  (how the course shows a moment: UTC and the course's time)
 
 # A copy of the stubs as handed out, which the handout's `make test` builds and its tests break (the

@@ -11,12 +11,13 @@ import tarfile
 import tomllib
 from pathlib import Path
 
-from handout_base import MANIFEST, ROOT, HandoutError, normalize, run, sha256
+from handout_base import MANIFEST, ROOT, HandoutError, normalize, run
 from handout_files import NEVER, matches
 from handout_library import REF_LIB, REGISTRY_SYMBOL, arch_number, fatbin_entries, global_symbols, library_symbol_names
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import registry  # noqa: E402  (grader/scripts: the stage registry's reader)
+from fingerprint import sha256_file as sha256  # noqa: E402  (the one file hasher of grader/scripts)
 
 TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
 
