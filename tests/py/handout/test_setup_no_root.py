@@ -17,6 +17,7 @@ Prints the time of each step and what was installed where.
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -48,6 +49,10 @@ def why_not():
         return "needs the instructor repository (reference/*.cu) to build a handout"
     if not NVCC.is_file():
         return f"needs the CUDA toolkit at {NVCC.parent.parent} (readable by all, as on a cluster)"
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError as e:
+        return f"needs PyPI (make setup installs from it) and pypi.org cannot be reached: {e}"
     probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         return f"unshare -m does not work here: {probe.stderr.strip()}"
