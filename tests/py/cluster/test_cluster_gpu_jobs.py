@@ -22,7 +22,7 @@ pytestmark = [
 
 def test_the_gpu_job_script_runs_the_rendered_scripts_with_slurms_environment(tmp_path):
     out = tmp_path / "out"
-    r = subprocess.run(["bash", str(ROOT / "tests" / "cluster_gpu_jobs.sh"), "all", "--class", "mini"],
+    r = subprocess.run(["bash", str(ROOT / "tests" / "gpu_session" / "cluster_gpu_jobs.sh"), "all", "--class", "mini"],
                        env=dict(os.environ, OUT=str(out), PYTHON=sys.executable), capture_output=True, text=True,
                        timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
