@@ -94,7 +94,10 @@ DefMemPerCPU=$((MEM / CPUS))
 SchedulerType=sched/backfill
 MpiDefault=none
 ReturnToService=2
-KillWait=5
+# SIGTERM to SIGKILL: a cancelled grading removes its scratch in between. Slurm's default (30 s), so that
+# on two busy cores (the whole suite beside it) a task is not killed mid clean-up; one that ends at once
+# waits for nothing.
+KillWait=30
 # A requeued job (a node failure, scontrol requeue) waits cred_expire seconds before it may start again:
 # 10 here (AuthInfo above), not Slurm's default 120, so the tests' node failures do not wait two minutes.
 # The next task of an array that runs N at a time (a sweep) starts at a scheduling pass: one a second
