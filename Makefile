@@ -155,13 +155,12 @@ TOOLKIT_TAG := $(if $(filter $(CUDA_VERSION),$(call cuda_release,$(DEFAULT_CUDA_
 # Scripts need a Python 3.11+ (tomllib); plots need matplotlib. Prefer one that has both: the user
 # prefix's venv where make setup made one.
 PYTHON ?= $(shell for p in $(GEMMLAB_PREFIX)/venv/bin/python /usr/bin/python3 python3; do $$p -c 'import tomllib, matplotlib' >/dev/null 2>&1 && { command -v $$p; exit; }; done; command -v python3)
-# The course's srun line for the hints above, read only where it can be printed: a command that needs a
-# GPU, on a machine without one.
+# The course's srun line for the hints above, read where it can be printed: a command that needs a GPU
+# (the grader prints it when it sees none: on a machine without one, or where CUDA_VISIBLE_DEVICES
+# hides them all).
 GPU_GOALS := check bench grade sanitize profile report
-ifeq ($(GPU_CC),)
 ifneq ($(filter $(GPU_GOALS),$(MAKECMDGOALS)),)
 export GEMMLAB_SRUN := $(shell $(PYTHON) cluster/gemmlab_cluster.py --config $(CONFIG) hint 2>/dev/null)
-endif
 endif
 
 # A compiler cache where one is installed (`make setup` installs ccache): the grader's and the
