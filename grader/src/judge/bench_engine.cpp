@@ -59,9 +59,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // before the judge starts the clock anyway: a stage that synchronizes inside its call waits for the
 // go word itself, and its host time then counts.
 constexpr double kArmSeconds = 0.2;
-constexpr double kRunnerExitSeconds = 5;
-// How long the judge waits for a lost runner's memory to come back before it goes on.
-constexpr double kMemoryBackSeconds = 5;
 // Positions of C sampled after the done word, before the second stamp (over the interval's n C's): an
 // interval that said it was done with a fraction f of its C's unwritten passes with probability (1-f)^kSamples.
 constexpr int kSamples = 1024;
@@ -122,16 +119,10 @@ public:
             if (item.kind == BenchItem::Kind::stage && item.side == Side::submission &&
                 std::find(stages.begin(), stages.end(), item.stage) == stages.end())
                 stages.push_back(item.stage);
-        // Their runners start together, before any stage's code runs (each opens its library at its first
-        // call), so that CUDA's set-up in each overlaps the others'.
-        for (const std::string& stage : stages) {
-            out_.runners.push_back(stage);
-            ahead_.emplace(stage, spawn_bench_session(RunnerKind::submission, stage));
-        }
         for (const std::string& stage : stages) {
             for (size_t si = 0; si < plan_.shapes.size(); ++si) time_stage(stage, si);
             end_session(submission_);
-            await_gpu_memory(free_at_shape_, kMemoryBackSeconds);  // what it held, back before the next stage
+            await_gpu_memory(free_at_shape_);  // what it held, back before the next stage
         }
         json calibration = json::array();
         for (const Timing& t : out_.calibration)
@@ -149,16 +140,6 @@ private:
     std::optional<Session> start_session(RunnerKind kind, const std::string& stage = "") {
         out_.runners.push_back(stage);
         return start_bench_session(kind, stage, buffers(), &start_problem_);
-    }
-    // The stage's runner spawned with the others at the start of phase 2, ready and mapped; nothing when
-    // it is gone already (used, or lost) or did not start — a fresh one then answers for the stage.
-    std::optional<Session> started_ahead(const std::string& stage) {
-        const auto it = ahead_.find(stage);
-        if (it == ahead_.end()) return std::nullopt;
-        Session s = std::move(it->second);
-        ahead_.erase(it);
-        std::string problem;
-        return finish_bench_session(std::move(s), buffers(), &problem);
     }
     NamedBuffers buffers() const { return {{"A", &A_}, {"B", &B_}, {"C", &C_}}; }
     bool map(Session& s) { return map_buffers(s, buffers(), false, &start_problem_); }
@@ -224,7 +205,7 @@ private:
             if (!is_out_of_memory(e) || !submission_) throw;
             out_.restarts.push_back(stage + " before " + plan_.shapes[si].dims() + ": its runner held the GPU's memory");
             end_session(submission_, "holding the GPU's memory");
-            await_gpu_memory(free_at_shape_, kMemoryBackSeconds);
+            await_gpu_memory(free_at_shape_);
             enter_shape(si);
         }
         if (submission_ && !map(*submission_)) end_session(submission_, "not mapping the next shape's buffers");
@@ -238,8 +219,7 @@ private:
         for (ItemRun& r : mine) items.push_back(&r);
         while (std::any_of(items.begin(), items.end(), [](const ItemRun* r) { return !r->done; })) {
             if (!submission_) {
-                submission_ = started_ahead(stage);
-                if (!submission_) submission_ = start_session(RunnerKind::submission, stage);
+                submission_ = start_session(RunnerKind::submission, stage);
                 if (!submission_) {
                     for (ItemRun* r : items)
                         if (!r->done) stop(*r, Disposition::crashed, start_problem_);
@@ -394,7 +374,7 @@ private:
         if (si + 1 < plan_.shapes.size())
             skipped_[r.index] = "not timed: it " + std::string(disposition_name(d)) + " at " + shape_.dims();
         end_session(owner, killed_for);
-        await_gpu_memory(free_at_shape_, kMemoryBackSeconds);  // the next runner must not find it still taken
+        await_gpu_memory(free_at_shape_);  // the next runner must not find it still taken
         if (baselines) {
             baselines_ = start_session(RunnerKind::baselines);
             if (!baselines_) throw JudgeUnavailable(start_problem_);
@@ -686,7 +666,6 @@ private:
     GpuShape shape_of_gpu_;
     double peak_ = 0;
     std::optional<Session> baselines_, submission_;
-    std::map<std::string, Session> ahead_;  // phase 2's runners, spawned together, not yet used
     size_t free_at_shape_ = 0;              // the GPU's free memory before the current stage's calls at this shape
     std::string start_problem_;
     std::map<size_t, std::string> skipped_;  // items lost at an earlier shape

@@ -6,12 +6,6 @@
 
 namespace gemmlab {
 
-namespace {
-// How long a runner may take to start CUDA (and the submission's library) and to map the buffers.
-constexpr double kRunnerStartSeconds = 60;
-constexpr double kRunnerExitSeconds = 5;
-}  // namespace
-
 bool map_buffers(BenchSession& s, const NamedBuffers& buffers, bool with_flags, std::string* problem) {
     nlohmann::json list = nlohmann::json::array();
     auto add = [&](const char* name, const ExportedBuffer& b) {
@@ -29,7 +23,8 @@ bool map_buffers(BenchSession& s, const NamedBuffers& buffers, bool with_flags, 
     return problem->empty();
 }
 
-BenchSession spawn_bench_session(RunnerKind kind, const std::string& stage) {
+std::optional<BenchSession> start_bench_session(RunnerKind kind, const std::string& stage, const NamedBuffers& buffers,
+                                                std::string* problem) {
     BenchSession s;
     s.kind = kind;
     s.stage = stage;
@@ -38,16 +33,6 @@ BenchSession spawn_bench_session(RunnerKind kind, const std::string& stage) {
     const std::vector<std::string> stages = stage.empty() ? std::vector<std::string>{} : std::vector<std::string>{stage};
     s.proc = std::make_unique<ChildProcess>(runner_executable(kind), serve_arguments(kind, stages), ChildLimits{},
                                             runner_sandbox(kind, stages));
-    return s;
-}
-
-std::optional<BenchSession> start_bench_session(RunnerKind kind, const std::string& stage, const NamedBuffers& buffers,
-                                                std::string* problem) {
-    return finish_bench_session(spawn_bench_session(kind, stage), buffers, problem);
-}
-
-std::optional<BenchSession> finish_bench_session(BenchSession s, const NamedBuffers& buffers, std::string* problem) {
-    const RunnerKind kind = s.kind;
     bool timed_out = false;
     std::string why = await_event(*s.proc, "ready", kRunnerStartSeconds, &timed_out);
     if (why.empty() && !map_buffers(s, buffers, true, &why) && why.empty()) why = "it could not map the buffers";

@@ -26,15 +26,8 @@ struct BenchSession {
 // The judge's buffers a runner maps by name ("A", "B", "C").
 using NamedBuffers = std::vector<std::pair<const char*, const ExportedBuffer*>>;
 
-// Starts a runner's process (of the submission's `stage`, or the grader's own for ""): it sets CUDA up
-// while the judge goes on, and opens no stage's library before its first call.
-BenchSession spawn_bench_session(RunnerKind kind, const std::string& stage);
-
-// Waits until a spawned runner is ready and maps its flags and `buffers`. Nothing, and *problem saying
-// why, when it does not start or map.
-std::optional<BenchSession> finish_bench_session(BenchSession s, const NamedBuffers& buffers, std::string* problem);
-
-// Both, one after the other.
+// Starts a runner (of the submission's `stage`, or the grader's own for ""), maps its flags and
+// `buffers`. Nothing, and *problem saying why, when it does not start or map.
 std::optional<BenchSession> start_bench_session(RunnerKind kind, const std::string& stage, const NamedBuffers& buffers,
                                                 std::string* problem);
 

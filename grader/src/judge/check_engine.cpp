@@ -29,13 +29,9 @@ using Clock = std::chrono::steady_clock;
 // Results up to this many elements get a picture of where the wrong ones are (a one-byte mask per
 // element, copied to the host only when something is wrong): 4096×4096 and below.
 constexpr size_t kPictureMaxElements = size_t(1) << 24;
-// How long a runner may take to start CUDA (and the submission's library) and to map the buffers.
-constexpr double kRunnerStartSeconds = 60;
 // How long the stub probe's runner may take to start and map its buffers (find_stubs): past it the
 // check goes on without the probe, each run in a runner of its own.
 constexpr double kStubProbeStartSeconds = 10;
-// How long a runner that was told to exit may take to do so.
-constexpr double kRunnerExitSeconds = 5;
 
 template <typename T>
 void fill_nan(T* p, size_t n, cudaStream_t s) {
@@ -252,9 +248,6 @@ private:
     std::string fatal_;
 };
 
-// How long the judge waits for a dead runner's memory to come back before the next run.
-constexpr double kMemoryBackSeconds = 5;
-
 template <typename T>
 ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& st, const StageVariant& v,
                          const std::function<void(size_t)>& on_case, std::unique_ptr<ChildProcess> started) {
@@ -329,7 +322,7 @@ ChildOutcome check_typed(GpuContext& ctx, const CheckRun& run, const StageInfo& 
     const ChildEnd end = runner.reap(kRunnerExitSeconds, killed_for);
     // A runner's memory comes back a moment after it ends (at once, when it freed it itself): the next
     // run's runner, started already, must find it back.
-    if (free_at_start) await_gpu_memory(free_at_start, kMemoryBackSeconds);
+    if (free_at_start) await_gpu_memory(free_at_start);
     for (const std::string& f : runner.forged()) out.events.push_back({{"event", "forged"}, {"line", f}});
     out.forged_lines = runner.forged_lines();
     out.timed_out = end.timed_out;

@@ -50,7 +50,7 @@ size_t gpu_free_bytes();
 // it ends: after a runner was killed or crashed, the next runner's stage, and the judge's next
 // allocations, must not find it still taken.
 constexpr size_t kGpuMemorySlack = size_t(1) << 30;
-void await_gpu_memory(size_t level, double seconds);
+void await_gpu_memory(size_t level, double seconds = 5);
 
 // A device allocation the judge exports to its runners by CUDA IPC: a multiple of 2 MiB
 // (protocol.h), so no other allocation of the judge's shares its block.

@@ -13,6 +13,11 @@ namespace gemmlab {
 
 enum class RunnerKind { submission, baselines };
 
+// How long a runner may take to start CUDA (and the submission's library) and to map the buffers; how
+// long one told to exit may take to do so.
+constexpr double kRunnerStartSeconds = 60;
+constexpr double kRunnerExitSeconds = 5;
+
 // The path of that runner beside this executable. Throws, saying what to rebuild, when it is missing.
 std::string runner_executable(RunnerKind kind);
 
