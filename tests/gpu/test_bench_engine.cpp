@@ -86,6 +86,32 @@ GPU_TEST_CASE("naive and cuBLAS are timed by the judge, every call verified; a s
     }
 }
 
+GPU_TEST_CASE("one run of a float and a double plan: one runner per stage serves both precisions") {
+    GpuContext ctx(8);
+    const std::vector<BenchPlan> plans = {small_plan(Precision::f32), small_plan(Precision::f64)};
+    const std::vector<BenchOutcome> outs = run_bench_plans(ctx, plans, {});
+    REQUIRE(outs.size() == 2);
+    for (size_t k = 0; k < outs.size(); ++k) {
+        CAPTURE(precision_name(plans[k].precision));
+        CHECK(outs[k].plan.precision == plans[k].precision);
+        CHECK(outs[k].device["clocks_end"].is_object());
+        for (size_t s = 0; s < plans[k].shapes.size(); ++s) {
+            CAPTURE(plans[k].shapes[s].dims());
+            const Timing &baseline = outs[k].timings[0][s], &naive = outs[k].timings[2][s], &stub = outs[k].timings[3][s];
+            CHECK_MESSAGE(baseline.disposition == Disposition::passed, baseline.problem);
+            CHECK_MESSAGE(naive.disposition == Disposition::passed, naive.problem);
+            CHECK(naive.verified >= naive.repetitions);
+            CHECK(naive.max_error_ratio < 32);
+            CHECK(stub.disposition == Disposition::not_implemented);
+        }
+        CHECK(outs[k].restarts.empty());
+    }
+    // The float plan started the grader's runner and one per stage; the double plan was timed in
+    // the same runners (the grader's own for its baselines, each stage's for its calls).
+    CHECK(outs[0].runners == std::vector<std::string>{"", "naive", "reuse"});
+    CHECK(outs[1].runners.empty());
+}
+
 GPU_TEST_CASE("the submission's naive and the reference's naive run at the same speed") {
     GpuContext ctx(6);
     BenchPlan plan = small_plan(Precision::f32);

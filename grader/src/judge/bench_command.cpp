@@ -203,44 +203,62 @@ std::string utc_now() {
 
 TimedStages time_checked_stages(GpuContext& ctx, const TimedStagesRequest& req) {
     TimedStages out;
+    // One plan per precision, timed in one run: a stage's runner serves both (bench_engine.h).
+    struct Planned {
+        BenchPlan plan;
+        std::vector<json> rows;  // the check results of the stages timed, in plan order after the baselines
+        size_t first_reference = 0, end_reference = 0;
+    };
+    std::vector<Planned> planned;
     for (Precision p : req.precisions) {
         const std::string prec = precision_name(p);
         const auto own = req.shapes_for.find(p);
-        BenchPlan plan = plan_from_config(req.config, p, own != req.shapes_for.end() ? own->second : req.shapes, req.seed);
+        Planned pl;
+        BenchPlan& plan = pl.plan;
+        plan = plan_from_config(req.config, p, own != req.shapes_for.end() ? own->second : req.shapes, req.seed);
         plan.items = {baseline_item(), BenchItem::cublas()};
-        std::vector<json> rows;  // the check results of the stages timed, in plan order after the baselines
         for (const json& r : req.checked) {
             if (r.value("precision", "") != prec || r.value("disposition", "") != "passed") continue;
             plan.items.push_back(BenchItem::of_stage(Side::submission, r["stage"], r["variant"]));
-            rows.push_back(r);
+            pl.rows.push_back(r);
         }
-        const size_t first_reference = plan.items.size();
+        pl.first_reference = plan.items.size();
         for (const StageRun& run : req.reference_runs)
             if (run.precision == p && !run.stage->baseline && unsupported_reason(run, ctx.device_arch, ctx.code_arch).empty())
                 plan.items.push_back(BenchItem::of_stage(Side::reference, run.stage->name, run.variant->label));
-        const size_t end_reference = plan.items.size();
+        pl.end_reference = plan.items.size();
         add_tensor_core_baselines(plan);  // after every stage item: their indices stay as above
-        std::cout << "\nTiming " << prec << ": " << rows.size() << " stage run(s)"
-                  << (end_reference > first_reference ? " and " + std::to_string(end_reference - first_reference) + " of the reference" : "")
-                  << " next to naive and " << (plan.items.size() > end_reference ? "cuBLAS (FP32, TF32, FP16)" : "cuBLAS")
+        std::cout << (planned.empty() ? "\n" : "") << "Timing " << prec << ": " << pl.rows.size() << " stage run(s)"
+                  << (pl.end_reference > pl.first_reference
+                          ? " and " + std::to_string(pl.end_reference - pl.first_reference) + " of the reference"
+                          : "")
+                  << " next to naive and " << (plan.items.size() > pl.end_reference ? "cuBLAS (FP32, TF32, FP16)" : "cuBLAS")
                   << ", " << plan.shapes.size() << " shape(s), on the judge's clock\n";
-        BenchRunOptions ro;
-        ro.call_timeout_seconds = req.config.call_timeout_seconds;
-        ro.progress = req.progress;
-        BenchOutcome bo = run_bench_plan(ctx, plan, ro);
+        planned.push_back(std::move(pl));
+    }
+    BenchRunOptions ro;
+    ro.call_timeout_seconds = req.config.call_timeout_seconds;
+    ro.progress = req.progress;
+    std::vector<BenchPlan> plans;
+    for (const Planned& pl : planned) plans.push_back(pl.plan);
+    std::vector<BenchOutcome> outcomes = run_bench_plans(ctx, plans, ro);
+    for (size_t k = 0; k < planned.size(); ++k) {
+        const Planned& pl = planned[k];
+        BenchOutcome& bo = outcomes[k];
+        const std::string prec = precision_name(pl.plan.precision);
         attach_ratios(bo, baseline_item(), BenchItem::cublas());
         out.baselines[prec] = baselines_json(bo);
         out.devices[prec] = bo.device;
         out.notes.insert(out.notes.end(), bo.restarts.begin(), bo.restarts.end());
-        for (size_t k = 0; k < rows.size(); ++k) out.results.push_back(result_with_bench(rows[k], bo.timings[2 + k]));
-        for (size_t i = first_reference; i < end_reference; ++i) {
-            json r{{"stage", plan.items[i].stage}, {"variant", plan.items[i].variant}, {"precision", prec}};
+        for (size_t r = 0; r < pl.rows.size(); ++r) out.results.push_back(result_with_bench(pl.rows[r], bo.timings[2 + r]));
+        for (size_t i = pl.first_reference; i < pl.end_reference; ++i) {
+            json r{{"stage", pl.plan.items[i].stage}, {"variant", pl.plan.items[i].variant}, {"precision", prec}};
             json bench = json::array();
             for (const Timing& t : bo.timings[i]) bench.push_back(to_json(t));
             r["bench"] = bench;
             out.reference.push_back(r);
         }
-        out.outcomes.emplace(p, std::move(bo));
+        out.outcomes.emplace(pl.plan.precision, std::move(bo));
     }
     // Every checked result, in the check's order; those that did not pass are untimed.
     json timed = out.results;

@@ -81,11 +81,29 @@ constexpr useconds_t kPollMicroseconds = 50;
 
 using Session = BenchSession;
 
-template <typename T>
-class Engine {
+// The runners of one run of several plans (one per precision): the grader's own, and the current
+// submission stage's, which serve every plan in turn.
+struct Runners {
+    std::optional<Session> baselines, submission;
+};
+
+// One plan's part of a run (run_bench_plans): phase 1 at its shapes, then phase 2 one stage at a time.
+class PlanEngine {
 public:
-    Engine(GpuContext& ctx, const BenchPlan& plan, const BenchRunOptions& opt, BenchOutcome& out)
-        : ctx_(ctx), plan_(plan), opt_(opt), out_(out), nvml_(ctx.pci_bus_id), secret_(std::random_device{}()) {
+    virtual ~PlanEngine() = default;
+    virtual void time_baselines() = 0;                         // phase 1, at every shape
+    virtual std::vector<std::string> stages() const = 0;       // its submission stages, in plan order
+    virtual void time_stage(const std::string& stage) = 0;     // phase 2 for one stage, at every shape
+    virtual size_t free_before_calls() const = 0;              // the GPU's free memory before the last calls
+    virtual void finish() = 0;                                 // the calibration and clocks into the outcome
+};
+
+template <typename T>
+class Engine final : public PlanEngine {
+public:
+    Engine(GpuContext& ctx, const BenchPlan& plan, const BenchRunOptions& opt, BenchOutcome& out, Runners& runners)
+        : ctx_(ctx), plan_(plan), opt_(opt), out_(out), baselines_(runners.baselines), submission_(runners.submission),
+          nvml_(ctx.pci_bus_id), secret_(std::random_device{}()) {
         const ClockReading r = nvml_.read();
         shape_of_gpu_ = ctx.shape;
         if (r.max_sm_clock_mhz > shape_of_gpu_.max_sm_clock_mhz) shape_of_gpu_.max_sm_clock_mhz = r.max_sm_clock_mhz;
@@ -100,30 +118,41 @@ public:
                        {"timing", "judge"}};
     }
 
-    void run() {
+    // Phase 1, at every shape: the calibration, then the grader's own items, in its own runner (the
+    // caller ends it once every plan had its phase 1).
+    void time_baselines() override {
         {
             size_t free_bytes = 0, total_bytes = 0;
             CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
             const std::string problem = shapes_memory_problem(plan_.shapes, plan_.precision, double(free_bytes), double(total_bytes));
             if (!problem.empty()) throw std::invalid_argument(problem);  // before anything is timed
         }
-        // Phase 1, at every shape: the calibration, then the grader's own items, in its own runner.
-        baselines_ = start_session(RunnerKind::baselines);
+        if (!baselines_) baselines_ = start_session(RunnerKind::baselines);
         if (!baselines_) throw JudgeUnavailable(start_problem_);
         for (size_t si = 0; si < plan_.shapes.size(); ++si) time_own_items(si);
-        end_session(baselines_);
-        // Phase 2: each of the submission's stages at every shape, in a runner of its own (with that
-        // stage's library only) that ends before the next stage's starts.
+        leave_shape();
+    }
+
+    std::vector<std::string> stages() const override {
         std::vector<std::string> stages;
         for (const BenchItem& item : plan_.items)
             if (item.kind == BenchItem::Kind::stage && item.side == Side::submission &&
                 std::find(stages.begin(), stages.end(), item.stage) == stages.end())
                 stages.push_back(item.stage);
-        for (const std::string& stage : stages) {
-            for (size_t si = 0; si < plan_.shapes.size(); ++si) time_stage(stage, si);
-            end_session(submission_);
-            await_gpu_memory(free_at_shape_);  // what it held, back before the next stage
-        }
+        return stages;
+    }
+
+    // Phase 2 for one of the submission's stages, at every shape, in that stage's runner (with that
+    // stage's library only): the one the previous plan used for it, or a new one; the caller ends it
+    // before the next stage's starts.
+    void time_stage(const std::string& stage) override {
+        for (size_t si = 0; si < plan_.shapes.size(); ++si) time_stage(stage, si);
+        leave_shape();
+    }
+
+    size_t free_before_calls() const override { return free_at_shape_; }
+
+    void finish() override {
         json calibration = json::array();
         for (const Timing& t : out_.calibration)
             calibration.push_back({{"shape", t.shape.dims()}, {"calls_per_interval", t.calls_per_interval},
@@ -177,6 +206,12 @@ private:
         A0_ = DeviceBuffer<T>(stride_a_ * slots_);
         B0_ = DeviceBuffer<T>(stride_b_ * slots_);
         if (calibrations_.size() <= si) calibrations_.resize(si + 1);
+    }
+
+    // Frees the current shape's operands (the runner's mapping of them goes with its next map or its end).
+    void leave_shape() {
+        A_ = ExportedBuffer(), B_ = ExportedBuffer(), C_ = ExportedBuffer();
+        A0_ = DeviceBuffer<T>(), B0_ = DeviceBuffer<T>();
     }
 
     // Phase 1 at shape si: the calibration (every number of calls per interval an item may use), then
@@ -661,11 +696,12 @@ private:
     const BenchPlan& plan_;
     BenchRunOptions opt_;
     BenchOutcome& out_;
+    std::optional<Session>& baselines_;  // Runners: shared by the run's plans
+    std::optional<Session>& submission_;
     Nvml nvml_;
     std::mt19937_64 secret_;  // the sample positions: drawn in the judge, never sent anywhere
     GpuShape shape_of_gpu_;
     double peak_ = 0;
-    std::optional<Session> baselines_, submission_;
     size_t free_at_shape_ = 0;              // the GPU's free memory before the current stage's calls at this shape
     std::string start_problem_;
     std::map<size_t, std::string> skipped_;  // items lost at an earlier shape
@@ -691,15 +727,45 @@ private:
 
 }  // namespace
 
+std::vector<BenchOutcome> run_bench_plans(GpuContext& ctx, const std::vector<BenchPlan>& plans, const BenchRunOptions& opt) {
+    std::vector<BenchOutcome> outs(plans.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+        outs[i].plan = plans[i];
+        outs[i].timings.assign(plans[i].items.size(), std::vector<Timing>(plans[i].shapes.size()));
+        for (auto& row : outs[i].timings)
+            for (size_t s = 0; s < plans[i].shapes.size(); ++s) row[s].shape = plans[i].shapes[s];
+    }
+    Runners runners;
+    std::vector<std::unique_ptr<PlanEngine>> engines;
+    // Phase 1 of every plan in the grader's own runner; it ends before any submission runner starts.
+    for (size_t i = 0; i < plans.size(); ++i) {
+        if (plans[i].precision == Precision::f32) engines.push_back(std::make_unique<Engine<float>>(ctx, plans[i], opt, outs[i], runners));
+        else engines.push_back(std::make_unique<Engine<double>>(ctx, plans[i], opt, outs[i], runners));
+        engines.back()->time_baselines();
+    }
+    end_bench_session(runners.baselines);
+    // Phase 2: one runner per stage, for every plan that times it, ended before the next stage's starts.
+    std::vector<std::string> stages;
+    for (const auto& e : engines)
+        for (const std::string& s : e->stages())
+            if (std::find(stages.begin(), stages.end(), s) == stages.end()) stages.push_back(s);
+    for (const std::string& stage : stages) {
+        size_t level = 0;
+        for (const auto& e : engines) {
+            const std::vector<std::string> mine = e->stages();
+            if (std::find(mine.begin(), mine.end(), stage) == mine.end()) continue;
+            e->time_stage(stage);
+            level = std::max(level, e->free_before_calls());
+        }
+        end_bench_session(runners.submission);
+        await_gpu_memory(level);  // what it held, back before the next stage
+    }
+    for (const auto& e : engines) e->finish();
+    return outs;
+}
+
 BenchOutcome run_bench_plan(GpuContext& ctx, const BenchPlan& plan, const BenchRunOptions& opt) {
-    BenchOutcome out;
-    out.plan = plan;
-    out.timings.assign(plan.items.size(), std::vector<Timing>(plan.shapes.size()));
-    for (auto& row : out.timings)
-        for (size_t s = 0; s < plan.shapes.size(); ++s) row[s].shape = plan.shapes[s];
-    if (plan.precision == Precision::f32) Engine<float>(ctx, plan, opt, out).run();
-    else Engine<double>(ctx, plan, opt, out).run();
-    return out;
+    return std::move(run_bench_plans(ctx, {plan}, opt).front());
 }
 
 }  // namespace gemmlab
