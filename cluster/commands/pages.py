@@ -34,7 +34,7 @@ def cmd_leaderboard(cfg, args):
     sweep = common.chosen_sweep(cfg, args)
     if cfg.file_setting("leaderboard", "aliases") is None:
         raise Refused(f"no leaderboard: {cfg.path} sets no [leaderboard] aliases file (the students who opted "
-                      "in, student = \"alias\"; docs/instructor-guide.md shows how)")
+                      "in, student = \"alias\"; docs/instructor-grading.md shows how)")
     try:
         stage_order = [Path(n).stem for n in _stage_files(cfg)]
     except SubmissionError:

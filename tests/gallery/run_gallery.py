@@ -232,8 +232,14 @@ class Sweep:
             return
         order = sorted(entries, key=lambda e: e.name != CONTROL)  # the control first
         digest_before = None
-        for e in order:
+        for i, e in enumerate(order, 1):
+            rows, failures = len(self.rows), len(self.failures)
             self.check_entry(e, builds[e.name] if e.name in builds else self.saved_build(e))
+            # Each entry's verdict as soon as it is known, and the tables so far on disk: a run cut
+            # short (a machine lost mid-sweep) still says what it saw.
+            ok = sum(1 for r in self.rows[rows:] if r[4] in ("OK", "XPASS"))
+            log(f"  -> {e.name}: {ok} as expected, {len(self.failures) - failures} failed ({i} of {len(order)} entries)")
+            self.write_tables(complete=False, entries_done=i, entries=len(order))
             if e.name == CONTROL:
                 digest_before = self.control_digest()
         if digest_before is not None and len(order) > 1:
@@ -267,16 +273,24 @@ class Sweep:
         else:
             self.rows.append(("sweep", "no gemmlab-gallery-pwned files anywhere", "none", "none", "OK"))
 
-    def report(self):
+    def write_tables(self, complete, entries_done=None, entries=None):
+        """summary.md and summary.json as they stand; `complete` false while the sweep still runs."""
         lines = ["| entry | what | expected | got | verdict |", "|---|---|---|---|---|"]
         lines += [f"| {a} | {b} | {c} | {d} | {v} |" for a, b, c, d, v in self.rows]
         summary = "\n".join(lines)
+        if not complete:
+            summary = f"(a sweep still running: {entries_done} of {entries} entries done)\n\n" + summary
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "summary.md").write_text(summary + "\n")
-        (self.out / "summary.json").write_text(json.dumps(
-            {"failures": self.failures, "xfails": self.xfails, "notes": self.notes,
-             "rows": [dict(zip(("entry", "what", "expected", "got", "verdict"), r)) for r in self.rows]},
-            indent=2) + "\n")
+        doc = {"complete": complete, "failures": self.failures, "xfails": self.xfails, "notes": self.notes,
+               "rows": [dict(zip(("entry", "what", "expected", "got", "verdict"), r)) for r in self.rows]}
+        if not complete:
+            doc["entries_done"], doc["entries"] = entries_done, entries
+        (self.out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
+        return summary
+
+    def report(self):
+        summary = self.write_tables(complete=True)
         log("\n" + summary)
         for n in self.notes:
             log(f"note: {n}")

@@ -30,6 +30,7 @@ NEVER = [
     "grader/scripts/handout.py",    # this script, its parts and templates: instructor tools
     "grader/scripts/handout",
     "docs/instructor-guide.md",
+    "docs/instructor-grading.md",
     "docs/handout.md",
     "docs/developing.md",           # developing the kit itself: its test suite, toolchains, lent GPUs
     # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and

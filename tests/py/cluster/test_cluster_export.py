@@ -174,5 +174,5 @@ def test_the_guide_names_the_canvas_column_the_export_writes():
     header = next(csv.reader(io.StringIO(files["export/canvas.csv"])))
     assert header[-1] == f"{cfg.course}: total" == "gemm-lab: total"
     assert "'gemm-lab: total'" in columns and "[course] name" in columns
-    guide = (ROOT / "docs" / "instructor-guide.md").read_text()
+    guide = (ROOT / "docs" / "instructor-grading.md").read_text()
     assert "with the shipped course.toml, `gemm-lab: total`" in guide

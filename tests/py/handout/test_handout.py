@@ -42,7 +42,8 @@ def test_selection_never_ships_solutions_or_instructor_tests():
         assert not rel.startswith("reference/"), rel
         assert not rel.startswith(("tests/broken/", "tests/gallery/")), rel
         assert not rel.startswith("tests/py/handout/"), rel
-        assert rel not in ("grader/scripts/handout.py", "docs/handout.md", "docs/instructor-guide.md"), rel
+        assert rel not in ("grader/scripts/handout.py", "docs/handout.md", "docs/instructor-guide.md",
+                       "docs/instructor-grading.md"), rel
         assert "__pycache__" not in rel, rel
 
 

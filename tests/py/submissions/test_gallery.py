@@ -313,6 +313,11 @@ def test_the_sweep_logic_with_a_stand_in_grader(tmp_path, ci_builds):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     summary = json.loads((build / "results" / "summary.json").read_text())
     assert summary["failures"] == []
+    assert summary["complete"] is True
+    # each entry's verdict is printed as soon as it is known
+    for i, name in enumerate(sorted(names, key=lambda n: n != "well_behaved"), 1):
+        assert f"  -> {name}: " in proc.stdout and f"({i} of {len(names)} entries)" in proc.stdout
+    assert "  -> exits: 0 as expected" not in proc.stdout
     verdicts = {(r["entry"], r["what"]): r["verdict"] for r in summary["rows"]}
     assert verdicts[("well_behaved", "results files unchanged")] == "OK"
     assert verdicts[("exits", "check unrolled/float")] == "OK"
