@@ -25,6 +25,11 @@ copy_back() {  # what the run wrote so far, into this call's $OUT
     mkdir -p "$OUT"
     [ -d "$BG/out" ] && tar -czf "$OUT/background.tar.gz" -C "$BG" out progress.txt 2>/dev/null
     cp "$BG/progress.txt" "$OUT/background-progress.txt" 2>/dev/null
+    # the gallery's tables as they stand (run_gallery.py writes them after each entry)
+    for f in build/gallery/results/summary.md build/gallery/results/summary.json; do
+        [ -f "$f" ] && cp "$f" "$OUT/gallery-$(basename "$f")"
+    done
+    return 0
 }
 
 await() {  # await SECONDS
