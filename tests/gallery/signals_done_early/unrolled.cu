@@ -29,9 +29,13 @@ __global__ void early_done_kernel(int M, int N, int K, T alpha, const T* A, int 
 
 template <typename T>
 Status gemm_unrolled(const GemmProblem<T>& p) {
+    // The runner maps new operands (and unmaps the old) when the shape changes: an address list kept
+    // from an earlier shape would point into unmapped memory, and the kernel would crash instead of
+    // racing the judge. So the list is found again whenever the operands move.
     static unsigned** words = nullptr;
     static int nwords = 0;
-    if (!words) {
+    static const void* seen_for[3] = {nullptr, nullptr, nullptr};
+    if (seen_for[0] != p.A || seen_for[1] != p.B || seen_for[2] != p.C) {
         const void* skip[] = {p.A, p.B, p.C};
         void* all[32];
         void* found[32];
@@ -41,11 +45,14 @@ Status gemm_unrolled(const GemmProblem<T>& p) {
             const char* o = static_cast<const char*>(operand);
             return static_cast<const char*>(v) <= o && o - static_cast<const char*>(v) < (16 << 20);
         };
+        nwords = 0;
         for (int i = 0; i < n; ++i)
             if (!near(all[i], p.A) && !near(all[i], p.B) && !near(all[i], p.C)) found[nwords++] = all[i];
-        cudaMalloc(reinterpret_cast<void**>(&words), sizeof(unsigned*) * 32);
+        if (!words) cudaMalloc(reinterpret_cast<void**>(&words), sizeof(unsigned*) * 32);
         cudaMemcpy(words, found, sizeof(void*) * size_t(nwords), cudaMemcpyHostToDevice);
-        std::printf("GALLERY-PROBE signals_done_early: %d candidate flag allocation(s)\n", nwords);
+        seen_for[0] = p.A, seen_for[1] = p.B, seen_for[2] = p.C;
+        std::printf("GALLERY-PROBE signals_done_early: %d candidate flag allocation(s) at %dx%dx%d\n", nwords, p.M,
+                    p.N, p.K);
     }
     early_done_kernel<T><<<dim3((p.N + 31) / 32, (p.M + 7) / 8), dim3(32, 8), 0, p.stream>>>(
         p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, words, nwords);
