@@ -30,12 +30,15 @@ __global__ void early_done_kernel(int M, int N, int K, T alpha, const T* A, int 
 template <typename T>
 Status gemm_unrolled(const GemmProblem<T>& p) {
     // The runner maps new operands (and unmaps the old) when the shape changes: an address list kept
-    // from an earlier shape would point into unmapped memory, and the kernel would crash instead of
-    // racing the judge. So the list is found again whenever the operands move.
+    // from an earlier shape may point into memory no longer mapped (or mapped smaller at the same
+    // address), and the kernel would crash instead of racing the judge. So the list is found again
+    // whenever the operands or the shape change.
     static unsigned** words = nullptr;
     static int nwords = 0;
-    static const void* seen_for[3] = {nullptr, nullptr, nullptr};
-    if (seen_for[0] != p.A || seen_for[1] != p.B || seen_for[2] != p.C) {
+    static const void* seen_at[3] = {nullptr, nullptr, nullptr};
+    static int seen_shape[3] = {0, 0, 0};
+    if (seen_at[0] != p.A || seen_at[1] != p.B || seen_at[2] != p.C || seen_shape[0] != p.M ||
+        seen_shape[1] != p.N || seen_shape[2] != p.K) {
         const void* skip[] = {p.A, p.B, p.C};
         void* all[32];
         void* found[32];
@@ -50,7 +53,8 @@ Status gemm_unrolled(const GemmProblem<T>& p) {
             if (!near(all[i], p.A) && !near(all[i], p.B) && !near(all[i], p.C)) found[nwords++] = all[i];
         if (!words) cudaMalloc(reinterpret_cast<void**>(&words), sizeof(unsigned*) * 32);
         cudaMemcpy(words, found, sizeof(void*) * size_t(nwords), cudaMemcpyHostToDevice);
-        seen_for[0] = p.A, seen_for[1] = p.B, seen_for[2] = p.C;
+        seen_at[0] = p.A, seen_at[1] = p.B, seen_at[2] = p.C;
+        seen_shape[0] = p.M, seen_shape[1] = p.N, seen_shape[2] = p.K;
         std::printf("GALLERY-PROBE signals_done_early: %d candidate flag allocation(s) at %dx%dx%d\n", nwords, p.M,
                     p.N, p.K);
     }
