@@ -34,10 +34,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-build/gpu-session}
 mkdir -p "$OUT"
-[ -d .deps/include ] && export CPATH=$PWD/.deps/include
-# tests/pack_gpu_tools.sh: pytest-xdist and ccache, where nothing can be installed
-[ -d .deps/python ] && export PYTHONPATH=$PWD/.deps/python${PYTHONPATH:+:$PYTHONPATH}
-[ -x .deps/bin/ccache ] && export PATH=$PWD/.deps/bin:$PATH LD_LIBRARY_PATH=$PWD/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# .deps on the paths (headers, pytest-xdist, ccache), where nothing can be installed
+[ -d .deps ] && source tests/gpu_session/deps_env.sh
 export NO_COLOR=1 PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 JOBS=${JOBS:-16}
