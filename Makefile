@@ -192,13 +192,16 @@ quiet = $(if $(V_ON),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
 # ---- flags ---------------------------------------------------------------------------------------
 # Grader code sees its own sources; stage files (student/, reference/, any submission) see the stage
 # API only (grader/include): nothing of the grader's internals can even be named from a stage.
-# A handout carries the header-only libraries the grader builds with (grader/third_party: make handout
-# copies them, with their licences), for a machine that lacks them (no root, no package: make setup says
-# so). Where SYSTEM_INCLUDE has all four (make setup installs them), the build uses those, as the
-# instructor's build does: the same command, so the compiler cache serves both.
+# The header-only libraries the grader builds with (grader/scripts/header_libs.py lists them) come from
+# the first of these that has them all: SYSTEM_INCLUDE (make setup installs Debian's packages there),
+# a handout's grader/third_party/include (make handout copies them in, with their licences), the user
+# prefix's include/ (make setup without root unpacks Debian's packages there). The system's need no
+# option: the same command as the instructor's build, so the compiler cache serves both. Where none has
+# them all (CPATH may), the grader's first compile asks the compiler, and says what to do if it cannot.
 SYSTEM_INCLUDE ?= /usr/include
-HEADER_LIBS := doctest/doctest.h nlohmann/json.hpp CLI/CLI.hpp toml++/toml.h
-THIRD_PARTY_INCLUDE := $(if $(wildcard grader/third_party/include),$(if $(filter 4,$(words $(wildcard $(addprefix $(SYSTEM_INCLUDE)/,$(HEADER_LIBS))))),,-isystem grader/third_party/include))
+HEADER_LIBS := $(shell $(PYTHON) grader/scripts/header_libs.py list 2>/dev/null | cut -f1)
+HEADER_DIR := $(firstword $(foreach d,$(SYSTEM_INCLUDE) grader/third_party/include $(GEMMLAB_PREFIX)/include,$(if $(filter $(words $(HEADER_LIBS)),$(words $(wildcard $(addprefix $(d)/,$(HEADER_LIBS))))),$(d))))
+THIRD_PARTY_INCLUDE := $(if $(filter-out $(SYSTEM_INCLUDE),$(HEADER_DIR)),-isystem $(HEADER_DIR))
 GRADER_INCLUDES := -Igrader/include -Igrader/src $(THIRD_PARTY_INCLUDE)
 STAGE_INCLUDES := -Igrader/include
 WARN := -Wall -Wextra
@@ -282,6 +285,7 @@ RUNNER_LIB := $(GRADER_BUILD)/libgemmlab_runner.a
 GRADER_LIBS := $(JUDGE_LIB) $(RUNNER_LIB) $(COMMON_LIB)
 
 $(GRADER_FLAGS_STAMP): $(call stamp_stale,$(GRADER_FLAGS_STAMP),$(GRADER_FLAGS))
+	$(if $(HEADER_DIR),,@$(PYTHON) grader/scripts/header_libs.py check --prefix "$(GEMMLAB_PREFIX)" -- $(CXX) $(GRADER_INCLUDES))
 	$(call write_if_changed,$(GRADER_FLAGS),the grader)
 $(GRADER_BUILD)/%.o: grader/src/%.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)

@@ -14,6 +14,9 @@
 #   cuda     only where no CUDA toolkit is found, nor a module of one: NVIDIA's CUDA 13 wheels (nvcc,
 #            the runtime, cuBLAS, cuRAND, cuobjdump), a link to the toolkit they lay out; the Makefile's
 #            CUDA_HOME where nvcc is neither on PATH nor in /usr/local/cuda
+#   include/ only in the instructor's repository (a handout carries them), where the system lacks them:
+#            the header-only C++ libraries the grader builds with, Debian 12's packages pinned by hash
+#            and unpacked without dpkg (header_libs.py); the Makefile's include path
 #   env.sh   `. env.sh` puts the same on PATH outside make
 # GEMMLAB_SETUP_PLAN=1 (make setup PLAN=1) prints the plan and installs nothing.
 # GEMMLAB_CUDA_WHEELS=1 installs the CUDA wheels even where a module of CUDA is offered; =0 never.
@@ -80,6 +83,21 @@ nvcc_dir=$([ -z "$nvcc" ] || dirname "$(readlink -f "$nvcc")")
 if [ -n "$nvcc" ] && [ ! -x "$nvcc_dir/cuobjdump" ] && [ -z "$(tool cuobjdump)" ]; then
   need_disassembler="$nvcc_dir has no cuobjdump"
 fi
+# The header-only libraries (header_libs.py lists them): a handout carries them; elsewhere, the ones
+# neither the system nor CPATH nor the prefix has are fetched into the prefix.
+header_dirs="$scripts_dir/../third_party/include:${CPATH:-}:${SYSTEM_INCLUDE:-/usr/include}:/usr/local/include:$prefix/include"
+headers_missing() {  # each header (and what it is for) that no directory of header_dirs holds
+  local h what d found
+  [ -n "$python" ] || return 0
+  while IFS=$'\t' read -r h _ what; do
+    found=""
+    IFS=: read -ra inc <<< "$header_dirs"
+    for d in "${inc[@]}"; do [ -n "$d" ] && [ -f "$d/$h" ] && found=1; done
+    [ -n "$found" ] || echo "$h:$what"
+  done < <("$python" "$scripts_dir/header_libs.py" list)
+}
+need_headers=""
+while IFS= read -r h; do [ -z "$h" ] || need_headers+="${h%%:*} "; done < <(headers_missing)
 need_cuda=""
 if [ -z "$nvcc" ] && [ "$cuda_wheels" != 0 ]; then
   if [ -x "$prefix/cuda/bin/nvcc" ]; then
@@ -100,6 +118,7 @@ else
   say "plan: a venv of $python ($("$python" --version 2>&1)) in $venv, with: ${wheels[*]}"
   [ -z "$need_pandoc" ] || say "plan:   $PANDOC_WHEEL: pandoc, linked as $prefix/bin/pandoc ($need_pandoc)"
   [ -n "$tex" ] || say "plan:   $PDF_WHEEL: make report's PDF through Typst (no xelatex here, no TeX needed)"
+  [ -z "$need_headers" ] || say "plan: the header-only C++ libraries, Debian 12's packages pinned by SHA-256, from deb.debian.org into $prefix/include (missing here: ${need_headers% })"
   [ -z "$need_disassembler" ] || say "plan:   cuobjdump and nvdisasm, NVIDIA's wheels pinned by hash (requirements-disassembler.txt): make sass ($need_disassembler)"
   [ -z "$need_cuda" ] || [ "$need_cuda" = "installed already" ] || \
     say "plan:   NVIDIA's CUDA 13 wheels (about 1 GB): the toolkit linked as $prefix/cuda ($need_cuda)"
@@ -110,6 +129,9 @@ else
   # ---- the install --------------------------------------------------------------------------------
   if [ -n "$python" ]; then
     mkdir -p "$prefix/bin"
+    if [ -n "$need_headers" ]; then  # the build's own needs first: they take a second
+      "$python" "$scripts_dir/header_libs.py" fetch --prefix "$prefix" || say "the header libraries were not installed (above): named below as missing." >&2
+    fi
     if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tomllib' 2>/dev/null; then
       say "creating the venv $venv ..."
       "$python" -m venv "$venv" || {
@@ -149,14 +171,11 @@ fi
 
 # ---- what is still missing ------------------------------------------------------------------------
 missing=0
-dirs="$scripts_dir/../third_party/include:${CPATH:-}:/usr/include:/usr/local/include"  # a handout carries them
-for h in "doctest/doctest.h:the C++ unit tests (doctest)" "nlohmann/json.hpp:JSON results (nlohmann-json)" \
-         "CLI/CLI.hpp:the grader's command line (CLI11)" "toml++/toml.h:course.toml in C++ (toml++)"; do
-  found=""
-  IFS=: read -ra inc <<< "$dirs"
-  for d in "${inc[@]}"; do [ -n "$d" ] && [ -f "$d/${h%%:*}" ] && found=1; done
-  [ -n "$found" ] || { say "missing: ${h%%:*}, header of ${h#*:} (make builds with it: put its directory on CPATH)" >&2; missing=1; }
-done
+while IFS= read -r h; do
+  [ -n "$h" ] || continue
+  say "missing: ${h%%:*}, header of ${h#*:} (make builds with it: make setup again where deb.debian.org can be reached, or put its directory on CPATH)" >&2
+  missing=1
+done < <(headers_missing)
 for c in "make:make" "g++:the grader's host code (e.g. module load gcc)"; do
   tool "${c%%:*}" >/dev/null || { say "missing: ${c%%:*} (${c#*:})" >&2; missing=1; }
 done

@@ -8,6 +8,8 @@ set -euo pipefail
 
 # What each package is for (keep this list the only one: README and docs point here).
 # The header-only libraries the grader builds with; a handout carries them (grader/third_party).
+# The same packages as header_libs.py's HEADER_LIBS (which pins them for set-up without root; python3
+# may not be here yet to read it): tests/py/developer/test_header_libs.py holds the two the same.
 HEADER_PACKAGES=(
   doctest-dev            # C++ unit tests
   nlohmann-json3-dev     # JSON results files

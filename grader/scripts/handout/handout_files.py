@@ -5,9 +5,13 @@ import fnmatch
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from handout_base import ROOT, say
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # grader/scripts
+from header_libs import HEADER_LIBS  # noqa: E402
 
 INSTRUCTOR_ONLY_TAG = "gemmlab: instructor-only"  # a file carrying this text never ships
 
@@ -58,12 +62,12 @@ INSTRUCTOR_ONLY_TEXT = re.compile(
     r"tests/broken|tests/gallery|reference/tuning|reference/\w+\.cu\b|SUBMISSION=reference|"
     + re.escape(INSTRUCTOR_ONLY_TAG))
 
-# The header-only C++ libraries the grader builds with, shipped in the handout as this machine has them,
-# each with its licence, so that a student's machine needs no package of them (nvcc, g++ and python3
-# build the grader): (the folder under an include directory, the Debian package whose copyright file
-# holds the licence). The Makefile puts THIRD_PARTY/include on the include path where it exists.
-THIRD_PARTY = (("doctest", "doctest-dev"), ("nlohmann", "nlohmann-json3-dev"), ("CLI", "libcli11-dev"),
-               ("toml++", "libtomlplusplus-dev"))
+# The header-only C++ libraries the grader builds with (grader/scripts/header_libs.py), shipped in the
+# handout as this machine has them, each with its licence, so that a student's machine needs no package
+# of them (nvcc, g++ and python3 build the grader): (the folder under an include directory, the Debian
+# package whose copyright file holds the licence). The Makefile puts THIRD_PARTY_DIR/include on the
+# include path where the system lacks them.
+THIRD_PARTY = tuple((lib.folder, lib.package) for lib in HEADER_LIBS)
 THIRD_PARTY_DIR = "grader/third_party"
 
 
@@ -140,10 +144,17 @@ def select_files(cfg):
 
 
 
+def user_prefix():
+    """Where make setup without root installs (the Makefile exports GEMMLAB_PREFIX; its default)."""
+    return Path(os.environ.get("GEMMLAB_PREFIX")
+                or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "gemmlab")
+
+
 def include_dirs():
-    """Where the compiler finds the header libraries: CPATH's folders, then the system's."""
+    """Where the compiler finds the header libraries: CPATH's folders, the system's, then the user
+    prefix's (make setup without root fetches them there)."""
     return [Path(d) for d in os.environ.get("CPATH", "").split(os.pathsep) if d] + \
-        [Path("/usr/local/include"), Path("/usr/include")]
+        [Path("/usr/local/include"), Path("/usr/include"), user_prefix() / "include"]
 
 
 def copy_third_party(out):
@@ -152,7 +163,8 @@ def copy_third_party(out):
     written = []
     for name, package in THIRD_PARTY:
         src = next((d / name for d in include_dirs() if (d / name).is_dir()), None)
-        licence = Path("/usr/share/doc") / package / "copyright"
+        licence = next((d / package / "copyright" for d in (Path("/usr/share/doc"), user_prefix() / "share/doc")
+                        if (d / package / "copyright").is_file()), Path("/usr/share/doc") / package / "copyright")
         if src is None or not licence.is_file():
             say(f"left out the header library {name}: " + (f"no {name}/ in {', '.join(map(str, include_dirs()))}"
                 if src is None else f"its licence {licence} is missing") + "; students need it installed")
