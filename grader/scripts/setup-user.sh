@@ -14,9 +14,9 @@
 #   cuda     only where no CUDA toolkit is found, nor a module of one: NVIDIA's CUDA 13 wheels (nvcc,
 #            the runtime, cuBLAS, cuRAND, cuobjdump), a link to the toolkit they lay out; the Makefile's
 #            CUDA_HOME where nvcc is neither on PATH nor in /usr/local/cuda
-#   include/ only in the instructor's repository (a handout carries them), where the system lacks them:
-#            the header-only C++ libraries the grader builds with, Debian 12's packages pinned by hash
-#            and unpacked without dpkg (header_libs.py); the Makefile's include path
+#   include/ only where neither the system nor CPATH nor a handout's grader/third_party has them (the
+#            instructor's repository, say): the header-only C++ libraries the grader builds with, Debian
+#            12's packages pinned by hash, unpacked without dpkg (header_libs.py); the Makefile's include path
 #   env.sh   `. env.sh` puts the same on PATH outside make
 # GEMMLAB_SETUP_PLAN=1 (make setup PLAN=1) prints the plan and installs nothing.
 # GEMMLAB_CUDA_WHEELS=1 installs the CUDA wheels even where a module of CUDA is offered; =0 never.
