@@ -649,7 +649,7 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
                            log_tail=tail(glog))
         return finish_outcome(out, outcome)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_space.remove(scratch)
 
 
 def finish_outcome(out: Path, outcome: dict) -> dict:

@@ -26,6 +26,7 @@ import shutil
 import signal
 import socket
 import stat
+import time
 from pathlib import Path
 
 PREFIX = "gemmlab"
@@ -82,6 +83,24 @@ def reap(base: Path) -> list[Path]:
         if not d.exists():
             removed.append(d)
     return removed
+
+
+def remove(d: Path, patience: float = 10.0, quiet: float = 0.2) -> bool:
+    """Remove a grading's scratch d; returns whether it is gone. A stopped grading removes its scratch
+    while the build's own processes (make, the compilers: signalled with it, as Slurm signals every
+    process of a job) may still be writing into it on their way out; what they write after a pass is
+    removed by the next, until d has stayed gone for `quiet` seconds, for up to `patience` seconds.
+    What is still left then, reap() removes once their processes are gone."""
+    deadline = time.monotonic() + patience
+    while True:
+        shutil.rmtree(d, ignore_errors=True)
+        if not os.path.lexists(d):
+            time.sleep(quiet)
+            if not os.path.lexists(d):
+                return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 class Stopped(BaseException):

@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,33 @@ def test_reap_leaves_whatever_is_not_a_dead_gradings_scratch(tmp_path):
     mine = tmp_path / f"gemmlab-{uid}-{host}-{dead.pid}-00ff"
     mine.mkdir()
     assert scratch.reap(tmp_path) == [mine] and not mine.exists()
+
+
+WRITER = """import pathlib, sys, time
+d, end, i = pathlib.Path(sys.argv[1]), time.monotonic() + float(sys.argv[2]), 0
+while time.monotonic() < end:  # as make does: mkdir -p the target's folder, then write the target
+    (d / "build" / "grader").mkdir(parents=True, exist_ok=True)
+    (d / "build" / "grader" / f"{i}.o").write_bytes(b"object")
+    i += 1
+    time.sleep(0.01)
+"""
+
+
+def test_a_stopped_gradings_scratch_is_removed_while_its_build_still_writes_into_it(tmp_path):
+    """The build's processes, signalled with the grading, may write into scratch while it is removed:
+    scratch.remove outlasts them; where one outlasts its patience, it says so and reap() is left."""
+    d = scratch.new(tmp_path)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(d), "1.5"])
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    assert scratch.remove(d) is True
+    assert not d.exists() and writer.poll() is not None and time.monotonic() - t0 >= 1.0
+    d = scratch.new(tmp_path)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(d), "5"])
+    time.sleep(0.2)
+    try:
+        assert scratch.remove(d, patience=0.5) is False and d.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+    assert scratch.remove(d) is True
