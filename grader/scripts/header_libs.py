@@ -206,7 +206,7 @@ def main(argv=None):
         say(f"header libraries from Debian 12's packages (pinned by SHA-256) into {include}: "
             + ", ".join(f"{lib.folder} ({Path(lib.pool).name})" for lib in put))
     else:
-        say(f"header libraries: all four in {include} already")
+        say(f"header libraries: all {len(HEADER_LIBS)} in {include} already")
     return 0
 
 

@@ -144,17 +144,18 @@ def select_files(cfg):
 
 
 
-def user_prefix():
-    """Where make setup without root installs (the Makefile exports GEMMLAB_PREFIX; its default)."""
-    return Path(os.environ.get("GEMMLAB_PREFIX")
-                or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "gemmlab")
+def prefixes():
+    """Where the header libraries and their licences are: the system's /usr, then the user prefix that
+    make setup without root fetches them into (GEMMLAB_PREFIX, which the Makefile exports)."""
+    user = os.environ.get("GEMMLAB_PREFIX")
+    return [Path("/usr"), *([Path(user)] if user else [])]
 
 
 def include_dirs():
     """Where the compiler finds the header libraries: CPATH's folders, the system's, then the user
-    prefix's (make setup without root fetches them there)."""
+    prefix's."""
     return [Path(d) for d in os.environ.get("CPATH", "").split(os.pathsep) if d] + \
-        [Path("/usr/local/include"), Path("/usr/include"), user_prefix() / "include"]
+        [Path("/usr/local/include"), *(p / "include" for p in prefixes())]
 
 
 def copy_third_party(out):
@@ -163,8 +164,8 @@ def copy_third_party(out):
     written = []
     for name, package in THIRD_PARTY:
         src = next((d / name for d in include_dirs() if (d / name).is_dir()), None)
-        licence = next((d / package / "copyright" for d in (Path("/usr/share/doc"), user_prefix() / "share/doc")
-                        if (d / package / "copyright").is_file()), Path("/usr/share/doc") / package / "copyright")
+        licences = [p / "share/doc" / package / "copyright" for p in prefixes()]
+        licence = next((f for f in licences if f.is_file()), licences[0])
         if src is None or not licence.is_file():
             say(f"left out the header library {name}: " + (f"no {name}/ in {', '.join(map(str, include_dirs()))}"
                 if src is None else f"its licence {licence} is missing") + "; students need it installed")

@@ -183,3 +183,27 @@ def test_setup_without_root_fetches_them_into_the_prefix(tmp_path):
     flags = subprocess.run(["make", "-s", "-n", "-p", "SYSTEM_INCLUDE=/nonexistent", f"GEMMLAB_PREFIX={prefix}"],
                            cwd=ROOT, capture_output=True, text=True, timeout=120).stdout
     assert f"THIRD_PARTY_INCLUDE := -isystem {prefix}/include" in flags.splitlines()
+
+
+def test_make_handout_ships_the_user_prefixs_headers_and_licences(tmp_path, monkeypatch):
+    """Where the system has none of them (here: only the prefix is looked at), make handout copies the
+    prefix's headers and licences, as make setup without root left them."""
+    if any((Path("/usr/local/include") / lib.folder).exists() for lib in header_libs.HEADER_LIBS):
+        pytest.skip("/usr/local/include holds one of the libraries: make handout would take that copy first")
+    sys.path.insert(0, str(ROOT / "grader/scripts/handout"))
+    import handout_files
+    prefix = tmp_path / "prefix"
+    copy_system_headers(prefix)
+    for lib in header_libs.HEADER_LIBS:
+        (prefix / "share/doc" / lib.package).mkdir(parents=True)
+        (prefix / "share/doc" / lib.package / "copyright").write_text(f"the prefix's licence of {lib.package}\n")
+    (prefix / "include/toml++/toml.h").write_text("// the prefix's toml++\n")
+    monkeypatch.setattr(handout_files, "prefixes", lambda: [prefix])
+    monkeypatch.setenv("CPATH", "")
+    out = tmp_path / "handout"
+    written = handout_files.copy_third_party(out)
+    assert (out / "grader/third_party/include/toml++/toml.h").read_text() == "// the prefix's toml++\n"
+    for lib in header_libs.HEADER_LIBS:
+        assert f"grader/third_party/licences/{lib.folder}.txt" in written
+        assert (out / f"grader/third_party/licences/{lib.folder}.txt").read_text() == \
+            f"the prefix's licence of {lib.package}\n"
