@@ -224,6 +224,14 @@ NVCC_BASE := $(NVCC_OPTS) $(ARCH_FLAGS) -MMD -MP
 NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES)
 # Stage files become a shared library (position-independent code) of the submission.
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
+# REF_PTX=1 (the default): the reference's objects carry its PTX beside the machine code for ARCH (as
+# -arch=sm_XX does), so that a build for an older arch runs on a newer GPU, the driver compiling the PTX:
+# how the other archs are tested on one GPU (docs/developing.md). REF_PTX= : machine code only, for a
+# build that students can read (the cluster's trusted build, cluster/grading.py): PTX is the reference's
+# code nearly as written. Hopper's sm_90a carries no PTX either way.
+REF_PTX ?= 1
+ref_arch_flags = $(if $(or $(REF_PTX),$(filter sm_90 sm_90a,$(1))),$(call arch_flags,$(1)),-gencode arch=compute_$(patsubst sm_%,%,$(1))$(comma)code=$(1))
+REF_NVCCFLAGS := $(NVCC_OPTS) $(call ref_arch_flags,$(ARCH)) -MMD -MP $(STAGE_INCLUDES) -Xcompiler -fPIC
 SUB_NVCCFLAGS := $(STAGE_NVCCFLAGS) $(NVCC_WERROR)
 # One CUDA runtime for the grader and the submission's library: the shared one (the toolkit's, or in a
 # pruned build its copy beside the build's own cuBLAS/cuRAND; CUDA_LIB_FILES is what the links wait for).
@@ -244,7 +252,7 @@ endif
 # compiles is out of date and is compiled again; otherwise nothing happens. (cluster/grading.py writes
 # the submission's stamp itself before it puts cached stage objects in place: make-vars.mk prints both.)
 SUB_FLAGS = $(NVCC) $(SUB_NVCCFLAGS)$(if $(CONFINE), | confined to $(CONFINE))
-REF_FLAGS = $(NVCC) $(STAGE_NVCCFLAGS)
+REF_FLAGS = $(NVCC) $(REF_NVCCFLAGS)
 GRADER_FLAGS = $(CXX) $(CXXFLAGS) | $(NVCC) $(NVCCFLAGS) | host tests: $(HOST_TEST_OPT)
 SUB_FLAGS_STAMP = $(SUB_BUILD)/stage-flags
 REF_FLAGS_STAMP = $(BUILD)/reference/stage-flags
@@ -309,7 +317,7 @@ $(REF_FLAGS_STAMP): $(call stamp_stale,$(REF_FLAGS_STAMP),$(REF_FLAGS))
 	$(call write_if_changed,$(REF_FLAGS),the reference)
 $(BUILD)/reference/%.o: reference/%.cu $(REF_FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(STAGE_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
+	$(call quiet,NVCC,$<)$(CCACHE) $(NVCC) $(REF_NVCCFLAGS) -DGEMMLAB_NS=reference -c $< -o $@
 $(BUILD)/reference/registry.o: grader/src/runner/registry.cpp $(GRADER_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CXX,$<)$(CCACHE) $(CXX) $(CXXFLAGS) -DGEMMLAB_NS=reference -c $< -o $@

@@ -75,8 +75,9 @@ HOLD_ENV = "GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH"
 
 # PYTHON= spares every make call the Makefile's search for a Python with matplotlib. OBJECT_CACHE=:
 # this module keeps its own object cache (per user, keyed by content; below), so the Makefile's,
-# which lives in the trusted tree, is not used.
-MAKE = ["make", f"PYTHON={sys.executable}", "OBJECT_CACHE="]
+# which lives in the trusted tree, is not used. REF_PTX=: every student can read the trusted build, so
+# its reference library carries the reference's machine code for the course's GPU only, no PTX.
+MAKE = ["make", f"PYTHON={sys.executable}", "OBJECT_CACHE=", "REF_PTX="]
 
 
 class BuildError(Exception):
@@ -272,7 +273,7 @@ class Toolchain:
         self.nvcc = probe["NVCC"]
         self.tree = trusted_tree_digest(cfg)
         self.key = hashlib.sha256("\0".join([
-            self.tree, nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["CXXFLAGS"],
+            self.tree, nvcc_version(self.nvcc), self.arch, probe["NVCCFLAGS"], probe["REF_NVCCFLAGS"], probe["CXXFLAGS"],
         ]).encode()).hexdigest()
         self.name = f"trusted-{self.arch}-{self.key[:16]}"
         self.cuda_home = Path(self.nvcc).resolve().parents[1]
