@@ -139,29 +139,97 @@ def _pdf_string(raw: bytes) -> str:
     return data.decode("latin-1")
 
 
-_KEYWORDS = re.compile(rb"/Keywords\s*(<[0-9A-Fa-f\s]*>|\((?:\\.|[^\\)])*\))", re.S)
+# What reading a report's Keywords may cost: a report is a student's file, read on the staff's login
+# node by every sweep and by `make submit`, so each bound is a small multiple of what `make report`
+# writes (its object streams inflate to some tens of KiB, its Keywords to a few KiB, it has a few
+# hundred streams). A report past a bound is not read: UnreadableReport says which and why.
+STREAM_CAP = 4 << 20     # bytes an object stream may inflate to
+TOTAL_CAP = 16 << 20     # bytes all the object streams of a report may inflate to together
+MAX_STREAMS = 10_000     # streams of any kind in a report
+STRING_CAP = 64 << 10    # bytes of the Keywords string (as written: hex or escaped)
+_HEADER_CAP = 1024       # bytes before `stream` looked at for the stream's dictionary
+
+_HEX_STRING = re.compile(rb"<[0-9A-Fa-f\s]*>")
+_LITERAL_STRING = re.compile(rb"\((?:\\.|[^\\)])*\)", re.S)  # the two branches never start alike: linear
+_WHITESPACE = re.compile(rb"\s*")
+
+
+class UnreadableReport(ValueError):
+    """A report past one of the bounds above: not read (its stamp is treated as absent)."""
+
+
+def _last_keywords(chunk: bytes) -> bytes | None:
+    """The last /Keywords string object (as written: <hex> or (literal)) in chunk, in one forward
+    pass: a string is matched within STRING_CAP bytes, and the search goes on after the string, or
+    after all that was looked at for it, so no byte is looked at more than a few times."""
+    found, pos = None, 0
+    while (key := chunk.find(b"/Keywords", pos)) >= 0:
+        start = _WHITESPACE.match(chunk, key + len(b"/Keywords")).end()
+        stop = start + STRING_CAP
+        opener = chunk[start:start + 1]
+        if opener == b"<":
+            m = _HEX_STRING.match(chunk, start, stop)
+            pos = m.end() if m else start + 1  # a hex run holds no `/`: the next search passes it in one go
+        elif opener == b"(":
+            m = _LITERAL_STRING.match(chunk, start, stop)
+            pos = m.end() if m else stop  # no `)` closes it within the cap: all of that was looked at
+        else:
+            m, pos = None, start + 1
+        if m:
+            found = m.group()
+    return found
+
+
+def _object_streams(data: bytes):
+    """The inflated contents of the Flate object streams (/Type/ObjStm) of a PDF, in order, one at a
+    time: where the document information sits when it is not in the file's plain text (xelatex).
+    Pages, fonts and images cannot hold it and are not inflated. One forward pass over data; raises
+    UnreadableReport past MAX_STREAMS, STREAM_CAP or TOTAL_CAP."""
+    view, pos, after_last, streams, total = memoryview(data), 0, 0, 0, 0
+    while (keyword := data.find(b"stream", pos)) >= 0:
+        pos = keyword + len(b"stream")
+        eol = 2 if data[pos:pos + 2] == b"\r\n" else 1 if data[pos:pos + 1] == b"\n" else 0
+        if not eol or data[keyword - 3:keyword] == b"end":
+            continue  # the word, or the end of a stream passed by (not the keyword that starts one)
+        end = data.find(b"endstream", pos + eol)
+        if end < 0:
+            return
+        streams += 1
+        if streams > MAX_STREAMS:
+            raise UnreadableReport(f"it has more than {MAX_STREAMS} streams (a report has a few hundred)")
+        dictionary = data[max(after_last, keyword - _HEADER_CAP):keyword]  # this stream's own, at most
+        body = view[pos + eol:end]
+        pos = after_last = end + len(b"endstream")
+        if b"/ObjStm" not in dictionary or b"/FlateDecode" not in dictionary:
+            continue
+        try:
+            inflated = zlib.decompressobj().decompress(body, STREAM_CAP + 1)
+        except zlib.error:
+            continue
+        if len(inflated) > STREAM_CAP:
+            raise UnreadableReport(f"its object stream {streams} inflates to more than {STREAM_CAP >> 20} MiB "
+                                   "(a report's inflate to some KiB)")
+        total += len(inflated)
+        if total > TOTAL_CAP:
+            raise UnreadableReport(f"its object streams inflate to more than {TOTAL_CAP >> 20} MiB together "
+                                   "(a report's to some KiB)")
+        yield inflated
 
 
 def pdf_keywords(pdf) -> str | None:
-    """The Keywords of a PDF's document information, read from its bytes and from every Flate
-    stream (xelatex keeps the information dictionary in a compressed object stream); None when the
-    file has none. Needs no PDF tool, so `make submit` works on a login node without poppler.
+    """The Keywords of a PDF's document information, read from its plain text or else from its Flate
+    object streams (xelatex keeps the information dictionary in one); None when the file has none.
+    Needs no PDF tool, so `make submit` works on a login node without poppler; costs time linear in
+    the file and bounded memory (raises UnreadableReport past a bound above).
     pdf: a path, or the bytes of the file (as the drop box's door read them)."""
     data = bytes(pdf) if isinstance(pdf, (bytes, bytearray)) else Path(pdf).read_bytes()
-    chunks = [data]
-    for m in re.finditer(rb"stream\r?\n", data):
-        end = data.find(b"endstream", m.end())
-        if end < 0:
-            break
-        try:
-            chunks.append(zlib.decompressobj().decompress(data[m.end():end]))
-        except zlib.error:
-            continue
-    for chunk in chunks:
-        found = _KEYWORDS.findall(chunk)
-        if found:
-            return _pdf_string(found[-1])
-    return None
+    found = _last_keywords(data)
+    if found is None:
+        for chunk in _object_streams(data):
+            found = _last_keywords(chunk)
+            if found is not None:
+                break
+    return _pdf_string(found) if found is not None else None
 
 
 def read_report_stamp(pdf) -> dict:
