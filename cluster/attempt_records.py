@@ -40,24 +40,28 @@ def attempt_digest(files: dict) -> str:
 
 # What a hand-in's report says about the stage files beside it (report_check): "ok" (the report was
 # made from measurements of exactly these files), "mismatch" (of other files), "unstamped" (it names
-# no files: an old report, or one not made by `make report`), "example" (the demo report of the
+# no files: an old report, one not made by `make report`, or one past what reading a report may cost,
+# fingerprint.UnreadableReport, which `unreadable` then names), "example" (the demo report of the
 # instructor's example data, `make report-demo`), "none" (no report handed in).
 REPORT_VERDICTS = ("ok", "mismatch", "unstamped", "example", "none")
 
 
 def report_check(files: dict) -> dict:
-    """{verdict, stages, report, report_submission, differ} for a hand-in's name -> path (the student's
+    """{verdict, stages, report, report_submission, differ, unreadable} for a hand-in's name -> path (the student's
     own files) or name -> bytes (a stored hand-in, as attempts.py read it): the fingerprint of its
     stage files against the one its report.pdf carries (grader/scripts/fingerprint.py; `differ` names
-    the stage files whose hash is not the report's)."""
+    the stage files whose hash is not the report's; `unreadable` why the report was not read, or None)."""
     data = {n: v if isinstance(v, (bytes, bytearray)) else Path(v).read_bytes() for n, v in files.items()}
     mine = {n: fingerprint.sha256_bytes(b) for n, b in data.items() if n.endswith(fingerprint.STAGE_SUFFIX)}
     stages = fingerprint.combine(mine)
-    out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": []}
+    out = {"verdict": "none", "stages": stages, "report": None, "report_submission": None, "differ": [],
+           "unreadable": None}
     if REPORT_NAME not in data:
         return out
     try:
         stamp = fingerprint.read_report_stamp(data[REPORT_NAME])
+    except fingerprint.UnreadableReport as e:
+        stamp, out["unreadable"] = fingerprint.parse_stamp(""), str(e)
     except (OSError, ValueError):
         stamp = fingerprint.parse_stamp("")
     out.update(report=stamp["fingerprint"], report_submission=stamp["submission"])

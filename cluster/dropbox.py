@@ -96,6 +96,9 @@ def report_warning(check: dict, srun: str = "srun ...") -> str:
         return (f"the report was made from measurements of other stage files than the ones handed in: it names "
                 f"{check['report_submission'] or 'a submission'} with fingerprint {check['report']}, the stage files "
                 f"handed in have {check['stages']}{which}. {fix}")
+    if v == "unstamped" and check.get("unreadable"):
+        return (f"the report was not read: {check['unreadable']}, so nothing shows its measurements are of the "
+                f"files handed in. {fix}")
     if v == "unstamped":
         return ("the report names no stage files (made before reports carried a fingerprint, or not by `make "
                 f"report`), so nothing shows its measurements are of the files handed in. {fix}")

@@ -246,7 +246,11 @@ def main(argv=None):
     ap.add_argument("--report", help="print the submission and fingerprint a report PDF carries")
     args = ap.parse_args(argv)
     if args.report:
-        print(json.dumps(read_report_stamp(args.report), indent=2))
+        try:
+            print(json.dumps(read_report_stamp(args.report), indent=2))
+        except UnreadableReport as e:
+            print(f"fingerprint: {args.report} is not read: {e}. Make it again with `make report`.", file=sys.stderr)
+            return 2
         return 0
     if not args.submission:
         ap.error("name a submission directory (or --report PDF)")

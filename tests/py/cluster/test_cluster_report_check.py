@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import zlib
 
 import pytest
 
@@ -28,8 +29,8 @@ import attempts  # noqa: E402
 from commands import common, sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 
-pytestmark = pytest.mark.skipif(bool(missing_tools) or not HAS_MPL,
-                                reason="needs pandoc, xelatex, poppler-utils and matplotlib (make setup)")
+needs_render = pytest.mark.skipif(bool(missing_tools) or not HAS_MPL,
+                                  reason="needs pandoc, xelatex, poppler-utils and matplotlib (make setup)")
 
 
 def render(tmp_path, results_args, name):
@@ -41,6 +42,7 @@ def render(tmp_path, results_args, name):
     return pdf
 
 
+@needs_render
 def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, monkeypatch, capsys):
     cfg_path = tmp_path / "course.toml"
     cfg_path.write_text(f'[course]\nname = "report-check"\n[cluster]\ngrader_root = "{ROOT}"\n'
@@ -113,3 +115,19 @@ def test_fingerprint_of_a_stored_attempt_is_the_students(tmp_path):
     assert fp.of_directory(copy)["files"] == fp.of_directory(student)["files"]
     assert subprocess.run([sys.executable, str(ROOT / "grader" / "scripts" / "fingerprint.py"), str(copy)],
                           capture_output=True, text=True).stdout.strip() == fp.of_directory(student)["fingerprint"]
+
+
+def test_a_report_past_what_reading_may_cost_is_unstamped_and_says_why():
+    """A deflate bomb for a report (fingerprint.py's bounds): not read, `unstamped`, and make submit's
+    warning says why (tests/py/report/test_report_stamp_bounds.py: the bounds themselves)."""
+    bomb = zlib.compress(bytes(fingerprint.STREAM_CAP + 1))
+    report = b"%%PDF-1.5\n1 0 obj\n<</Type/ObjStm/Filter/FlateDecode/Length %d>>\nstream\n%s\nendstream\n" % (
+        len(bomb), bomb)
+    check = attempt_records.report_check({"naive.cu": b"// mine\n", attempt_records.REPORT_NAME: report})
+    assert check["verdict"] == "unstamped" and "inflates to more than" in check["unreadable"], check
+    warning = dropbox.report_warning(check)
+    assert "the report was not read: its object stream 1 inflates to more than" in warning, warning
+    assert "make report" in warning
+    plain = attempt_records.report_check({"naive.cu": b"// mine\n", attempt_records.REPORT_NAME: b"%PDF-1.5\n"})
+    assert plain["verdict"] == "unstamped" and plain["unreadable"] is None
+    assert "names no stage files" in dropbox.report_warning(plain)
