@@ -1,20 +1,32 @@
 """similarity.py — the similarity report of a sweep (`make similarity SWEEP=final`).
 
-Each stage's files are compared by copydetect (PyPI), a winnowing fingerprint checker after MOSS:
+Each stage's code is compared by copydetect (PyPI), a winnowing fingerprint checker after MOSS:
 code is tokenized by Pygments' CUDA lexer, identifiers become one letter (so renaming variables
 changes nothing), and fingerprints do not depend on where code sits in the file (so reordering
 functions changes little). Compared, stage by stage:
-  * every student's file of the attempt that counts (as the sweep's plan.json names it) with every
-    other student's;
-  * every student's file with the instructor's solution, reference/<stage>.cu of the trusted tree
+  * every student's code of the stage, in the attempt that counts (as the sweep's plan.json names it),
+    with every other student's;
+  * every student's with the instructor's solution, reference/<stage>.cu of the trusted tree
     (a student who hands in the reference, or a close copy, is found even if nobody else copied it);
-  * every student's file with the hand-ins of earlier terms, [similarity] archive (a drop box, each
+  * every student's with the hand-ins of earlier terms, [similarity] archive (a drop box, each
     student's latest attempt not withdrawn; or a sweep directory, each attempt its plan counted).
     The reference and the archive are compared with the students only, never with each other.
-The handout's stub of each stage (the trusted tree's student/<stage>.cu) is boilerplate: what every
-student was given never counts as shared, and a file identical to the stub is not compared at all.
-A stage the handout gives complete — its stub has no TODO(student): task, like the naive baseline —
-is not compared: there is nothing of the students' own in it.
+
+A hand-in's code of a stage is everything the stage can run. Grading compiles every .cu file of the
+hand-in and links each stage with the files its file calls into by name (the symbol check's closure,
+docs/ARCHITECTURE.md); without a build, the report takes a superset of that closure: the stage's file
+and, appended to it, every file of the hand-in that no stage is compared by — a .cu file that is no
+stage's (`make submit` hands in none; an attempt stored otherwise can hold one), and the file of a
+stage the handout gives complete (its stub has no TODO(student): task, like the naive baseline) where
+it differs from the stub. Such a file counts toward every stage (see common_files). A stage's file
+calling into another stage's file is not followed: that file is compared in its own stage.
+What the compiler reads as code is compared as code: the body of a #define (one preprocessor token to
+the lexer) is set on lines of its own, and bytes that are not UTF-8 are replaced, not a reason to
+leave a file out (see comparable).
+
+The handout's stubs are boilerplate: what every student was given never counts as shared — the
+stage's stub, and the stubs of the stages given complete. A hand-in whose code of a stage is the
+stage's stub and nothing else is not compared in that stage.
 
 Hand-ins connected by similarity at or above [similarity] report_threshold form one group (the
 connected components of those pairs): five students who share one file are one group of five, not
@@ -23,11 +35,11 @@ ten rows. Every group is shown; top_pairs bounds the pairs shown inside a group.
 Writes <sweep>/similarity/ (replaced as a whole, atomically):
   index.html      per stage, its groups, each with its most similar pairs, and a plot of every pair
   groups.csv      stage, group, size, students, members, similarity (the group's highest pair)
-  pairs.csv       every pair that shares code beyond the stub: stage, group (if in one), a, kind_a,
+  pairs.csv       every pair that shares code beyond the stubs: stage, group (if in one), a, kind_a,
                   b, kind_b, similarity, similarity_a, similarity_b, matched_tokens, page
   <stage>/<a>--<b>.html   one pair side by side, the shared code highlighted (each pair shown in a group)
 
-A pair's similarity is the larger of the two shares: the part of A's own code (stub left out) that
+A pair's similarity is the larger of the two shares: the part of A's own code (stubs left out) that
 also appears in B's, and the part of B's that appears in A's. It says where to look, not that
 anyone copied: read the pair side by side.
 """
@@ -54,6 +66,9 @@ FLAG_COLOR = "#d62728"   # pairs at or above the report threshold, in the plot a
 PAIR_COLOR = "#1f77b4"
 TODO_TAG = "TODO(student):"  # the one tag of student tasks (grader/scripts/handout.py): a stub without it is complete
 REFERENCE = "reference"      # the label of the instructor's solution
+# Line splices (a backslash ending a line), and a #define's name and parameters with its body on the same line.
+SPLICE_RE = re.compile(r"\\[ \t]*\r?\n")
+DEFINE_RE = re.compile(r"^([ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^)\n]*\))?)[ \t]*(?=\S)", re.M)
 
 
 class SimilarityError(Exception):
@@ -66,8 +81,10 @@ class Entry:
     (label: <archive>/<user>, never a user name)."""
     label: str
     kind: str     # "student", "reference" or "archive"
-    path: Path    # the file compared (a hand-in's: the door's checked bytes, written for copydetect)
-    origin: Path | None = None  # where a hand-in's file lies in the drop box, for the pages
+    path: Path    # the code compared (a hand-in's: the door's checked bytes, as comparable() writes them)
+    origin: Path | None = None  # where a hand-in's stage file lies in the drop box, for the pages
+    common: tuple[str, ...] = ()  # the hand-in's files appended to the stage's (common_files)
+    as_handed_out: bool = False   # its code of the stage is the stage's stub, byte for byte, and nothing else
 
 
 @dataclass
@@ -96,7 +113,7 @@ class StageResult:
     code: dict = field(default_factory=dict)   # path -> the text copydetect compared
     notes: list[str] = field(default_factory=list)
     students: int = 0                     # students' files compared
-    as_stub: int = 0                      # students' files identical to the stub (not compared)
+    as_stub: int = 0                      # students whose code of the stage is its stub (not compared)
 
 
 def _copydetect():
@@ -157,32 +174,86 @@ def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict, list[str]]:
     return out, notes
 
 
-def staged(where: Path, label: str, files: dict) -> Path:
-    """The checked bytes of one hand-in written into where/<label>/ for copydetect (which reads
-    paths): nothing is compared from a path in the drop box."""
+def given_complete(stub: bytes) -> bool:
+    """The handout gives this stage complete (the naive baseline): its stub carries no student task."""
+    return TODO_TAG.encode() not in stub
+
+
+def comparable(data: bytes) -> str:
+    """A file's bytes as copydetect compares them: what the compiler reads as code, the lexer reads as
+    code. Bytes that are not UTF-8 are replaced (U+FFFD; nvcc compiles such a file, so it is no reason
+    to leave one out); line splices are joined; a #define's body goes on a line of its own, so that a
+    macro is lexed as the code it expands to (on one line with its #define it is one preprocessor token)."""
+    text = SPLICE_RE.sub("\n", data.decode("utf-8", errors="replace"))
+    return DEFINE_RE.sub(lambda m: m.group(1) + "\n", text)
+
+
+def seam(name: str, run: int) -> str:
+    """The lines set before a file appended to a stage's (common_files), and around each stub compared
+    as boilerplate. A fingerprint is a run of `run` (noise_threshold) characters of the tokenized text:
+    the line of semicolons (kept as written by the tokenizer) is longer than a run, so no fingerprint
+    spans two files, and those that touch it beside a stub are the boilerplate's."""
+    return f"\n// ---- {name}: a file of this hand-in that every stage can call into ----\n{';' * run}\n"
+
+
+def common_files(files: dict[str, bytes], handout: dict[str, bytes]) -> list[str]:
+    """The files of a hand-in that count toward every stage: the .cu files no stage is compared by —
+    one that is no stage's, and the file of a stage the handout gives complete where it differs from
+    the stub. Any stage may call into them by name (ARCHITECTURE.md: the symbol check's closure), and
+    which one does needs a build: every stage is taken to."""
+    return sorted(n for n, data in files.items()
+                  if n not in handout or (given_complete(handout[n]) and data != handout[n]))
+
+
+def staged(where: Path, label: str, files: dict[str, bytes], handout: dict[str, bytes], run: int,
+           kind: str = "student", origin: Path | None = None) -> dict[str, Entry]:
+    """One hand-in's code of each stage compared, written into where/<label>/ for copydetect (which
+    reads paths; nothing is compared from a path in the drop box): stage file -> its Entry. files: the
+    hand-in's .cu files (name -> bytes); handout: stage file -> its stub; run: noise_threshold;
+    origin: the hand-in's files/."""
     d = where / label
     d.mkdir(parents=True, exist_ok=True)
-    for stage_file, data in files.items():
-        (d / stage_file).write_bytes(data)
-    return d
+    common = common_files(files, handout)
+    out = {}
+    for stage_file, stub in handout.items():
+        if stage_file in files and not given_complete(stub):
+            (d / stage_file).write_text(comparable(files[stage_file]) + "".join(
+                seam(name, run) + comparable(files[name]) for name in common))
+            out[stage_file] = Entry(label, kind, d / stage_file, origin / stage_file if origin else None, tuple(common),
+                                    as_handed_out=files[stage_file] == stub and not common)
+    return out
 
 
-def given_complete(stub: Path) -> bool:
-    """The handout gives this stage complete (the naive baseline): its stub carries no student task."""
-    return TODO_TAG not in stub.read_text(errors="replace")
+def hand_in_notes(label: str, files: dict[str, bytes], handout: dict[str, bytes]) -> list[str]:
+    """What a person reading the report should know of a hand-in's files: those compared with every
+    stage (common_files), and those that are not UTF-8 text."""
+    notes, common = [], common_files(files, handout)
+    extra, given = [n for n in common if n not in handout], [n for n in common if n in handout]
+    if extra:
+        notes.append(f"{label}: {', '.join(extra)}: .cu file(s) that are no stage's (`make submit` hands in none; "
+                     "grading compiles them): compared with every stage, as code any stage can call into")
+    if given:
+        notes.append(f"{label}: {', '.join(given)}: changed from the handout's, which is given complete: compared "
+                     "with every stage, as code any stage can call into")
+    for name, data in sorted(files.items()):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            notes.append(f"{label}: {name} is not UTF-8 text: compared with those bytes replaced")
+    return notes
 
 
-def compare_stage(stage_file: str, stub: Path, entries: list[Entry], settings: dict) -> StageResult:
-    """Every student's file with every other student's and with every reference and archive entry,
-    the stub as boilerplate; files identical to the stub are left out. Pairs most similar first,
-    then grouped: connected components of the pairs at or above report_threshold."""
+def compare_stage(stage_file: str, boilerplate: list[Path], entries: list[Entry], settings: dict) -> StageResult:
+    """Every student's code with every other student's and with every reference and archive entry,
+    the boilerplate files (the handout's stubs) left out of every score; entries as handed out are
+    left out. Pairs most similar first, then grouped: connected components of the pairs at or above
+    report_threshold."""
     copydetect = _copydetect()
     stage = Path(stage_file).stem
     result = StageResult(stage, [])
-    stub_bytes = stub.read_bytes()
     kept = []
     for e in entries:
-        if e.path.read_bytes() == stub_bytes:
+        if e.as_handed_out:
             result.as_stub += e.kind == "student"
         else:
             kept.append(e)
@@ -198,7 +269,8 @@ def compare_stage(stage_file: str, stub: Path, entries: list[Entry], settings: d
         detector.add_file(str(e.path), "testref")
     for e in others:
         detector.add_file(str(e.path), "ref")
-    detector.add_file(str(stub), "boilerplate")
+    for path in boilerplate:
+        detector.add_file(str(path), "boilerplate")
     detector.run()
     matrix, tokens = detector.similarity_matrix, detector.token_overlap_matrix
     test_index = {path: i for i, path in enumerate(detector.test_files)}
@@ -259,35 +331,49 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
         raise SimilarityError(f"{sweep}/plan.json names no student with an attempt that counts: nothing to compare")
     tmp = sweep / f".similarity-tmp-{os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()
-    files = sweep / f".similarity-files-{os.getpid()}-{secrets.token_hex(3)}"  # the hand-ins compared, removed after
+    work = sweep / f".similarity-files-{os.getpid()}-{secrets.token_hex(3)}"  # the code compared, removed after
     try:
-        dirs = {s: staged(files, s, a.stage_bytes()) for s, a in students.items()}
-        archive = {label: staged(files, label, a.stage_bytes()) for label, a in earlier.items()}
-        origin = {label: a.path / "files" for label, a in {**students, **earlier}.items()}  # what a page names
+        handout = {name: (cfg.grader_dir / "student" / name).read_bytes() for name in stage_files}
+        staged_stubs = {}  # stage file -> its stub as compared: boilerplate
+        for name, stub in handout.items():
+            staged_stubs[name] = work / "handout" / name
+            staged_stubs[name].parent.mkdir(parents=True, exist_ok=True)
+            edge = seam(name, settings["noise_threshold"])
+            staged_stubs[name].write_text(edge + comparable(stub) + edge)
+        given = [name for name, stub in handout.items() if given_complete(stub)]
+        units = {}  # (kind, label) -> stage file -> Entry
+        for kind, hand_in in (("student", students), ("archive", earlier)):
+            for label, a in sorted(hand_in.items()):
+                files = a.stage_bytes()
+                units[kind, label] = staged(work / "hand-ins", label, files, handout, settings["noise_threshold"], kind,
+                                           a.path / "files")
+                notes += hand_in_notes(label, files, handout)
         results, skipped = [], []
         for stage_file in stage_files:
             stage = Path(stage_file).stem
-            stub = cfg.grader_dir / "student" / stage_file
-            if given_complete(stub):
+            if stage_file in given:
                 skipped.append(stage)
-                say(f"similarity: {stage}: given complete in the handout (no {TODO_TAG} in its stub): not compared")
+                say(f"similarity: {stage}: given complete in the handout (no {TODO_TAG} in its stub): not a stage "
+                    f"of its own; a hand-in's {stage_file} that differs from it is compared with every stage")
                 continue
-            entries = [Entry(s, "student", d / stage_file, origin[s] / stage_file) for s, d in sorted(dirs.items())
-                       if (d / stage_file).is_file()]
-            missing = sorted(set(dirs) - {e.label for e in entries})
+            entries = [u[stage_file] for (kind, _), u in units.items() if kind == "student" and stage_file in u]
+            missing = sorted(set(students) - {e.label for e in entries})
             if missing:
                 notes.append(f"{stage}: no {stage_file} in the attempt of {', '.join(missing)}")
             reference = cfg.grader_dir / "reference" / stage_file
             if reference.is_file():
-                entries.append(Entry(REFERENCE, "reference", reference))
-            entries += [Entry(label, "archive", d / stage_file, origin[label] / stage_file)
-                        for label, d in sorted(archive.items()) if (d / stage_file).is_file()]
-            result = compare_stage(stage_file, stub, entries, settings)
+                staged_reference = work / "reference" / stage_file
+                staged_reference.parent.mkdir(parents=True, exist_ok=True)
+                staged_reference.write_text(comparable(reference.read_bytes()))
+                entries.append(Entry(REFERENCE, "reference", staged_reference, reference))
+            entries += [u[stage_file] for (kind, _), u in units.items() if kind == "archive" and stage_file in u]
+            boilerplate = [staged_stubs[stage_file], *(staged_stubs[name] for name in given)]
+            result = compare_stage(stage_file, boilerplate, entries, settings)
             _write_pair_pages(tmp, result, settings["top_pairs"])
             results.append(result)
             notes += result.notes
             best = {p.group: p.similarity for p in reversed(result.pairs) if p.group}
-            say(f"similarity: {stage}: {result.students} file(s) compared ({result.as_stub} as handed out), "
+            say(f"similarity: {stage}: {result.students} hand-in(s) compared ({result.as_stub} as handed out), "
                 f"{len(result.pairs)} pair(s), {len(result.groups)} group(s) at or above "
                 f"{_pct(settings['report_threshold'])}" + "".join(
                     f"\n  group {n}: {', '.join(e.label for e in members)} (up to {_pct(best[n])})"
@@ -297,13 +383,13 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
         write_atomic(tmp / "similarity.png", png)
         title = f"Similarity report: {cfg.course} / {sweep.name}"
         write_atomic(tmp / "index.html", staff_pages.page(title, _index_body(
-            results, skipped, settings, len(dirs), len(archive), notes, png, copydetect.__version__, plan)))
+            results, skipped, settings, len(students), len(earlier), notes, png, copydetect.__version__, plan)))
         staff_pages.replace_dir(tmp, sweep / "similarity")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
-        shutil.rmtree(files, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     return sweep / "similarity"
 
 
@@ -347,16 +433,18 @@ def _pair_body(result: StageResult, p: Pair) -> str:
         what = {"student": "student", "reference": "the instructor's solution",
                 "archive": "an earlier term's hand-in"}[e.kind]
         code = result.code.get(str(e.path), "")
+        common = (f" With {esc(', '.join(e.common))} of the same hand-in appended: code every stage can call into."
+                  if e.common else "")
         return (f'<div class="side"><h2>{esc(e.label)} <small>({esc(what)})</small></h2>'
-                f"<p>{_pct(share)} of this file's own code is found in the other. <code>{esc(e.origin or e.path)}</code></p>"
-                f"<pre>{_highlighted(code, slices, css)}</pre></div>")
+                f"<p>{_pct(share)} of this code's own is found in the other. <code>{esc(e.origin or e.path)}</code>"
+                f"{common}</p><pre>{_highlighted(code, slices, css)}</pre></div>")
     return (
         "<style>.pair { display: flex; gap: 1em; } .side { flex: 1; min-width: 0; } "
         "pre { font-size: 0.8em; overflow-x: auto; border: 1px solid #ddd; padding: 0.5em; } "
         ".highlight-red { background: #fbb; } .highlight-green { background: #bfb; }</style>"
         f"<p>Stage {esc(result.stage)}, group {p.group}: similarity {_pct(p.similarity)}, "
         f"{p.matched_tokens} matched tokens. The code the two share is highlighted; the score leaves out what the "
-        "handout's stub gives. "
+        "handout's stubs give. "
         '<a href="../index.html">Back to the report</a>.</p>'
         f'<div class="pair">{side(p.a, p.similarity_a, p.slices_a, "highlight-red")}'
         f'{side(p.b, p.similarity_b, p.slices_b, "highlight-green")}</div>')
@@ -413,20 +501,24 @@ def _index_body(results, skipped, settings, n_students, n_archive, notes, png, v
         f"each also compared with the instructor's solution (<code>reference/</code>)"
         + (f" and {n_archive} hand-in(s) of earlier terms" if n_archive else "") + ". "
         f"Files compared by copydetect {esc(version)} (winnowing; noise threshold "
-        f"{settings['noise_threshold']}, guarantee threshold {settings['guarantee_threshold']}); the handout's "
-        "stub of each stage is left out as boilerplate, and a file identical to it is not compared. A pair's "
-        "similarity is the larger share of one file's own code that also appears in the other's. Files "
+        f"{settings['noise_threshold']}, guarantee threshold {settings['guarantee_threshold']}). A hand-in's code of "
+        "a stage is its stage file and every file of the hand-in that no stage is compared by (a .cu file that is "
+        "no stage's; a file the handout gives complete, where changed): any stage can call into those. The "
+        "handout's stubs are left out as boilerplate, and a hand-in whose code of a stage is the stub alone is "
+        "not compared in it. A pair's similarity is the larger share of one's own code that also appears in the "
+        "other's. Hand-ins "
         f"connected by pairs at or above {_pct(threshold)} form one group; each group lists its most similar "
         f"pairs ({top_pairs} at most), each with its own side-by-side page. A high score tells where to look, "
         "not that anyone copied: read the pair side by side.</p>",
         staff_pages.img(png, "similarity of every pair, per stage", "similarity-plot"),
     ]
     if skipped:
-        parts.append(f"<p>Not compared: {esc(', '.join(skipped))} — given complete in the handout "
-                     f"(no <code>{esc(TODO_TAG)}</code> in the stub).</p>")
+        parts.append(f"<p>Not compared as stages of their own: {esc(', '.join(skipped))} — given complete in the "
+                     f"handout (no <code>{esc(TODO_TAG)}</code> in the stub); a hand-in's file that differs from "
+                     "the stub is compared with every stage.</p>")
     for r in results:
         parts.append(f'<h2 id="stage-{esc(r.stage)}">{esc(r.stage)}</h2>')
-        parts.append(f"<p>{r.students} student file(s) compared"
+        parts.append(f"<p>{r.students} student hand-in(s) compared"
                      + (f"; {r.as_stub} handed in the stub unchanged (not compared)" if r.as_stub else "")
                      + f"; {len(r.pairs)} pair(s); "
                      + (f"{len(r.groups)} group(s) at or above {_pct(threshold)}.</p>" if r.groups else

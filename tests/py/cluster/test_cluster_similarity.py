@@ -13,6 +13,7 @@ class: five students hand in one tiled file (one group of five), and one hands i
 student of an earlier term handed in (found in the archive, [similarity] archive).
 """
 import csv
+import re
 import subprocess
 import sys
 
@@ -23,7 +24,8 @@ from staff_class import ROOT
 
 pytest.importorskip("copydetect", reason="copydetect is not installed: `make setup` installs it")
 
-import similarity  # noqa: E402  (cluster/, on sys.path through staff_class)
+import dropbox  # noqa: E402  (cluster/, on sys.path through staff_class)
+import similarity  # noqa: E402
 
 CLASS = {
     "ana": {"tiled": "tiled_textbook", "unrolled": "unrolled_transposed_a"},
@@ -110,11 +112,12 @@ def test_the_stub_is_boilerplate(swept):
 
 
 def test_a_stage_the_handout_gives_complete_is_not_compared(swept):
-    """naive's stub is the finished baseline (no TODO(student): task): nothing of the students' own."""
+    """naive's stub is the finished baseline (no TODO(student): task): no stage of its own in the report
+    (a hand-in's naive.cu that differs from it is compared with every stage: the third class below)."""
     _, sweep, out = swept
     assert "naive: given complete in the handout" in out
     index = (sweep / "similarity" / "index.html").read_text()
-    assert 'id="stage-naive"' not in index and "Not compared: naive" in index
+    assert 'id="stage-naive"' not in index and "Not compared as stages of their own: naive" in index
     assert 'id="stage-tiled"' in index and 'id="stage-pitched"' in index
     assert not [r for r in read_csv(sweep, "pairs.csv") + read_csv(sweep, "groups.csv") if r["stage"] == "naive"]
 
@@ -124,12 +127,13 @@ def test_without_the_stub_as_boilerplate_stubs_would_match(swept, tmp_path):
     so the test above proves the stub is what keeps them apart."""
     cfg, sweep, _ = swept
     files, _ = similarity.hand_ins(sweep)
-    dirs = {s: similarity.staged(tmp_path / "hand-ins", s, files[s].stage_bytes()) for s in files}
     empty = tmp_path / "empty.cu"
     empty.write_text("\n")
+    handout = {"tiled.cu": f"// {similarity.TODO_TAG} a stage to compare\n".encode()}  # nobody's file is this
     settings = {k: cfg.setting("similarity", k) for k in ("noise_threshold", "guarantee_threshold", "report_threshold")}
-    entries = [similarity.Entry(s, "student", dirs[s] / "tiled.cu") for s in ("eve", "fay", "hal")]
-    result = similarity.compare_stage("tiled.cu", empty, entries, settings)
+    entries = [similarity.staged(tmp_path / "hand-ins", s, files[s].stage_bytes(), handout, 25)["tiled.cu"]
+               for s in ("eve", "fay", "hal")]
+    result = similarity.compare_stage("tiled.cu", [empty], entries, settings)
     assert len(result.pairs) == 3 and min(p.similarity for p in result.pairs) > 0.95
     assert [[e.label for e in g] for g in result.groups] == [["eve", "fay", "hal"]]
 
@@ -258,3 +262,103 @@ def test_no_sweep_is_named(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "cluster" / "gemmlab_cluster.py"), "--config", str(cfg_path),
                         "similarity", "--name", "midterm"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "midterm has no plan.json" in r.stderr and "make sweep SWEEP=midterm" in r.stderr
+
+
+# ---- a third class: copies put where a report by stage file would not look ------------------------
+# ana's tiled kernel (tiled_textbook) is copied by four students, each hiding it elsewhere than in the
+# stage file a report of stage files alone compares with ana's; grading compiles and runs every copy.
+#   kit: in helpers.cu, a .cu file that is no stage's (`make submit` refuses it; a student who stores
+#        an attempt with a client of their own does not), whose launcher tiled.cu calls by name;
+#   lea: appended to naive.cu, the stage the handout gives complete, and called the same way;
+#   mo:  in tiled.cu itself, as the bodies of two macros (a #define is one preprocessor token to the lexer);
+#   nia: in tiled.cu itself, renamed (tiled_textbook_copied), with one byte that is not UTF-8 in a comment.
+# cat and dan are honest; hal hands in the stubs; ivo changes a comment of naive.cu and nothing else.
+HIDDEN = (staff_class.PARTS / "tiled_hidden.cu").read_text()
+HIDERS = ["kit", "lea", "mo", "nia"]
+
+
+def calls_elsewhere() -> str:
+    """The tiled stub whose gemm_tiled only calls tiled_elsewhere, defined in another file (HIDDEN)."""
+    stub = (ROOT / "student" / "tiled.cu").read_text()
+    out, n1 = re.subn(r"(template <typename T, int TILE>\nStatus gemm_tiled)",
+                      "template <typename T, int TILE>\nStatus tiled_elsewhere(const GemmProblem<T>& p);\n\n\\1", stub)
+    out, n2 = re.subn(r"    if \(!kTiledKernelWritten\).*?    return Status::ok;\n",
+                      "    return tiled_elsewhere<T, TILE>(p);\n", out, flags=re.S)
+    assert (n1, n2) == (1, 1), "the stub of tiled changed shape: update calls_elsewhere"
+    return out
+
+
+def store(cfg, base, student: str, texts: dict[str, bytes]) -> None:
+    """An attempt of the handout's stubs with `texts` {file name: bytes} instead or besides, stored as
+    it is, the way a student's own client can (dropbox.collect, which refuses extra files, is the
+    handout's client)."""
+    src = base / "hand-ins" / student
+    src.mkdir(parents=True)
+    for name in sorted({*staff_class.STAGE_FILES, *texts}):
+        (src / name).write_bytes(texts.get(name) or (ROOT / "student" / name).read_bytes())
+    dropbox.store_attempt(cfg, student, {p.name: p for p in src.iterdir()})
+
+
+@pytest.fixture(scope="module")
+def hidden(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hidden")
+    cfg_path = staff_class.write_config(base, roster=["ana", *HIDERS, "cat", "dan", "hal", "ivo"])
+    cfg = staff_class.load(cfg_path)
+    naive = (ROOT / "student" / "naive.cu").read_bytes()
+    copied = staff_class.splice("tiled", "tiled_textbook_copied").encode()
+    texts = {
+        "ana": {"tiled.cu": staff_class.splice("tiled", "tiled_textbook").encode()},
+        "kit": {"tiled.cu": calls_elsewhere().encode(), "helpers.cu": HIDDEN.encode()},
+        "lea": {"tiled.cu": calls_elsewhere().encode(), "naive.cu": naive + b"\n" + HIDDEN.encode()},
+        "mo": {"tiled.cu": staff_class.splice("tiled", "tiled_textbook_in_macros").encode()},
+        "nia": {"tiled.cu": copied.replace(b"// my tiled kernel", b"// my tiled kernel (r\xe9sum\xe9)", 1)},
+        "cat": {"tiled.cu": staff_class.splice("tiled", "tiled_pointer_walk").encode()},
+        "dan": {"tiled.cu": staff_class.splice("tiled", "tiled_fma_padded").encode()},
+        "hal": {},
+        "ivo": {"naive.cu": naive.replace(b"// beta == 0 must not read C", b"// beta == 0: never read C", 1)},
+    }
+    assert texts["nia"]["tiled.cu"] != copied and texts["ivo"]["naive.cu"] != naive
+    for student, files in texts.items():
+        store(cfg, base, student, files)
+    sweep = staff_class.plan(cfg)
+    r = subprocess.run([sys.executable, str(ROOT / "cluster" / "gemmlab_cluster.py"), "--config", str(cfg_path),
+                        "similarity", "--name", "final"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return sweep, r.stdout
+
+
+def test_a_copy_hidden_outside_the_stage_file_is_found(hidden):
+    """Each hider is in one tiled group with ana, each pair far above the honest ones."""
+    sweep, out = hidden
+    rows = [r for r in read_csv(sweep, "pairs.csv") if r["stage"] == "tiled"]
+    found = {r["a"] if r["b"] == "ana" else r["b"]: r for r in rows if "ana" in (r["a"], r["b"])}
+    for student in HIDERS:
+        assert student in found and float(found[student]["similarity"]) >= 0.8, (student, found.get(student))
+    groups = [g for g in read_csv(sweep, "groups.csv") if g["stage"] == "tiled"]
+    assert [set(g["members"].split()) for g in groups] == [{"ana", *HIDERS}], groups
+    honest = [r for r in rows if {r["a"], r["b"]} & {"cat", "dan"}]
+    assert honest and max(float(r["similarity"]) for r in honest) <= 0.5, honest
+    assert "not UTF-8" in (sweep / "similarity" / "index.html").read_text()
+
+
+def test_the_files_every_stage_can_call_into_are_named(hidden):
+    """kit's extra file and lea's changed naive.cu are compared with every stage, and said so: in the
+    index's notes and on the pair's page."""
+    sweep, _ = hidden
+    index = (sweep / "similarity" / "index.html").read_text()
+    assert "kit" in index and "helpers.cu" in index
+    pair = next(r for r in read_csv(sweep, "pairs.csv") if r["stage"] == "tiled" and {r["a"], r["b"]} == {"ana", "kit"})
+    html = (sweep / "similarity" / pair["page"]).read_text()
+    assert "helpers.cu" in html and "elsewhere_kernel" in html
+    pair = next(r for r in read_csv(sweep, "pairs.csv") if r["stage"] == "tiled" and {r["a"], r["b"]} == {"ana", "lea"})
+    assert "naive.cu" in (sweep / "similarity" / pair["page"]).read_text()
+
+
+def test_a_given_file_is_compared_only_when_changed(hidden):
+    """hal's naive.cu is the handout's: in no pair. ivo changed one comment of it: nothing of his own
+    is code, so he is in no group either. The naive stage itself is no stage of its own in the report."""
+    sweep, out = hidden
+    rows = read_csv(sweep, "pairs.csv")
+    assert not [r for r in rows if "hal" in (r["a"], r["b"])]
+    assert not [g for g in read_csv(sweep, "groups.csv") if "ivo" in g["members"].split()]
+    assert not [r for r in rows if r["stage"] == "naive"]
