@@ -21,6 +21,14 @@ class SlurmError(Exception):
         self.output = output
 
 
+def job_name(course: str, kind: str) -> str:
+    """A job's name as everyone on the cluster sees it (`squeue` lists every account's jobs): the course
+    and the kind of job ("grade", "sweep", "gradebook"), never a student's name or an attempt's number,
+    which would tell the class who hands in when. The staff find whose a job is by its id, in their own
+    records: an attempt's job.json, what `regrade` printed, a sweep run's jobs.json."""
+    return f"gemmlab-{course}-{kind}"
+
+
 def render(template: str, out: Path, sbatch_options: list[str], **values) -> Path:
     """Fill templates/<template> and write it to out (mode 0750; group: the directory's)."""
     text = (TEMPLATES / template).read_text()

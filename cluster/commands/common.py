@@ -42,8 +42,8 @@ def grade_script(cfg, user, attempt: Path, script: Path, log: Path, into: Path) 
     (cluster/templates/grade-attempt.sbatch) into `script`, a file of the account that queues it: never
     a file of the attempt's, which its student can write (the job runs as whoever queues it)."""
     return slurm.render("grade-attempt.sbatch", script, cfg.sbatch_options(),
-                        user=user, course=cfg.course, attempt=attempt, into=into, job_name=f"gemmlab-grade-{user}",
-                        log=log, python=cfg.python_exe, config=cfg.path, tool=trusted_tool(cfg))
+                        user=user, course=cfg.course, attempt=attempt, into=into, log=log, python=cfg.python_exe,
+                        config=cfg.path, tool=trusted_tool(cfg), job_name=slurm.job_name(cfg.course, "grade"))
 
 
 def is_staff(cfg) -> bool:
@@ -68,10 +68,14 @@ def student_decisions(cfg, user) -> "student_standing.StudentDecisions | None":
     return None
 
 
-def attempts_of(cfg, student, decided=None) -> tuple[list[door.Attempt], door.Attempt | None]:
+def attempts_of(cfg, student, decided=None, deadline=None, cases=None) -> tuple[list[door.Attempt], door.Attempt | None]:
     """Every attempt of a student — their own, and the hand-ins the staff entered for them (where this
-    account can read those) — oldest first, with the staff's withdrawals marked; and the attempt the
-    staff decided counts, if any. decided: the student's decisions (default: student_decisions)."""
+    account can read those) — oldest first, with the staff's withdrawals marked, and the student's own
+    withdrawal marks made after their deadline (withdraw_closes) marked as not honoured; and the
+    attempt the staff decided counts, if any. decided: the student's decisions (default:
+    student_decisions); deadline: theirs (default: student_deadline). cases: a list to which the
+    decisions that no longer match their attempt are added, each a case for a person
+    (student_standing.bind); such a decision is not applied."""
     own = door.of_student(cfg, student)
     decided = student_decisions(cfg, student) if decided is None else decided
     try:
@@ -79,14 +83,29 @@ def attempts_of(cfg, student, decided=None) -> tuple[list[door.Attempt], door.At
     except PermissionError:  # a student: the staff's area is closed, what the staff left for them says it
         entered = entered_as_told(cfg, student, decided)
     attempts = sorted(own + entered, key=lambda a: (a.submitted_at, a.entered, a.number))
+    closes = withdraw_closes(deadline if deadline is not None else student_deadline(cfg, student)[0])
+    for a in attempts:  # a mark made after the deadline is a late act: the attempt counts as if not withdrawn
+        a.mark_late = bool(closes is not None and a.mark_time is not None and a.mark_time > closes)
     accepted = None
     if decided:
-        for a in attempts:
-            a.staff_withdrawn = decided.withdrawn.get(a.path.name)
-            a.staff_restored = decided.restored.get(a.path.name)
-            if decided.accepted and decided.accepted.get("attempt") == a.path.name:
+        bound, unbound = student_standing.bind(decided, attempts)
+        for e, a in bound:
+            if e["action"] in ("accept", "settle"):
                 accepted = a
+            elif e["action"] == "withdraw":
+                a.staff_withdrawn = e
+            else:
+                a.staff_restored = e
+        if cases is not None:
+            cases.extend(unbound)
     return attempts, accepted
+
+
+def withdraw_closes(deadline) -> dt.datetime | None:
+    """The last moment a student's own withdrawal (`make withdraw`, and its UNDO=1) is theirs to make:
+    their due date with its grace (with their extension). After it, which attempt counts is the staff's
+    to change: a withdrawal then would be chosen after seeing the feedback. None without a due date."""
+    return deadline.due + deadline.grace if deadline.due is not None else None
 
 
 def entered_as_told(cfg, student, decided) -> list[door.Attempt]:
@@ -224,7 +243,7 @@ def known_student(cfg, student: str):
 
 def attempt_named(cfg, student: str, ref) -> door.Attempt:
     """A student's attempt as staff name it: 3 or #3 (their own), E1 (the first the staff entered)."""
-    attempts, _ = attempts_of(cfg, student, student_standing.StudentDecisions())
+    attempts, _ = attempts_of(cfg, student, student_standing.StudentDecisions(), deadline=cfg.deadline)
     text = str(ref).strip().lstrip("#")
     for a in attempts:
         if (text.upper().startswith("E") and a.entered and text[1:].isdigit() and int(text[1:]) == a.number) or \

@@ -48,9 +48,11 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     folded = student_standing.decisions(cfg)
     for student in (students if students is not None else everyone):
         decided = folded.get(student)
-        attempts, accepted = common.attempts_of(cfg, student, decided or student_standing.StudentDecisions())
         ext = extensions.get(student)
         deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
+        unbound = []  # the staff's decisions whose attempt is gone, renamed or changed: each a case for a person
+        attempts, accepted = common.attempts_of(cfg, student, decided or student_standing.StudentDecisions(),
+                                                deadline=deadline, cases=unbound)
         pick, info = dropbox.choose(attempts, deadline, accepted)
         entry = {"student": student, "attempts": len(attempts), **info}
         open_until = deadline.open_until()
@@ -77,7 +79,7 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
         problems = [(a, a.integrity_problem()) for a in attempts if not a.withdrawn]
         problems = [(a, why) for a, why in problems if why]
         if accepted is not None and pick is not None:
-            waived = decided.accepted.get("files")
+            waived = decided.accepted.get("digest") or decided.accepted.get("files")  # (`files`: older lines)
             problem = pick.integrity_problem()
             if problem and waived and waived == pick.digest:
                 entry.update(waived=problem, digest=waived)  # graded as it is now: the decision says why
@@ -87,10 +89,10 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
             problems = []
         if case and not (decided and decided.override):
             entry["review"] = case
-        elif problems and not (decided and decided.override):
-            entry["review"] = "; ".join(why if why.startswith(a.where) else f"attempt {a.label} {why}"
-                                        for a, why in problems)
-            intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline)
+        elif (problems or unbound) and not (decided and decided.override):
+            entry["review"] = "; ".join(unbound + [why if why.startswith(a.where) else f"attempt {a.label} {why}"
+                                                   for a, why in problems])
+            intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline, accepted)
             if intact is not None:
                 entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name, "label": intact.label,
                                    "number": intact.number, "digest": intact.digest,
@@ -128,7 +130,8 @@ def sweep_todo(sweep: Path, entries: list[dict], students=None, force=False, sta
     for e in entries:
         if students and e["student"] not in students:
             continue
-        for g in ([e] if e.get("digest") else []) + ([e["intact"]] if e.get("intact") else []):
+        intact = e.get("intact") if e.get("intact") and e["intact"]["digest"] != e.get("digest") else None
+        for g in ([e] if e.get("digest") else []) + ([intact] if intact else []):
             task = dict({k: g[k] for k in ("attempt", "attempt_name", "digest")}, student=e["student"])
             if g is e and e.get("waived"):
                 task["waived"] = e["waived"]
@@ -305,12 +308,12 @@ def cmd_sweep(cfg, args):
         if todo:
             concurrency = min(cfg.sweep_concurrency, len(todo))
             script = slurm.render("sweep-array.sbatch", run / "sweep-array.sbatch", cfg.sbatch_options(),
-                                  job_name=f"gemmlab-sweep-{args.name}", count=len(todo), last=len(todo) - 1,
+                                  job_name=slurm.job_name(cfg.course, "sweep"), count=len(todo), last=len(todo) - 1,
                                   concurrency=concurrency, tasks=run / "tasks.json", **job_values)
             jobs["array"] = slurm.sbatch(script, cwd=run)
         light = [o for o in cfg.sbatch_options() if o.split("=")[0] in ("--partition", "--account", "--qos")]
         script = slurm.render("gradebook.sbatch", run / "gradebook.sbatch", light,
-                              job_name=f"gemmlab-gradebook-{args.name}", **job_values)
+                              job_name=slurm.job_name(cfg.course, "gradebook"), **job_values)
         dep = [f"--dependency=afterany:{jobs['array']}"] if "array" in jobs else []
         jobs["gradebook"] = slurm.sbatch(script, *dep, cwd=run)
         jobs["queued"] = records.iso(now())

@@ -6,6 +6,7 @@ A grade.sbatch planted in an attempt is never what any of them queues. A stand-i
 keeps a copy of every script it is given (as Slurm keeps one) and queues nothing."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,12 @@ def queued(tmp_path) -> list[tuple[Path, str]]:
             for n in range(len(list(kept.glob("*.sbatch"))))]
 
 
+def job_name(script: str) -> str:
+    """The name a queued script gives its job: everyone on the cluster sees it in squeue."""
+    (name,) = re.findall(r"^#SBATCH --job-name=(.*)$", script, re.M)
+    return name
+
+
 def slurm_course(tmp_path, roster=None):
     path = staff_class.write_config(tmp_path, roster=roster)
     path.write_text(path.read_text().replace('scheduler = "local"', 'scheduler = "slurm"'))
@@ -90,6 +97,9 @@ def test_submit_keeps_no_job_script_in_the_attempt_and_queues_the_trusted_one(tm
     assert TEMPLATE_LINE in script and f"grade-attempt --attempt {attempt}" in script, script
     assert f"#SBATCH --output={attempt}/grade-%j.log" in script, script
     assert f"--into {attempt}/grading" in script, script
+    # its name in squeue says the course, never who hands in (the job's id is in the attempt's job.json)
+    assert job_name(script) == f"gemmlab-{config.load(cfg_path).course}-grade", script
+    assert json.loads((attempt / "job.json").read_text())["job_id"] == "4000"
 
 
 def test_the_staff_regrade_renders_the_trusted_template_and_never_runs_a_planted_script(tmp_path):
@@ -109,6 +119,7 @@ def test_the_staff_regrade_renders_the_trusted_template_and_never_runs_a_planted
     assert TEMPLATE_LINE in script and f"grade-attempt --attempt {attempt} --into {here}/grading" in script, script
     assert "PWNED" not in script and f"#SBATCH --output={here}/grade-%j.log" in script, script  # its log: the staff's
     assert f"job 4000 grades alice's attempt #1 ({attempt}) into {here}/grading" in r.stdout, r.stdout
+    assert job_name(script) == f"gemmlab-{cfg.course}-grade", script  # not alice's name, not #1
     assert planted.read_text() == before and not (tmp_path / "PWNED").exists()
     # the Makefile's target for it, beside the other staff targets
     assert '$(CLUSTER) regrade --user "$(STUDENT)" --attempt "$(ATTEMPT)"' in (ROOT / "Makefile").read_text()
