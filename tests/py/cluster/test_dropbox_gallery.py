@@ -72,11 +72,15 @@ def time_limit(seconds: int, what: str):
         signal.signal(signal.SIGALRM, old)
 
 
-def hand_in(cfg, base: Path, student: str) -> Path:
+def hand_in(cfg, base: Path, student: str, solutions=None) -> Path:
+    """The stubs, or {stage: part} of tests/fixtures/similarity/ spliced in, each with the student's marker."""
     src = base / "src" / student
     src.mkdir(parents=True)
     for name in staff_class.STAGE_FILES:
-        (src / name).write_bytes((staff_class.ROOT / "student" / name).read_bytes() + marker(student))
+        stage = Path(name).stem
+        text = (staff_class.splice(stage, solutions[stage]).encode() if stage in (solutions or {})
+                else (staff_class.ROOT / "student" / name).read_bytes())
+        (src / name).write_bytes(text + marker(student))
     return dropbox.store_attempt(cfg, student, dropbox.collect(cfg, src, None))
 
 
@@ -95,7 +99,8 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     cfg = config.load(staff_class.write_config(base, roster=CLASS))
     dropbox.setup_dirs(cfg)
     bob_first = expected.get("bob", "hands in") == "hands in"
-    stored = {s: hand_in(cfg, base, s) for s in CLASS if s != "bob" or bob_first}
+    solutions = expected.get("similar", {}).get("solutions", {})
+    stored = {s: hand_in(cfg, base, s, solutions.get(s)) for s in CLASS if s != "bob" or bob_first}
     for s in stored:
         student_standing.token(cfg, s, create=True)
         if acc is not None:
@@ -176,6 +181,13 @@ def test_the_drop_box_gallery(entry, accounts, monkeypatch):
         for cmd in expected.get("staff_commands", []):
             r = staff(cfg, *cmd)
             assert r.returncode == 0, r.stdout + r.stderr
+        if expected.get("similar"):
+            r = staff(cfg, "similarity", "--name", "final")
+            assert r.returncode == 0, r.stdout + r.stderr
+            with open(sweep / "similarity" / "groups.csv") as f:
+                groups = [[g["stage"], g["members"]] for g in csv.DictReader(f)]
+            for want in expected["similar"]["groups"]:
+                assert want in groups, (want, groups)
         r = staff(cfg, "gradebook", "--name", "final")
         assert r.returncode == 0, r.stdout + r.stderr
         rows = {row["student"]: row for row in read_gradebook(sweep)}
