@@ -186,6 +186,8 @@ class Attempt:
     owner: str = ""                # the student whose directory it lies in (never the manifest's word)
     problem: str = ""
     marked_withdrawn: bool = False
+    mark_time: dt.datetime | None = None  # when the student made that mark: its change time (ctime), not its word
+    mark_late: bool = False        # made after the student's due date: not honoured (commands.common.attempts_of)
     changes: list = field(default_factory=list)   # (ctime, name) of the manifest, files/ and each file in it
     dir_ctime: dt.datetime | None = None
     dir_uid: int | None = None
@@ -215,7 +217,7 @@ class Attempt:
         if self.staff_restored is not None:
             return False
         # A hand-in the staff entered lies in their area: only a decision withdraws it.
-        return self.staff_withdrawn is not None or (not self.entered and self.marked_withdrawn)
+        return self.staff_withdrawn is not None or (not self.entered and self.marked_withdrawn and not self.mark_late)
 
     # -- the files, read once through the door --
     def _files(self) -> dict:
@@ -508,9 +510,9 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
             finally:
                 os.close(files)
         try:
-            mark, _ = read_file(fd, WITHDRAWN_NAME, RECORD_CAP, owners, WITHDRAWN_NAME)
+            mark, mark_st = read_file(fd, WITHDRAWN_NAME, RECORD_CAP, owners, WITHDRAWN_NAME)
             check_withdrawn(parse_json(mark, WITHDRAWN_NAME), WITHDRAWN_NAME)
-            a.marked_withdrawn = True
+            a.marked_withdrawn, a.mark_time = True, _ctime(mark_st)
         except FileNotFoundError:
             pass
         except Case as e:

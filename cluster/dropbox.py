@@ -347,9 +347,12 @@ def choose(attempts: list, deadline, accepted=None) -> tuple:
         pick = timed[-1] if timed else None
     by_student = [a for a in withdrawn if a.staff_withdrawn is None]
     by_staff = [a for a in withdrawn if a.staff_withdrawn is not None]
+    too_late = [a for a in attempts if a.marked_withdrawn and a.mark_late and not a.withdrawn and not a.entered]
     notes = ([f"{len(dropped)} attempt(s) after the cutoff ignored"] if dropped else []) + \
         ([f"withdrawn by the student: {', '.join(a.label for a in by_student)}"] if by_student else []) + \
-        ([f"withdrawn by the course staff: {', '.join(a.label for a in by_staff)}"] if by_staff else [])
+        ([f"withdrawn by the course staff: {', '.join(a.label for a in by_staff)}"] if by_staff else []) + \
+        ([f"withdrawn by the student after the due date, not honoured: {', '.join(a.label for a in too_late)}"]
+         if too_late else [])
     info = {"late": False, "days_late": 0, "penalty_pct": 0.0, "note": "; ".join(notes)}
     if pick is None:
         if attempts:

@@ -109,6 +109,73 @@ def fold(entries: list[dict], maximum: float | None = None) -> dict[str, Student
     return out
 
 
+# ---- the attempt a decision is about ----------------------------------------------------------
+def attempt_fields(a) -> dict:
+    """What a decision records of the attempt it names (accept, settle, withdraw, enter): its directory
+    name and label, for people; its number and the digest of its files as read (attempts.Attempt.
+    digest), which bind holds it to: a student can rename their attempt's directory, not its files."""
+    return {"attempt": a.path.name, "label": a.label, "number": a.number, "digest": a.digest}
+
+
+def bind(d: StudentDecisions, found: list) -> tuple[list, list[str]]:
+    """The attempts the student's standing decisions (accept or settle with an attempt, withdraw,
+    unwithdraw) are about, among `found` (their attempts now): [(decision, attempt)], and the cases for
+    a person. A decision applies to the one attempt that still has its number (and kind: #N or EN) and
+    the digest it recorded. One whose attempt is gone, renamed (its files now under another number) or
+    changed (other files under its number) is not applied, and is a case naming the decision, the attempt
+    and what changed -- unless a later decision stands in its place: one that names the attempt now
+    holding its files, one that says which attempt counts (accept, settle with an attempt), or a final
+    score (override, settle with a score).
+    A line written before decisions recorded a digest (no `digest` key) names its attempt by the
+    directory name alone, as it always did: it applies to the attempt of that name, and to nothing (with
+    nothing said) where there is none."""
+    bound, cases = [], []
+    standing = ([d.accepted] if d.accepted else []) + list(d.withdrawn.values()) + list(d.restored.values())
+    for e in standing:
+        if "digest" not in e:  # an older line: by the directory name, as then
+            named = [a for a in found if a.path.name == e["attempt"]]
+            bound += [(e, a) for a in named[:1]]
+            continue
+        entered = str(e.get("label", "")).startswith("E")
+        numbered = [a for a in found if a.number == e.get("number") and a.entered == entered]
+        if len(numbered) == 1 and numbered[0].digest == e["digest"]:
+            bound.append((e, numbered[0]))
+        elif d.override is None and not _stood_in(d, e, found):
+            cases.append(_unbound(e, numbered, found))
+    return bound, cases
+
+
+def _stood_in(d: StudentDecisions, e: dict, found: list) -> bool:
+    """Whether a decision later than e takes its place (bind)."""
+    holders = {a.path.name for a in found if e["digest"] and a.digest == e["digest"]}
+    return any(later["seq"] > e["seq"] and (later["action"] == "accept" or later.get("attempt") in holders
+                                            or later["action"] == "settle" and later.get("attempt"))
+               for later in d.history)
+
+
+def _unbound(e: dict, numbered: list, found: list) -> str:
+    """The case of a decision whose attempt is gone, renamed or changed (bind): what, on which, what changed."""
+    def files(digest):
+        return digest[:12] or "unreadable"
+    label = e.get("label") or f"#{e.get('number')}"
+    head = (f"decision #{e['seq']} ({e['action']} {label}, {e.get('at', '?')} by {e.get('by', '?')}) was made on "
+            f"attempt {label} ({e['attempt']}, files {files(e['digest'])})")
+    elsewhere = [a for a in found if e["digest"] and a.digest == e["digest"] and a not in numbered]
+    moved = " and ".join(f"attempt {a.label} ({a.path.name})" for a in elsewhere)
+    if len(numbered) > 1:
+        what = f"{len(numbered)} attempts are now numbered {label}: {', '.join(a.path.name for a in numbered)}"
+    elif numbered:
+        a = numbered[0]
+        what = (f"attempt {label} ({a.path.name}) now holds other files ({files(a.digest)}"
+                + (f": {a.problem}" if a.problem else "") + ")"
+                + (f", and the files decided on are now {moved}" if moved else ""))
+    elif moved:
+        what = f"that attempt is gone: its files are now {moved}"
+    else:
+        what = "that attempt is gone, and no attempt holds its files"
+    return f"{head}: {what}; the decision is not applied"
+
+
 def decisions(cfg) -> dict[str, StudentDecisions]:
     """Every student's standing decisions; {} where the log cannot be read (a student's command)."""
     try:

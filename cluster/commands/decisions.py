@@ -59,7 +59,8 @@ def staff_withdraw(cfg, args):
     why = common.required_reason(args)
     common.known_student(cfg, args.user)
     a = common.attempt_named(cfg, args.user, args.attempt)
-    e = common.record_decision(cfg, "unwithdraw" if args.undo else "withdraw", args.user, why, attempt=a.path.name, label=a.label)
+    e = common.record_decision(cfg, "unwithdraw" if args.undo else "withdraw", args.user, why,
+                               **student_standing.attempt_fields(a))
     attempts, accepted = common.attempts_of(cfg, args.user)
     deadline, _ = common.student_deadline(cfg, args.user)
     pick, info = dropbox.choose(attempts, deadline, accepted)
@@ -77,8 +78,8 @@ def cmd_accept(cfg, args):
     common.known_student(cfg, args.user)
     a = common.attempt_named(cfg, args.user, args.attempt)
     problem = a.integrity_problem()
-    e = common.record_decision(cfg, "settle" if args.settles else "accept", args.user, why, attempt=a.path.name, label=a.label,
-                files=a.digest, integrity=problem or None)
+    e = common.record_decision(cfg, "settle" if args.settles else "accept", args.user, why,
+                               **student_standing.attempt_fields(a), integrity=problem or None)
     print(f"{e['action']}: {args.user}: attempt {a.label} ({a.manifest['submitted_at']}) counts from now on "
           f"(decision #{e['seq']} by {e['by']})" + (f"; its files are graded as they are now: it {problem} (accepted "
                                                    "for these files only: a later change needs a person again)" if problem else ""))
@@ -143,8 +144,10 @@ def cmd_enter(cfg, args):
                                  extra={"entered_by": course_state.who(), "why": why,
                                         "course_state": state.id if state else None,
                                         "report": attempt_records.report_check(files)})
-    label = f"E{int(path.name.split('-')[1])}"
-    e = common.record_decision(cfg, "enter", args.user, why, attempt=path.name, label=label, submitted_at=records.iso(when))
+    a = door.one(cfg, path)
+    label = a.label
+    e = common.record_decision(cfg, "enter", args.user, why, **student_standing.attempt_fields(a),
+                               submitted_at=records.iso(when))
     deadline, whose = common.student_deadline(cfg, args.user)
     late = deadline.lateness(when) if deadline.due else dt.timedelta(0)
     print(f"enter: {args.user}: {label} stored ({path}), handed in {records.iso(when)}"
@@ -165,6 +168,8 @@ def cmd_decisions(cfg, args):
         return 0
     for e in entries:
         what = {k: e[k] for k in ("label", "final", "submitted_at", "state", "sweep", "version") if k in e}
+        if e.get("digest"):
+            what["files"] = e["digest"][:12]
         changes = f" [{'; '.join(e['changes'])}]" if e.get("changes") else ""
         print(f"#{e['seq']:<4d} {e['at']}  {e['by']:<10s} {e['action']:<14s} {e.get('student', ''):<12s} "
               f"{' '.join(f'{k}={v}' for k, v in what.items())}{changes}  -- {e.get('why', '')}")

@@ -274,8 +274,8 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     elif pick.path == this.path:
         if on_time is not None and policy == "latest":
             lines.append(f"under the course's policy (latest) this attempt counts, with its penalty, in place of your "
-                         f"on-time attempt #{on_time.number} ({on_time.manifest['submitted_at']}). To keep #{on_time.number} "
-                         f"instead:  make withdraw ATTEMPT={this.number}")
+                         f"on-time attempt #{on_time.number} ({on_time.manifest['submitted_at']}). After the due date "
+                         f"only the course staff can change that: if #{on_time.number} should count instead, ask them")
         else:
             lines.append(f"this attempt counts (policy: {policy})")
     else:
@@ -291,8 +291,15 @@ def cmd_withdraw(cfg, args):
     a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
     if a is None:
         raise Refused(f"{user} has no attempt #{args.attempt}; `make status` lists yours")
-    dropbox.withdraw(a, undo=args.undo)
     deadline, whose = common.student_deadline(cfg, user)
+    closes = common.withdraw_closes(deadline)
+    if closes is not None and now() > closes:
+        raise Refused(f"attempt #{a.number} was not {'counted again' if args.undo else 'withdrawn'}: it is after your due "
+                      f"date ({deadline.shown(closes)}{whose}), and after your due date which of your attempts counts is "
+                      "no longer yours to change (it would be chosen after seeing the feedback). Nothing was changed. "
+                      f"If attempt #{a.number} should {'count' if args.undo else 'not count'}, ask the course staff: "
+                      "they can withdraw an attempt for you, or count it again")
+    dropbox.withdraw(a, undo=args.undo)
     attempts, accepted = common.attempts_of(cfg, user)
     pick, info = dropbox.choose(attempts, deadline, accepted)
     print(f"withdraw: attempt #{a.number} is {'back' if args.undo else 'withdrawn: no sweep counts it'}")
@@ -371,8 +378,12 @@ def cmd_status(cfg, args):
     case = door.student_case(cfg, user)
     if case:
         print(f"status: {user}: needs_review: {case}. Nothing in it is graded")
-    attempts, accepted = common.attempts_of(cfg, user)
+    unbound = []  # the staff's decisions whose attempt is gone, renamed or changed (student_standing.bind)
+    attempts, accepted = common.attempts_of(cfg, user, cases=unbound)
     decided = common.student_decisions(cfg, user)
+    for why in unbound:
+        print(f"status: {user}: needs_review: {why}. A person decides: decide again about the attempt as it is now, "
+              f"or settle the score (`make decisions STUDENT={user}` lists the decisions)")
     if not attempts:
         print(f"status: no attempts of {user} in {cfg.dropbox_dir} yet (`make submit` hands in)")
         return 0
@@ -383,7 +394,9 @@ def cmd_status(cfg, args):
           + ":")
     for a in attempts:
         late = deadline.lateness(a.effective_time()) if deadline.due else dt.timedelta(0)
-        marks = ((["withdrawn by the course staff"] if a.staff_withdrawn else ["withdrawn"] if a.withdrawn else [])
+        marks = ((["withdrawn by the course staff"] if a.staff_withdrawn else ["withdrawn"] if a.withdrawn else
+                  [f"withdrawal mark made on {records.iso(a.mark_time)}, after the due date: not honoured"]
+                  if a.marked_withdrawn and a.mark_late and not a.entered else [])
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
                  + ([f"late {common.duration_text(late)}"] if late > dt.timedelta(0) else []))

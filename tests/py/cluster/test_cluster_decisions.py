@@ -317,3 +317,89 @@ def test_the_same_files_after_a_grading_that_found_nothing_are_graded_again(tmp_
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": "graded", "score": {"total": 5, "max": 100}}))
     third = staff_class.hand_in(cfg, tmp_path, "alice", {})
     assert student.why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")
+
+
+def renamed(attempt, number: int):
+    """What a student can do to their own attempt: rename its directory (its files keep their change times)."""
+    to = attempt.with_name(f"attempt-{number:04d}-{attempt.name.split('-')[2]}")
+    attempt.rename(to)
+    return to
+
+
+def test_a_decision_follows_its_attempts_files_and_a_renamed_attempt_needs_a_person(tmp_path, capsys):
+    cfg = course(tmp_path)
+    on_time = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    late = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"}, when=DUE + 2 * D)
+    assert run(cfg, "withdraw", "--user", "alice", "--attempt", "2", "--why", "copied: integrity office") == 0
+    e = course_state.log(cfg).entries()[-1]
+    assert (e["attempt"], e["label"], e["number"]) == (late.name, "#2", 2)
+    assert e["digest"] == attempts.at(late).digest and len(e["digest"]) == 64
+    assert plan(cfg)["alice"]["attempt_name"] == on_time.name
+
+    # alice renames the withdrawn attempt: it is not counted silently, the decision is not applied silently
+    moved = renamed(late, 3)
+    entry = plan(cfg)["alice"]
+    assert entry["review"].startswith("decision #1 (withdraw #2, "), entry
+    assert (f"was made on attempt #2 ({late.name}, files {e['digest'][:12]}): that attempt is gone: its files are now "
+            f"attempt #3 ({moved.name}); the decision is not applied") in entry["review"], entry
+    capsys.readouterr()
+    assert run(cfg, "status", "--user", "alice") == 0
+    out = capsys.readouterr().out
+    assert "status: alice: needs_review: decision #1 (withdraw #2," in out and "its files are now attempt #3" in out, out
+
+    # a person decides: withdrawn again under its new name, the earlier decision's place is taken
+    assert run(cfg, "withdraw", "--user", "alice", "--attempt", "3", "--why", "renamed after decision #1") == 0
+    entry = plan(cfg)["alice"]
+    assert "review" not in entry and entry["attempt_name"] == on_time.name, entry
+
+    # renamed back: the first decision holds again, and the second is the case now
+    renamed(moved, 2)
+    entry = plan(cfg)["alice"]
+    assert entry["attempt_name"] == on_time.name and entry["review"].startswith("decision #2 (withdraw #3, "), entry
+    assert f"that attempt is gone: its files are now attempt #2 ({late.name})" in entry["review"], entry
+
+
+def test_a_decision_on_an_attempt_whose_files_changed_under_its_number_needs_a_person(tmp_path, capsys):
+    """alice swaps the names of her two attempts: #1, which the staff accepted, now holds her late files."""
+    cfg = course(tmp_path)
+    first = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    second = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"}, when=DUE + 2 * D)
+    assert run(cfg, "accept", "--user", "alice", "--attempt", "1", "--why", "the late one was a mistake") == 0
+    accepted = course_state.log(cfg).entries()[-1]
+    assert "files" not in accepted and accepted["digest"] == attempts.at(first).digest
+    assert plan(cfg)["alice"]["attempt_name"] == first.name
+    swap = first.with_name("attempt-0009-20000101T000000Z")
+    first.rename(swap)
+    second.rename(first)
+    swap.rename(second)
+    entry = plan(cfg)["alice"]
+    assert entry["review"].startswith("decision #1 (accept #1, "), entry
+    assert (f"attempt #1 ({first.name}) now holds other files ({attempts.at(first).digest[:12]}), and the files decided "
+            f"on are now attempt #2 ({second.name}); the decision is not applied") in entry["review"], entry
+    # settled: the attempt that holds the files decided on counts
+    assert run(cfg, "settle", "--user", "alice", "--attempt", "2", "--why", "the on-time files, renamed") == 0
+    entry = plan(cfg)["alice"]
+    assert "review" not in entry and entry["attempt_name"] == second.name, entry
+
+    # gone altogether: a case again, until a final score is set
+    assert run(cfg, "withdraw", "--user", "alice", "--attempt", "1", "--why", "asked to") == 0
+    (first / "files" / "tiled.cu").unlink()
+    entry = plan(cfg)["alice"]
+    assert "decision #3 (withdraw #1, " in entry["review"] and "now holds other files" in entry["review"], entry
+    import shutil
+    shutil.rmtree(first)
+    assert "that attempt is gone, and no attempt holds its files" in plan(cfg)["alice"]["review"]
+    assert run(cfg, "override", "--user", "alice", "--final", "0", "--why", "integrity office: case 2026-9") == 0
+    assert "review" not in plan(cfg)["alice"]
+
+
+def test_a_decision_logged_before_decisions_recorded_a_digest_names_its_attempt_by_name(tmp_path):
+    """An older line (no number, no digest) applies to the attempt of its directory name, as it always did."""
+    cfg = course(tmp_path)
+    on_time = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - H)
+    late = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE + 2 * D)
+    course_state.log(cfg).append("withdraw", student="alice", why="asked to", attempt=late.name, label="#2")
+    assert plan(cfg)["alice"]["attempt_name"] == on_time.name
+    moved = renamed(late, 3)
+    entry = plan(cfg)["alice"]
+    assert "review" not in entry and entry["attempt_name"] == moved.name, entry

@@ -1,6 +1,8 @@
 """A late hand-in says so at `make submit`: how late, the penalty, and which attempt counts under the
-course's policy — with `make withdraw` where withdrawing the late one keeps an on-time grade — and
-`make status` marks the attempt that counts. (The same on a real Slurm: test_cluster_slurm.py.)"""
+course's policy — and that after the due date only the course staff can change it — and `make status`
+marks the attempt that counts. A student's own `make withdraw` (and its UNDO=1) is theirs until their
+due date: refused after it, and a withdrawal mark made after it is not honoured.
+(The same on a real Slurm: test_cluster_slurm.py.)"""
 import datetime as dt
 
 import pytest
@@ -12,7 +14,7 @@ import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 import attempts  # noqa: E402
-from commands import student  # noqa: E402
+from commands import common, student  # noqa: E402
 
 H = dt.timedelta(hours=1)
 D = dt.timedelta(days=1)
@@ -36,7 +38,7 @@ def test_on_time_says_how_much_time_was_left(tmp_path):
     assert student.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
 
 
-def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_path, capsys, monkeypatch):
+def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tmp_path, capsys, monkeypatch):
     cfg = course(tmp_path)
     first = hand_in(cfg, tmp_path, DUE - H)
     late = hand_in(cfg, tmp_path, DUE + D + 3 * H)
@@ -44,9 +46,11 @@ def test_late_under_latest_counts_with_its_penalty_and_names_the_way_back(tmp_pa
     assert lines[0] == "LATE: handed in 1 day 3 h after your due date 2026-12-04T23:59:00Z"
     assert lines[1] == "late penalty: 20 % of its score (10 % per started day late, at most 50 %)"
     assert lines[2].startswith("under the course's policy (latest) this attempt counts, with its penalty, in place "
-                               "of your on-time attempt #1") and lines[2].endswith("make withdraw ATTEMPT=2"), lines[2]
+                               "of your on-time attempt #1") and lines[2].endswith(
+        "After the due date only the course staff can change that: if #1 should count instead, ask them"), lines[2]
 
-    # make withdraw ATTEMPT=2, by alice: the on-time attempt counts again; make status marks it
+    # make withdraw ATTEMPT=2, by alice while it is still hers to do (the clock is before the due date
+    # here; the late hand-in's time is set): the on-time attempt counts again; make status marks it
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
     args = gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2"])
     assert student.cmd_withdraw(cfg, args) == 0
@@ -132,3 +136,45 @@ def test_the_first_and_only_late_attempt_counts_without_a_way_back(tmp_path):
     assert lines == ["LATE: handed in 30 min after your due date 2026-12-04T23:59:00Z",
                      "late penalty: 10 % of its score (10 % per started day late, at most 50 %)",
                      "this attempt counts (policy: latest)"]
+
+
+PAST = dt.datetime(2026, 1, 5, 23, 59, tzinfo=dt.timezone.utc)  # a due date before the test's clock
+
+
+def test_after_the_due_date_a_withdrawal_is_refused_and_a_mark_made_then_is_not_honoured(tmp_path, capsys, monkeypatch):
+    """alice's due date has passed (bob's extension moves his past the test's clock): her `make withdraw`
+    and its UNDO=1 are refused, naming her due date and the staff; a mark she writes herself now (its
+    change time is after the due date, whatever time it claims) is not honoured: the attempt counts,
+    and the plan's note and `make status` say so. bob may still withdraw his."""
+    path = staff_class.write_config(tmp_path, '[extensions]\nfile = "extensions.toml"\n', roster=["alice", "bob"])
+    (tmp_path / "extensions.toml").write_text('[bob]\ndue = 2099-01-01T00:00:00Z\nreason = "medical note"\n')
+    path.write_text(path.read_text().replace(f"due = {DUE.isoformat()}", f"due = {PAST.isoformat()}"))
+    cfg = config.load(path)
+    first = hand_in(cfg, tmp_path, None)
+    second = hand_in(cfg, tmp_path, None)
+    monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+    for undo, done in (([], "withdrawn"), (["--undo"], "counted again")):
+        capsys.readouterr()
+        assert gemmlab_cluster.main(["--config", str(cfg.path), "withdraw", "--attempt", "2", *undo]) == 1
+        err = capsys.readouterr().err
+        assert f"attempt #2 was not {done}: it is after your due date (2026-01-05T23:59:00Z)" in err, err
+        assert "Nothing was changed" in err and "ask the course staff" in err, err
+    assert not (second / "withdrawn.json").exists()
+
+    # the mark written by hand, claiming a time before the due date
+    (second / "withdrawn.json").write_text('{"withdrawn_at": "2026-01-05T23:00:00Z", "by": "alice"}\n')
+    (a1, a2), _ = common.attempts_of(cfg, "alice")
+    assert a2.marked_withdrawn and a2.mark_late and not a2.withdrawn and not a1.mark_late
+    pick, info = dropbox.choose([a1, a2], cfg.deadline)
+    assert pick.path == second and "withdrawn by the student after the due date, not honoured: #2" in info["note"], info
+    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("#2"))
+    assert "after the due date: not honoured" in line and line.endswith("<- counts"), line
+    assert first.exists()
+
+    # bob's own due date (his extension) has not passed: his withdrawal is his, and honoured
+    bobs = hand_in(cfg, tmp_path, None, student="bob")
+    monkeypatch.setattr(dropbox, "current_user", lambda: "bob")
+    assert gemmlab_cluster.main(["--config", str(cfg.path), "withdraw", "--attempt", "1"]) == 0
+    (b1,), _ = common.attempts_of(cfg, "bob")
+    assert b1.path == bobs and b1.withdrawn and not b1.mark_late

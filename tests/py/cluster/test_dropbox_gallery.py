@@ -96,7 +96,10 @@ def staff(cfg, *args) -> subprocess.CompletedProcess:
 
 def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     """The course, its hand-ins, the plant and the sweep; returns (cfg, sweep, graded bytes)."""
-    cfg = config.load(staff_class.write_config(base, roster=CLASS))
+    path = staff_class.write_config(base, roster=CLASS)
+    if expected.get("due"):  # a due date the hand-ins below come after
+        path.write_text(path.read_text().replace(f"due = {staff_class.DUE.isoformat()}", f"due = {expected['due']}"))
+    cfg = config.load(path)
     dropbox.setup_dirs(cfg)
     bob_first = expected.get("bob", "hands in") == "hands in"
     solutions = expected.get("similar", {}).get("solutions", {})
@@ -114,6 +117,9 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
                THEIR_SHA_TILED=records.sha256_file(theirs / "files" / "tiled.cu"), THEIR_FILES_JSON=str(files_json),
                MY_DIGEST=json.loads((mine / "manifest.json").read_text())["attempt_sha256"], GALLERY=str(GALLERY),
                PY=sys.executable)
+    for cmd in expected.get("staff_first", []):  # a decision made before the plant, which the plant tries to undo
+        r = staff(cfg, *cmd)
+        assert r.returncode == 0, r.stdout + r.stderr
     who = expected.get("plant_as", ATTACKER)
     r = subprocess.run([*as_user(acc, who), "sh", str(entry / "plant.sh")], env=env, cwd=base, capture_output=True,
                        text=True, timeout=TIME_LIMIT)
@@ -123,6 +129,11 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     if expected.get("bob") == "refused after the plant":
         with pytest.raises(dropbox.SubmissionError, match="is not owned by bob"):
             hand_in(cfg, base, "bob")
+    for want in expected.get("mallory_commands", []):  # her own commands, with her own rights
+        r = tool(cfg.path, *want["args"], user=ATTACKER if acc is not None else None, timeout=TIME_LIMIT)
+        assert "Traceback" not in r.stderr and r.returncode == want["exit"], r.stdout + r.stderr
+        for words in want.get("says", []):
+            assert words in r.stdout + r.stderr, (want["args"], words, r.stdout + r.stderr)
     fired = race(monkeypatch, expected["race"], entry, env, acc) if expected.get("race") else None
 
     graded = {}
