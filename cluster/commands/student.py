@@ -370,9 +370,19 @@ def _attempt_state(a: door.Attempt) -> str:
     return "not graded"
 
 
+def _whose(cfg, args, command: str) -> str:
+    """The student a `status` or `results` is about: the caller, or for the course staff the one --user
+    names. A student who names another is refused in the same words whoever that is (on the roster or
+    not, handed in or not), before anything is looked at: trying names teaches nothing of the class."""
+    me = dropbox.current_user()
+    if args.user and args.user != me and not common.is_staff(cfg):
+        raise Refused(f"{command} --user is for the course staff; `make {command}` shows your own")
+    return args.user or me
+
+
 def cmd_status(cfg, args):
     _note_without_a_shared_dropbox(cfg)
-    user = args.user or dropbox.current_user()
+    user = _whose(cfg, args, "status")
     if user == dropbox.current_user():
         _ensure_student_token(cfg, user)
     case = door.student_case(cfg, user)
@@ -471,7 +481,7 @@ def cmd_course_file(cfg, args):
 
 
 def cmd_results(cfg, args):
-    user = args.user or dropbox.current_user()
+    user = _whose(cfg, args, "results")
     official = _official_lines(cfg, user)
     for line in official:
         print(line)
