@@ -20,10 +20,10 @@ import fingerprint  # noqa: E402  (the one definition of a submission's fingerpr
 
 
 # ---- what an attempt is named and holds --------------------------------------------------------
-ATTEMPT_RE = re.compile(r"^attempt-(\d{4,})-(\d{8}T\d{6}Z)$")
+ATTEMPT_RE = re.compile(r"^attempt-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)$")  # ASCII digits only
 # A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
 # in the staff's area (entered_dir), numbered on its own: E1, E2, ...
-ENTERED_RE = re.compile(r"^entered-(\d{4,})-(\d{8}T\d{6}Z)$")
+ENTERED_RE = re.compile(r"^entered-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)$")
 MANIFEST_SCHEMA = "gemmlab.attempt/1"
 REPORT_NAME = "report.pdf"
 # A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop
@@ -154,13 +154,24 @@ def _names(types) -> str:
 NUMBER = (int, float)
 
 
+# The times a record may hold: a hand-in's, a job's. Outside them a time is no time of this course, and
+# arithmetic on it (a time zone, a late penalty's days) could leave the calendar.
+EARLIEST, LATEST = dt.datetime(1971, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9000, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def check_time(value, where: str, key: str) -> dt.datetime:
     try:
         t = parse_iso(value)
     except (TypeError, ValueError, AttributeError):
         raise Case(f"{where}: {key!r} is not a time ({str(value)[:40]!r})") from None
     if t.tzinfo is None:
-        raise Case(f"{where}: {key!r} has no time zone ({value!r})")
+        raise Case(f"{where}: {key!r} has no time zone ({str(value)[:40]!r})")
+    try:
+        in_range = EARLIEST <= t <= LATEST
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise Case(f"{where}: {key!r} is {str(value)[:40]!r}, not a time between {EARLIEST.year} and {LATEST.year}")
     return t
 
 

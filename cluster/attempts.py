@@ -37,9 +37,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attempt_records import (ATTEMPT_RE, ENTERED_RE, FILE_NAME_RE, RECORD_CAP, RECORDS, REPORT_NAME, TOKEN_CAP,
+from attempt_records import (ATTEMPT_RE, EARLIEST, ENTERED_RE, FILE_NAME_RE, RECORD_CAP, RECORDS, REPORT_NAME, TOKEN_CAP,
                              WITHDRAWN_NAME, Caps, Case, attempt_digest, caps, check_manifest, check_outcome,
                              check_withdrawn, parse_json, report_check)
+import cell
 from config import COURSE_DIR
 from records import iso, parse_iso
 
@@ -193,7 +194,36 @@ class Attempt:
     dir_uid: int | None = None
     caps: Caps = field(default_factory=caps)
     record_problems: dict = field(default_factory=dict)
+    limits: cell.Limits = field(default_factory=cell.Limits)  # of the cells that parse what lies beside it
     _read: dict | None = None      # name -> (sha256, bytes or None): one pass of the checked files
+    _records: dict = field(default_factory=dict)  # name -> the checked record (or None), read in the listing's cell
+
+    # -- as plain values: what a cell hands back (to_plain in the cell, from_plain in the staff's process) --
+    def to_plain(self) -> dict:
+        return {"path": str(self.path), "number": self.number, "manifest": self.manifest, "entered": self.entered,
+                "owner": self.owner, "problem": self.problem, "marked_withdrawn": self.marked_withdrawn,
+                "mark_time": self.mark_time.isoformat() if self.mark_time else None,
+                "changes": [[t.isoformat(), n] for t, n in self.changes],
+                "dir_ctime": self.dir_ctime.isoformat() if self.dir_ctime else None, "dir_uid": self.dir_uid,
+                "record_problems": self.record_problems, "records": self._records}
+
+    @classmethod
+    def from_plain(cls, d: dict, cap: Caps, limits: cell.Limits) -> "Attempt":
+        """An attempt from a cell's answer; its manifest and times checked again here (cheap, and the
+        answer's only way in)."""
+        a = cls(path=Path(d["path"]), number=int(d["number"]), manifest=d["manifest"], entered=bool(d["entered"]),
+                owner=str(d["owner"]), problem=str(d["problem"]), marked_withdrawn=bool(d["marked_withdrawn"]),
+                mark_time=dt.datetime.fromisoformat(d["mark_time"]) if d.get("mark_time") else None,
+                changes=[(dt.datetime.fromisoformat(t), str(n)) for t, n in d["changes"]],
+                dir_ctime=dt.datetime.fromisoformat(d["dir_ctime"]) if d["dir_ctime"] else None,
+                dir_uid=d["dir_uid"], caps=cap, record_problems=dict(d["record_problems"]), limits=limits,
+                _records=dict(d["records"]))
+        try:
+            check_manifest(a.manifest, f"{a.where}: manifest.json")
+        except Case as e:
+            a.problem = a.problem or str(e)
+            a.manifest = {"user": a.owner, "submitted_at": iso(EARLIEST), "files": {}, "attempt_sha256": ""}
+        return a
 
     @property
     def student(self) -> str:
@@ -258,12 +288,17 @@ class Attempt:
         return attempt_digest({n: {"sha256": h} for n, h in hashes.items()})
 
     def report_verdict(self) -> str:
-        """report_check's verdict of the stored files (the manifest's is the student's word)."""
+        """report_check's verdict of the stored files (the manifest's is the student's word), reached in
+        a cell: a report's PDF is the student's bytes. A report that runs the cell into a limit is
+        "unstamped" (it names no files that can be read back)."""
         files = dict(self.stage_bytes())
+        if not files and REPORT_NAME not in self._files():
+            return ""
         report = self.report_bytes()
-        if report is not None:
-            files[REPORT_NAME] = report
-        return report_check(files)["verdict"] if files else ""
+        try:
+            return cell.run(_report_verdict, files, report, limits=self.limits, what=f"reading {self.where}'s report")
+        except cell.CellError:
+            return "unstamped"
 
     @property
     def claimed_digest(self) -> str:
@@ -338,23 +373,40 @@ class Attempt:
         """A record beside the hand-in (job.json, grading/outcome.json, grading/results.json), checked
         with its schema; None when there is none, or when it breaks the schema (record_problems[name]
         says how)."""
+        if name not in self._records:
+            try:
+                self._records[name], problem = cell.run(self._record_here, name, limits=self.limits,
+                                                        what=f"reading {self.where}: {name}")
+            except cell.CellError as e:
+                self._records[name], problem = None, f"{self.where}: {name}: {e.why}"
+            if problem:
+                self.record_problems[name] = problem
+        return self._records[name]
+
+    def _record_here(self, name: str):
+        """(the checked record or None, the problem or ''), read and parsed in this process: only ever
+        called inside a cell."""
         check, cap = RECORDS[name]
         try:
             data = _read_beside(self, name, cap)
         except FileNotFoundError:
-            return None
+            return None, ""
         except (Case, OSError) as e:
-            self.record_problems[name] = f"{self.where}: {e}"
-            return None
+            return None, f"{self.where}: {e}"
         try:
-            return check(parse_json(data, name), name)
+            return check(parse_json(data, name), name), ""
         except Case as e:
-            self.record_problems[name] = f"{self.where}: {e}"
-            return None
+            return None, f"{self.where}: {e}"
 
     def feedback_outcomes(self) -> list[dict]:
         """The outcome.json of the attempt's feedback grading and of each it replaced (grading.
-        replaced-*), checked; unreadable ones left out."""
+        replaced-*), checked, read in a cell; unreadable ones left out."""
+        try:
+            return cell.run(self._feedback_here, limits=self.limits, what=f"reading {self.where}'s gradings")
+        except cell.CellError:
+            return []
+
+    def _feedback_here(self) -> list[dict]:
         out = []
         try:
             with _Walk(self) as fd:
@@ -409,6 +461,13 @@ def _content_owners(a: Attempt):
     return None if uid is None or a.entered else {uid}
 
 
+def _report_verdict(files: dict, report: bytes | None) -> str:
+    """report_check's verdict (only ever run in a cell: the report is the student's PDF)."""
+    if report is not None:
+        files = dict(files, **{REPORT_NAME: report})
+    return report_check(files)["verdict"]
+
+
 def _read_files(a: Attempt) -> dict:
     """name -> (sha256, bytes of a stage file, None for the report) of files/, each checked."""
     out = {}
@@ -460,7 +519,11 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
     the door again): its manifest checked, the change times of what it holds, its mark."""
     a = Attempt(path=parent / name, number=number, manifest={}, entered=entered, owner=student, caps=cap)
     stamp = (ENTERED_RE if entered else ATTEMPT_RE).match(name).group(2)
-    named_time = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
+    try:
+        named_time = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
+    except ValueError:  # a name the pattern takes whose digits are no date (20261399T999999Z)
+        named_time = EARLIEST
+        a.problem = f"{a.where}: its directory's name {name!r} holds no date; the store names attempts by their time"
     a.manifest = {"user": student, "submitted_at": iso(named_time), "files": {}, "attempt_sha256": ""}
     try:
         fd = open_dir(parent_fd, name, "its directory")
@@ -490,9 +553,9 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
             data, _ = read_file(fd, "manifest.json", RECORD_CAP, owners, "manifest.json")
             a.manifest = check_manifest(parse_json(data, "manifest.json"), "manifest.json")
         except FileNotFoundError:
-            a.problem = f"{a.where}: has no manifest.json"
+            a.problem = a.problem or f"{a.where}: has no manifest.json"
         except Case as e:
-            a.problem = f"{a.where}: {e}"
+            a.problem = a.problem or f"{a.where}: {e}"
         try:
             files = open_dir(fd, "files", "files/")
         except FileNotFoundError:
@@ -586,28 +649,53 @@ def entered_dir(cfg, student: str) -> Path:
 def of_student(cfg, student: str) -> list[Attempt]:
     """The student's attempts in the drop box, by number; [] when the directory is missing or is not
     theirs (student_case names it)."""
-    return _attempts_in(cfg.dropbox_dir, student, False, caps(cfg))
+    return _attempts_in(cfg.dropbox_dir, student, False, caps(cfg), cell.limits_of(cfg))
 
 
 def entered_of(cfg, student: str) -> list[Attempt]:
     """The hand-ins the staff entered for the student (entered_dir), by number.
     PermissionError where this account cannot read the staff's area (a student)."""
     d = entered_dir(cfg, student)
-    return _attempts_in(d.parent, d.name, True, caps(cfg))
+    return _attempts_in(d.parent, d.name, True, caps(cfg), cell.limits_of(cfg))
 
 
-def _attempts_in(parent: Path, student: str, entered: bool, cap: Caps) -> list[Attempt]:
+def _attempts_in(parent: Path, student: str, entered: bool, cap: Caps, limits: cell.Limits | None = None) -> list[Attempt]:
+    """The attempts in <parent>/<student>, read in a cell (manifests, names' times, marks and the records
+    beside each attempt are the student's bytes); [] when there is no such directory, or it is not the
+    student's (student_case names it). Case when the cell stops (a limit, or what it could not read)."""
+    limits = limits or cell.Limits()
+    try:
+        plain = cell.run(_listing, parent, student, entered, cap, limits=limits,
+                         what=f"reading {student[:40]!r}'s {'entered hand-ins' if entered else 'drop box directory'}")
+    except cell.Raised as e:
+        if e.kind == "PermissionError":  # a student: the staff's area is closed to them
+            raise PermissionError(e.message) from None
+        raise Case(str(e)) from None
+    except cell.CellError as e:
+        raise Case(str(e)) from None
+    return [Attempt.from_plain(d, cap, limits) for d in plain]
+
+
+LISTED_RECORDS = ("job.json", "grading/outcome.json")  # read with the listing; results.json when asked
+
+
+def _listing(parent: Path, student: str, entered: bool, cap: Caps) -> list[dict]:
+    """_attempts_in's work, in its cell: each attempt scanned, the small records beside it read."""
     try:
         root, d = _open_student(parent, student, entered)
-    except FileNotFoundError:
-        return []
-    except Case:
+    except (FileNotFoundError, Case):
         return []
     try:
-        return _list(d, parent / student, student, entered, cap)
+        found = _list(d, parent / student, student, entered, cap)
     finally:
         os.close(d)
         os.close(root)
+    for a in found:
+        for name in LISTED_RECORDS:
+            a._records[name], problem = a._record_here(name)
+            if problem:
+                a.record_problems[name] = problem
+    return [a.to_plain() for a in found]
 
 
 def in_directory(d: Path, entered=False) -> list[Attempt]:
@@ -625,10 +713,10 @@ def one(cfg, path: Path) -> Attempt:
     base = entered_dir(cfg, path.parent.name).parent if entered else cfg.dropbox_dir
     if path.parent.parent != Path(os.path.abspath(base)):
         raise Case(f"{path} is not an attempt in {base}/<student>/")
-    return at(path, caps(cfg))
+    return at(path, caps(cfg), cell.limits_of(cfg))
 
 
-def at(path: Path, cap: Caps | None = None) -> Attempt:
+def at(path: Path, cap: Caps | None = None, limits: cell.Limits | None = None) -> Attempt:
     """The attempt at <root>/<student>/<attempt-...|entered-...>, opened from <root> down (an earlier
     term's drop box, a sweep plan's path); Case when it is not one."""
     path = Path(os.path.abspath(path))
@@ -636,13 +724,28 @@ def at(path: Path, cap: Caps | None = None) -> Attempt:
     m = (ENTERED_RE if entered else ATTEMPT_RE).match(path.name)
     if not m:
         raise Case(f"{path} is not named like an attempt (attempt-NNNN-<time>)")
-    student = path.parent.name
-    root, d = _open_student(path.parent.parent, student, entered)
+    student, cap = path.parent.name, cap or caps()
     try:
-        return _scan(d, path.parent, path.name, int(m.group(1)), student, entered, cap or caps())
+        plain = cell.run(_one, path, entered, int(m.group(1)), cap, limits=limits or cell.Limits(),
+                         what=f"reading {path}")
+    except cell.CellError as e:
+        raise Case(str(e)) from None
+    return Attempt.from_plain(plain, cap, limits or cell.Limits())
+
+
+def _one(path: Path, entered: bool, number: int, cap: Caps) -> dict:
+    """at()'s work, in its cell."""
+    root, d = _open_student(path.parent.parent, path.parent.name, entered)
+    try:
+        a = _scan(d, path.parent, path.name, number, path.parent.name, entered, cap)
     finally:
         os.close(d)
         os.close(root)
+    for name in LISTED_RECORDS:
+        a._records[name], problem = a._record_here(name)
+        if problem:
+            a.record_problems[name] = problem
+    return a.to_plain()
 
 
 # ---- who is a student ------------------------------------------------------------------------

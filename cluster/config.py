@@ -74,6 +74,18 @@ DEFAULTS = {
     ("late", "max_penalty_percent"): (100, "the most the late penalty takes"),
     ("extensions", "file"): ("", "TOML file of per-student extensions ([student] with due = <date> or "
                              "late_days = N), relative to course.toml; \"\" = none"),
+    ("cells", "cpu_seconds"): (30, "CPU seconds of one cell (a per-student step of the staff's tools: reading a "
+                               "student's drop box directory, a record, a report)"),
+    ("cells", "wall_seconds"): (60, "wall-clock seconds of one cell"),
+    ("cells", "memory_mb"): (1024, "memory one cell may add to the tool's own, in MiB"),
+    ("cells", "file_size_mb"): (16, "largest file one cell may write, in MiB"),
+    ("cells", "open_files"): (64, "descriptors one cell may hold open"),
+    ("cells", "output_mb"): (16, "largest answer of one cell, in MiB"),
+    ("cells", "compile_cpu_seconds"): (300, "CPU seconds of each process of a grading's compile of one stage file "
+                                       "(one that runs into a compile limit does not compile: the student's)"),
+    ("cells", "compile_wall_seconds"): (600, "wall-clock seconds of a grading's compile of one stage file"),
+    ("cells", "compile_memory_mb"): (4096, "address space of each process of a grading's compile of one stage file, "
+                                     "in MiB"),
     ("similarity", "noise_threshold"): (25, "shortest run of matching (tokenized) characters that counts"),
     ("similarity", "guarantee_threshold"): (30, "runs at least this long are always found (>= noise_threshold)"),
     ("similarity", "report_threshold"): (0.5, "pairs at or above this similarity (0 to 1) are shown side by "
@@ -551,7 +563,7 @@ def load(path, root=None, files=None) -> ClusterConfig:
         bad_in("similarity", "guarantee_threshold", f"must be at least noise_threshold ({noise})")
     if not 0 <= values["similarity.report_threshold"] <= 1:
         bad_in("similarity", "report_threshold", "must be between 0 and 1 (a fraction of the file)")
-    for key in ("similarity.top_pairs", "leaderboard.size"):
+    for key in ("similarity.top_pairs", "leaderboard.size", *(f"cells.{k}" for s_, k in DEFAULTS if s_ == "cells")):
         if values[key] < 1:
             bad_in(*key.split("."), "must be at least 1")
     if values["export.canvas_match"] not in CANVAS_MATCH_COLUMNS:
