@@ -97,31 +97,60 @@ def test_help_lists_the_variables_one_line_each(help_text):
         assert len(lines) == (0 if HANDOUT and name == "SWEEP" else 1), f"{name}: {lines}"
 
 
+# The course a test's make runs for: the one this tree (or handout) was made for, and one whose [cluster]
+# sets what a real cluster asks for (a partition, an account, a QoS, a time limit). The second is given
+# through the environment (make takes CONFIG from there as from the command line, but the command typed
+# stays the same), as a handout made for such a course has it in its own course.toml.
+COURSES = ["this course", "a course with partition, account and qos"]
+
+
+@pytest.fixture(params=COURSES)
+def course_env(request, tmp_path):
+    """The environment of the test's make for the course of `request.param`."""
+    if request.param == COURSES[0]:
+        return dict(os.environ)
+    course = tmp_path / "course-with-account.toml"
+    course.write_text(f'[course]\nname = "cs101-gpu"\n[cluster]\ngrader_root = "{ROOT}"\npartition = "gpu"\n'
+                      'account = "cs101"\nqos = "class"\ntime_limit = "00:20:00"\n')
+    env = {**os.environ, "CONFIG": str(course)}
+    assert "--partition=gpu --account=cs101 --qos=class" in courses_srun(env)  # not the bare `srun --gres=gpu:1`
+    return env
+
+
+def courses_srun(env):
+    """The course's srun line, as `make hint` prints it: the one home of that line is cluster/config.py
+    srun_line (the Makefile's GEMMLAB_SRUN), never a literal in a test."""
+    out = make("-s", "hint", env=env)
+    assert out.returncode == 0 and out.stdout.startswith("srun "), out.stdout + out.stderr
+    return out.stdout.strip()
+
+
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
-def test_sanitize_without_a_gpu_says_so_before_looking_for_compute_sanitizer(grader, tmp_path):
+def test_sanitize_without_a_gpu_says_so_before_looking_for_compute_sanitizer(grader, tmp_path, course_env):
     """A compute-sanitizer that is on PATH is not run, and none that is missing is complained about:
     the GPU is what is missing. The grader `make test` built stands in for the Makefile's (-o: not remade)."""
     fake = tmp_path / "compute-sanitizer"
     fake.write_text("#!/bin/sh\necho COMPUTE-SANITIZER RAN\n")
     fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    env = {**course_env, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
     out = make("sanitize", "STAGE=tiled/16", f"GRADER={grader}", "-o", str(grader), env=env)
     text = out.stdout + out.stderr
     assert out.returncode != 0, text
     assert "COMPUTE-SANITIZER RAN" not in text and "compute-sanitizer is not on PATH" not in text, text
     assert "gemmlab sanitize: " in text and "make sanitize needs an NVIDIA GPU" in text, text
-    # the hint is the command typed, with its variables, on a GPU node: pasted, it does the same job
-    assert "srun --gres=gpu:1 make sanitize STAGE=tiled/16 GRADER=" in text, text
+    # the hint is the command typed, with its variables, on a GPU node of the course: pasted, it does the same job
+    assert f"{courses_srun(course_env)} make sanitize STAGE=tiled/16 GRADER=" in text, text
     assert "make submit" not in text, text
     # make's "Error 3" that follows is explained, not left to look like a crash
     assert 'Nothing ran here (exit status 3, which make reports as "Error 3")' in text, text
 
 
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
-def test_check_without_a_gpu_names_the_command_typed_with_its_variables(grader):
-    out = make("check", "STAGE=tiled", "PREC=double", "FULL=1", f"GRADER={grader}", "-o", str(grader))
+def test_check_without_a_gpu_names_the_command_typed_with_its_variables(grader, course_env):
+    out = make("check", "STAGE=tiled", "PREC=double", "FULL=1", f"GRADER={grader}", "-o", str(grader), env=course_env)
     assert out.returncode != 0
-    assert f"srun --gres=gpu:1 make check STAGE=tiled PREC=double FULL=1 GRADER={grader}\n" in out.stderr, out.stderr
+    assert f"{courses_srun(course_env)} make check STAGE=tiled PREC=double FULL=1 GRADER={grader}\n" in out.stderr, \
+        out.stderr
     assert f"{grader} check" not in out.stdout, "make's own command line is not shown"
 
 
