@@ -7,8 +7,9 @@
 `make handout` and `make handout-check` call these. What ships, what never ships and how the
 reference solutions are compiled into reference/lib/libgemmlab_reference.a is explained in
 docs/handout.md; course.toml [handout] holds the course's choices (GPU archs, docs, exclusions).
-Standard library only (Python 3.11+: tomllib), plus the toolchain: nvcc, g++, ld, objcopy, ar, nm,
-c++filt, strings, readelf, make.
+Standard library (Python 3.11+: tomllib), the staff's similarity measure (cluster/staff/similarity.py,
+with copydetect and matplotlib: make setup installs them), and the toolchain: nvcc, g++, ld, objcopy, ar,
+nm, c++filt, strings, readelf, make.
 """
 import argparse
 import difflib
@@ -32,13 +33,14 @@ TEMPLATES = Path(__file__).resolve().parent / "handout"
 sys.path.insert(0, str(TEMPLATES))
 from handout_base import (MANIFEST, ROOT, HandoutError, clean_env, cuda_home, normalize, run,  # noqa: E402,F401
                           say)
-from handout_files import (NEVER, SHIP, STAFF_SECTIONS, THIRD_PARTY, copy_third_party,  # noqa: E402,F401
+from handout_files import (NEVER, SHIP, SOLUTIONS, STAFF_SECTIONS, THIRD_PARTY, copy_third_party,  # noqa: E402,F401
                            matches, select_files, without_staff_sections)
 from handout_library import (REF_LIB, arch_number, build_reference_library, gencode_flags,  # noqa: E402,F401
                              global_symbols, library_symbol_names)
 from handout_checks import (TESTED_HERE, TESTED_HERE_READS, Report, broken_links, check_archs,  # noqa: E402,F401
                             check_contents, check_grading, check_no_solution_text, check_tuning_names,
-                            distinctive_reference_lines, safe_extract, same_report_tests)
+                            distinctive_reference_lines, safe_extract, same_report_tests, solution_error,
+                            solution_matches)
 
 sys.path.insert(0, str(ROOT / "cluster"))
 import shared_dropbox  # noqa: E402  (what a drop box the staff can read is)
@@ -109,6 +111,7 @@ def load_config(path):
         "dist": dist if dist.is_absolute() else ROOT / dist,
         "deadline": cfg.get("deadline", {}).get("due", ""),
         "cluster": cfg.get("cluster", {}),
+        "similarity": cfg.get("similarity", {}),
     }
 
 
@@ -119,6 +122,12 @@ def handout_paths(cfg, dist_override=None):
 
 
 # ---- build ---------------------------------------------------------------------------------------
+
+def similarity_settings(cfg):
+    """The course's [similarity] over the defaults, as make similarity reads them."""
+    return {k: cfg["similarity"].get(k, default) for (section, k), (default, _) in course_config.DEFAULTS.items()
+            if section == "similarity"}
+
 
 def render_readme(cfg, created, archs_text):
     # the course's [cluster] over the defaults, as every tool of the course reads it
@@ -203,6 +212,12 @@ def build(cfg, dist_override=None, object_cache_dir=None, ccache=""):
             raise HandoutError(f"{out} exists and is not a handout (no {MANIFEST}): move it away first")
         shutil.rmtree(out)
     files, created = write_tree(cfg, out)
+    settings = similarity_settings(cfg)
+    solutions = solution_matches(out, files, settings)
+    if solutions:
+        shutil.rmtree(out)
+        raise solution_error(solutions, settings["report_threshold"])
+    say(f"no shipped file holds a solution (the staff's similarity measure, below {settings['report_threshold']:.0%})")
     with tempfile.TemporaryDirectory(prefix="gemmlab-handout-ref-") as work:
         nvcc_version = build_reference_library(cfg, out / REF_LIB, Path(work), object_cache_dir, ccache)
 

@@ -8,16 +8,20 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import tomllib
 from pathlib import Path
 
 from handout_base import MANIFEST, ROOT, HandoutError, normalize, run
-from handout_files import NEVER, matches
+from handout_files import NEVER, SOLUTIONS, THIRD_PARTY_DIR, matches
 from handout_library import REF_LIB, REGISTRY_SYMBOL, arch_number, fatbin_entries, global_symbols, library_symbol_names
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import registry  # noqa: E402  (grader/scripts: the stage registry's reader)
 from fingerprint import sha256_file as sha256  # noqa: E402  (the one file hasher of grader/scripts)
+
+sys.path[:0] = [str(ROOT / "cluster"), str(ROOT / "cluster" / "staff")]
+import similarity  # noqa: E402  (the staff's similarity measure: make similarity's, never a copy of it)
 
 TODO_TAG = "TODO(student):"              # the one tag of student tasks (docs/student-guide.md)
 
@@ -208,6 +212,98 @@ def check_no_solution_text(rep, tree):
         rep.fail("library exports only the registry", f"{len(exported)} global symbols: {exported[:4]}")
     else:
         rep.ok("library exports only the registry", REGISTRY_SYMBOL)
+
+
+# ---- build: no shipped file holds a solution -----------------------------------------------------
+
+C_SOURCES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".c")
+FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1", re.S | re.M)
+
+
+def code_for_the_measure(work, rel, data):
+    """`data` as the staff's measure compares a file (similarity.comparable), written to a .cu file of
+    `work` named for `rel` (the measure tokenizes by the file's name: CUDA)."""
+    path = work / (rel.replace("/", "__").removesuffix(".part").removesuffix(".cu") + ".cu")
+    path.write_text(similarity.comparable(data))
+    return path
+
+
+def shipped_code(tree, files, work):
+    """{shipped file: its code as compared}: a C or CUDA source as it is, the fenced code blocks of a
+    Markdown file (a kernel in Markdown is found only as code). The header libraries of THIRD_PARTY_DIR
+    are not ours, and the other files hold no code in these languages (a CUDA loop in a Python string is
+    a string to the measure): check_no_solution_text looks for the reference's lines in every file."""
+    out = {}
+    for rel in sorted(files):
+        path = Path(tree) / rel
+        if rel.startswith(f"{THIRD_PARTY_DIR}/") or not path.is_file():
+            continue
+        if path.suffix in C_SOURCES:
+            out[rel] = path.read_bytes()
+        elif path.suffix == ".md":
+            blocks = [m.group(2) for m in FENCE.finditer(path.read_text(errors="replace"))]
+            if blocks:
+                out[rel] = "\n".join(blocks).encode()
+    return out
+
+
+def solutions_by_stage():
+    """{stage: [solution]} of SOLUTIONS (paths relative to the root), each under the stage its name starts
+    with; the files of no stage (reference/tuning/candidates.h) are left out."""
+    stages = set(registry.stage_names())
+    out = {}
+    for pattern in SOLUTIONS:
+        for path in sorted(ROOT.glob(pattern)):
+            stage = re.match(r"[a-z0-9]*", path.name).group(0)
+            if stage in stages and path.is_file():
+                out.setdefault(stage, []).append(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def solution_matches(tree, files, settings):
+    """[(shipped file, solution, similarity)], most similar first, each file once, of `files` (relative to
+    `tree`) whose code the staff's similarity measure (cluster/staff/similarity.py: compare_stage, with the
+    course's [similarity] settings) finds in a solution of SOLUTIONS at or above settings["report_threshold"]:
+    what make similarity would flag in a student's hand-in. As there, the handout's stubs (student/) are
+    boilerplate, never counted as shared: a stub passes. The solutions of a stage given complete (naive)
+    are not compared. One comparison for all stages (each file is tokenized once), every stub left out."""
+    stubs = {p.name: p.read_bytes() for p in sorted((ROOT / "student").glob("*.cu"))}
+    run = settings["noise_threshold"]
+    with tempfile.TemporaryDirectory(prefix="gemmlab-handout-similarity-") as work:
+        work = Path(work)
+        for sub in ("stubs", "shipped", "solutions"):
+            (work / sub).mkdir()
+        boilerplate = []  # each stub as make similarity leaves it out: between two seams
+        for name, stub in stubs.items():
+            boilerplate.append(work / "stubs" / name)
+            boilerplate[-1].write_text(similarity.seam(name, run) + similarity.comparable(stub) + similarity.seam(name, run))
+        # The solutions take the students' place and the shipped files the archive's: every solution is
+        # compared with every shipped file, the shipped files not with each other.
+        entries = [similarity.Entry(rel, "student", code_for_the_measure(work / "solutions", rel, (ROOT / rel).read_bytes()))
+                   for stage, solutions in solutions_by_stage().items()
+                   if not similarity.given_complete(stubs.get(f"{stage}.cu", b"")) for rel in solutions]
+        entries += [similarity.Entry(rel, "archive", code_for_the_measure(work / "shipped", rel, data),
+                                     as_handed_out=data in stubs.values())
+                    for rel, data in shipped_code(tree, files, work).items()]
+        try:
+            result = similarity.compare_stage("solutions.cu", boilerplate, entries, settings)
+        except similarity.SimilarityError as e:
+            raise HandoutError(f"comparing the shipped files with the solutions: {e}") from None
+    best = {}
+    for p in result.pairs:  # most similar first
+        if p.b.kind == "archive" and p.similarity >= settings["report_threshold"]:
+            best.setdefault(p.b.label, (p.b.label, p.a.label, p.similarity))
+    return list(best.values())
+
+
+def solution_error(matches, threshold):
+    """The HandoutError of solution_matches' matches: each file, the solution it matches and how much."""
+    lines = [f"{f} holds solution code: {100 * s:.0f}% of its code is also in {sol}" for f, sol, s in matches]
+    return HandoutError(
+        "\n  ".join(lines) + f"\n  (the staff's similarity measure, cluster/staff/similarity.py, as make similarity "
+        f"compares hand-ins; a match is {100 * threshold:.0f}% or more, course.toml [similarity] report_threshold). "
+        "A handout shows where a student's code goes, never the code: take it out of "
+        f"{'these files' if len(matches) > 1 else matches[0][0]}, then make handout again.")
 
 
 def check_archs(rep, tree, manifest):

@@ -54,6 +54,14 @@ NEVER = [
     "build", "results", "dist", ".deps",
     "report/build", "report/report.pdf",
 ]
+# The solutions among what never ships, each named for its stage (<stage>.cu, <stage>.h, <stage>_<what>.cu...):
+# the reference's stage files and its tuning kernels (among them the student version of the tiled loop),
+# the nearly-solutions of tests/broken, the working tiled kernel of tests/profile_padding and the similarity
+# tests' solutions. No shipped file may hold one: `make handout` compares every shipped file with them
+# (handout_checks.py, solution_matches).
+SOLUTIONS = ["reference/*.cu", "reference/tuning/*.h", "tests/broken/*/*.cu", "tests/profile_padding/*.cu",
+             "tests/fixtures/similarity/*.cu", "tests/fixtures/similarity/*.cu.part"]
+
 # Names that never ship wherever they are.
 NEVER_NAMED = ["__pycache__", "*.pyc", ".pytest_cache", ".git", ".DS_Store", "*~"]
 
