@@ -204,28 +204,48 @@ def test_reap_leaves_whatever_is_not_a_dead_gradings_scratch(tmp_path):
 WRITER = """import pathlib, sys, time
 d, end, i = pathlib.Path(sys.argv[1]), time.monotonic() + float(sys.argv[2]), 0
 while time.monotonic() < end:  # as make does: mkdir -p the target's folder, then write the target
-    (d / "build" / "grader").mkdir(parents=True, exist_ok=True)
-    (d / "build" / "grader" / f"{i}.o").write_bytes(b"object")
+    try:
+        (d / "build" / "grader").mkdir(parents=True, exist_ok=True)
+        (d / "build" / "grader" / f"{i}.o").write_bytes(b"object")
+    except FileNotFoundError:  # removed between the two: the next target's mkdir -p makes it again
+        pass
     i += 1
     time.sleep(0.01)
 """
 
 
-def test_a_stopped_gradings_scratch_is_removed_while_its_build_still_writes_into_it(tmp_path):
+class WriterPaced:
+    """scratch.remove's clock, with each of its waits ended by the event the wait stands for: the
+    writer wrote into d again, or exited. A loaded machine that leaves the writer unscheduled for
+    longer than remove's quiet time can then not pass for a writer that is done."""
+    monotonic = staticmethod(time.monotonic)
+
+    def __init__(self, writer: subprocess.Popen, d: Path):
+        self.writer, self.d = writer, d
+
+    def sleep(self, seconds):
+        wait_for(lambda: self.writer.poll() is not None or os.path.lexists(self.d), 60,
+                 "the writer's next write into scratch, or its exit", poll=0.005)
+
+
+def test_a_stopped_gradings_scratch_is_removed_while_its_build_still_writes_into_it(tmp_path, monkeypatch):
     """The build's processes, signalled with the grading, may write into scratch while it is removed:
     scratch.remove outlasts them; where one outlasts its patience, it says so and reap() is left."""
     d = scratch.new(tmp_path)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(d), "1.5"])
-    time.sleep(0.2)
     t0 = time.monotonic()
-    assert scratch.remove(d) is True
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(d), "1.5"])
+    wait_for(lambda: (d / "build" / "grader" / "0.o").exists() or writer.poll() is not None, 60,
+             "the writer's first object", poll=0.005)
+    monkeypatch.setattr(scratch, "time", WriterPaced(writer, d))
+    assert scratch.remove(d, patience=60) is True
     assert not d.exists() and writer.poll() is not None and time.monotonic() - t0 >= 1.0
     d = scratch.new(tmp_path)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(d), "5"])
-    time.sleep(0.2)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(d), "600"])  # until it is killed below
+    monkeypatch.setattr(scratch, "time", WriterPaced(writer, d))
     try:
+        wait_for(lambda: (d / "build" / "grader" / "0.o").exists(), 60, "the writer's first object", poll=0.005)
         assert scratch.remove(d, patience=0.5) is False and d.exists()
     finally:
         writer.kill()
-        writer.wait()
+        writer.wait(timeout=60)
     assert scratch.remove(d) is True
