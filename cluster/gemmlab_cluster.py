@@ -315,7 +315,8 @@ def main(argv=None):
               f"Install it (`make setup` installs every one the course uses; or `{sys.executable} -m pip install "
               f"{e.name}`), or run with a Python that has it (make ... PYTHON=/path/to/python3)", file=sys.stderr)
         return 2
-    except (Refused, SubmissionError, StateError, grading.BuildError, slurm.SlurmError, FileNotFoundError) as e:
+    except (Refused, SubmissionError, StateError, grading.BuildError, slurm.SlurmError, FileNotFoundError,
+            scratch_space.UnsafeScratch) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except PermissionError as e:

@@ -14,14 +14,15 @@ what happened to its grading job, each with whose problem it is and what to do.
                               later (rendered afresh from the trusted template: an attempt holds
                               no job script).
 """
+import contextlib
 import json
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import grading
+import scratch as scratch_space
 import slurm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts"))
@@ -41,7 +42,13 @@ def compile_check(cfg, files: dict, say=print, warn=print):
     starts and every file that does not compile or has warnings. Returns the names that do not
     compile (the hand-in is stored all the same)."""
     stage = {name: Path(src) for name, src in sorted(files.items()) if name.endswith(".cu")}
-    with tempfile.TemporaryDirectory(prefix="gemmlab-submit-") as tmp:
+    with contextlib.ExitStack() as held:
+        try:
+            tmp = held.enter_context(scratch_space.temporary("gemmlab-submit-"))  # mode 0700: the student's code
+        except scratch_space.UnsafeScratch as e:  # nowhere private to compile them here: not the files' fault
+            warn(f"submit: note: your stage files could not be compiled here before handing in ({e}); the "
+                 "grading job compiles them.")
+            return []
         sub = Path(tmp) / "submission"
         sub.mkdir()
         for name, src in stage.items():

@@ -6,6 +6,20 @@ sources and objects. Its name says whose it is and which process it belongs to:
 
     gemmlab-<uid>-<host>-<pid>-<random>
 
+It holds a student's code (and, while it builds, the grader that will run it), so it is private by
+construction, whatever the umask of the command that makes it and whatever group the account's
+processes share with others (on many sites every student's, sometimes the staff's too):
+
+  * new() makes it with mode 0700, set on the directory itself (never left to the umask);
+  * under a base that checked_base() accepts: the base and every directory above it belong to this
+    account or to root, and one that other accounts may write is sticky, as /tmp is (nobody moves or
+    removes another's entry there). Any other base is refused (UnsafeScratch), naming the directory
+    and what to do: another account could otherwise read the scratch, or move it away and put a
+    directory of their own in its place.
+
+temporary() makes the other private directories a command needs for a moment (the compile check of
+`make submit`, a job script before sbatch copies it) the same way, under $TMPDIR or /tmp.
+
 Two things keep scratch from piling up on the nodes:
 
   * stop_cleanly(): SIGTERM (what `scancel` and Slurm's time limit send first, KillWait seconds
@@ -26,6 +40,7 @@ import shutil
 import signal
 import socket
 import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,11 +57,74 @@ def _mine(uid=None) -> str:
     return f"{PREFIX}-{os.getuid() if uid is None else uid}-{host()}-"
 
 
-def new(base: Path) -> Path:
-    """A fresh scratch directory of this process under base (made, with its parents)."""
-    d = Path(base) / f"{_mine()}{os.getpid()}-{secrets.token_hex(4)}"
-    d.mkdir(parents=True)
+# What chooses the directory scratch is made in: named in a refusal, for the person who can change it.
+SCRATCH_SETTING = "[cluster] scratch in course.toml (empty: $TMPDIR, else /tmp)"
+TEMP_SETTING = "TMPDIR (empty: /tmp)"
+
+
+class UnsafeScratch(Exception):
+    """A directory that another account could reach into was to hold a private directory; the
+    message names it and what to do."""
+
+
+def checked_base(base: Path, setting: str = SCRATCH_SETTING) -> Path:
+    """base, its links resolved (made, mode 0700, where it is missing), once no other account can
+    reach what is made in it: it and every directory above it belong to this account or to root, and
+    one that other accounts may write is sticky. UnsafeScratch names the first that is not."""
+    real = Path(os.path.realpath(base))
+    missing, d = [], real
+    while not os.path.lexists(d):
+        missing.append(d)
+        d = d.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass  # made meanwhile: checked below like the rest
+    me = os.geteuid()
+    for d in [real, *real.parents]:
+        st = os.lstat(d)
+        if not stat.S_ISDIR(st.st_mode):
+            raise UnsafeScratch(f"{d} is not a directory (it was to hold private scratch): set {setting} to a "
+                                "directory of this account's own, or one like /tmp")
+        if st.st_uid not in (me, 0):
+            raise UnsafeScratch(f"{d} belongs to another account (uid {st.st_uid}), which could read or replace the "
+                                "private scratch made below it, so none is made there: set "
+                                f"{setting} to a directory of this account's own, or one like /tmp (root's, sticky)")
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            raise UnsafeScratch(f"{d} may be written by other accounts and is not sticky: any of them could move the "
+                                "private scratch made below it away and put a directory of their own in its place, so "
+                                f"none is made there. Its owner makes it sticky (`chmod +t {d}`, as /tmp is) or closes "
+                                f"it (`chmod go-w {d}`); or set {setting} to a directory of this account's own")
+    return real
+
+
+def _made_private(d: Path) -> Path:
+    """The new directory d, mode 0700: made so (the umask can only take bits away) and set so on its
+    own descriptor (whatever the umask took)."""
+    os.mkdir(d, 0o700)
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
     return d
+
+
+def new(base: Path) -> Path:
+    """A fresh scratch directory of this process under base (checked_base), mode 0700."""
+    return _made_private(checked_base(base) / f"{_mine()}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+@contextlib.contextmanager
+def temporary(prefix: str, base: Path | None = None):
+    """A private temporary directory (mode 0700) under base (default: $TMPDIR, else /tmp; checked_base),
+    removed afterwards: with temporary("gemmlab-x-") as d: ..."""
+    d = _made_private(checked_base(base or tempfile.gettempdir(), TEMP_SETTING) / f"{prefix}{secrets.token_hex(6)}")
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def process_alive(pid: int) -> bool:
