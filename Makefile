@@ -746,7 +746,14 @@ clean:  ## remove build/ (results/ are kept)
 	rm -rf build
 
 .PHONY: help
+HELP_TEXT = awk -v handout=$(if $(REF_SOURCES),0,1) -f grader/scripts/make_help.awk $(filter-out %.d,$(MAKEFILE_LIST))
 help:  ## every target, by who runs it, and every variable
-	@awk -v handout=$(if $(REF_SOURCES),0,1) -f grader/scripts/make_help.awk $(filter-out %.d,$(MAKEFILE_LIST))
+	@$(HELP_TEXT)
+
+# A goal that is no target (make chek) is told the nearest ones make help lists (suggest_target.py), not
+# make's bare "No rule to make target". .DEFAULT serves only a file that no rule makes and that does not
+# exist, so files and pattern rules are as before; one that another target needs stays an error.
+.DEFAULT:
+	$(if $(filter $@,$(MAKECMDGOALS)),$(error $(shell $(HELP_TEXT) | $(PYTHON) grader/scripts/suggest_target.py '$@')),$(error no rule makes '$@', a file that a target needs))
 
 -include $(shell find $(BUILD) -name "*.d" 2>/dev/null)

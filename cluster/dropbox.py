@@ -27,12 +27,15 @@ import json
 import os
 import pwd
 import secrets
+import shutil
 import socket
 import subprocess
 from pathlib import Path
 
 # What an attempt is named and holds (attempt_records.py): the writing side takes the door's names.
-from attempt_records import ATTEMPT_RE, ENTERED_RE, MANIFEST_SCHEMA, REPORT_NAME, WITHDRAWN_NAME, attempt_digest
+from attempt_records import (ATTEMPT_RE, ENTERED_RE, FILE_NAME_RE, MANIFEST_SCHEMA, REPORT_NAME, WITHDRAWN_NAME,
+                             attempt_digest)
+import attempts as door  # the drop box's door: its way of opening a directory without following a link
 from records import iso, utc_stamp
 
 # Source files that, left out of a hand-in, would change what compiles: refuse rather than drop.
@@ -164,50 +167,126 @@ def setup_dirs(cfg):
     return cfg.dropbox_dir, cfg.sweeps_dir
 
 
-def user_dir(cfg, user: str, create: bool) -> Path:
+# Root (`submit --user`) writes into a student's directory, which the student may change at any moment
+# (a link planted in place of .numbers, of the hand-in being stored, of the directory itself). So the
+# writing side never follows a path below the drop box: every directory is opened from the drop box
+# down with attempts.open_dir (O_NOFOLLOW | O_DIRECTORY), every file is made with O_EXCL | O_NOFOLLOW
+# relative to its directory's descriptor, given to the student with fchown on its own descriptor, and
+# the hand-in is renamed into place relative to the student's directory's descriptor.
+NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_user_dir(cfg, user: str, create: bool) -> int:
+    """The student's directory in the drop box as a descriptor, opened without following a link; made
+    where create and it is missing (given to the student where root makes it). FileNotFoundError where
+    it is missing and not create; SubmissionError where it is not the student's own directory."""
+    if not FILE_NAME_RE.match(user):
+        raise SubmissionError(f"{user[:40]!r} is not a user name")
     box = ensure_dropbox(cfg) if create else cfg.dropbox_dir
-    d = box / user
-    if not d.exists():
-        if not create:
-            return d
-        try:
-            d.mkdir(mode=0o750 if cfg.staff_group else 0o700)  # group staff is inherited (setgid)
-        except PermissionError:
-            raise SubmissionError(f"cannot create {d}: the drop box is not writable by you; "
-                                  "ask course staff to run `gemmlab_cluster.py setup`") from None
-        if os.getuid() == 0:
-            _chown_to(d, user, cfg)
-    st = d.stat()
+    where = box / user
+    root = door.open_root(box)
     try:
-        owner_uid = pwd.getpwnam(user).pw_uid
-    except KeyError:
-        owner_uid = None  # not a local account (e.g. synthetic tests, external roster): not checked
-    if owner_uid is not None and st.st_uid != owner_uid:
-        raise SubmissionError(f"{d} is not owned by {user}: ask course staff to look at it "
-                              "(someone else may have created it)")
-    if cfg.staff_group and st.st_gid != cfg.staff_gid:
-        raise SubmissionError(f"{d} does not belong to the staff group {cfg.staff_group}, so staff could "
-                              "not read your hand-in: ask course staff to run `gemmlab_cluster.py setup`")
+        made = False
+        if create:
+            try:
+                os.mkdir(user, 0o750 if cfg.staff_group else 0o700, dir_fd=root)  # group staff is inherited (setgid)
+                made = True
+            except FileExistsError:
+                pass
+            except PermissionError:
+                raise SubmissionError(f"cannot create {where}: the drop box is not writable by you; "
+                                      "ask course staff to run `gemmlab_cluster.py setup`") from None
+        try:
+            d = door.open_dir(root, user, str(where))
+        except door.Case as e:
+            raise SubmissionError(f"{e}: nothing was handed in; ask course staff to look at it") from None
+    finally:
+        os.close(root)
+    try:
+        owner = _owner(cfg, user)
+        if made and owner is not None and os.getuid() == 0:
+            os.fchown(d, *owner)
+        st = os.fstat(d)
+        if owner is not None and st.st_uid != owner[0]:
+            raise SubmissionError(f"{where} is not owned by {user}: ask course staff to look at it "
+                                  "(someone else may have created it)")
+        if cfg.staff_group and st.st_gid != cfg.staff_gid:
+            raise SubmissionError(f"{where} does not belong to the staff group {cfg.staff_group}, so staff could "
+                                  "not read your hand-in: ask course staff to run `gemmlab_cluster.py setup`")
+    except BaseException:
+        os.close(d)
+        raise
     return d
 
 
-def _chown_to(path: Path, user: str, cfg):
+def user_dir(cfg, user: str, create: bool) -> Path:
+    """The student's directory in the drop box (checked, and made where create: open_user_dir)."""
+    try:
+        os.close(open_user_dir(cfg, user, create))
+    except FileNotFoundError:
+        if create:
+            raise
+    return cfg.dropbox_dir / user
+
+
+def _owner(cfg, user: str) -> tuple[int, int] | None:
+    """(uid, gid) that what root stores for the student is given: the student, and the staff group (or
+    the student's own group where the course has none); None for a name with no local account
+    (synthetic tests, an external roster: not checked, nothing given)."""
     try:
         pw = pwd.getpwnam(user)
     except KeyError:
-        return
-    os.chown(path, pw.pw_uid, cfg.staff_gid if cfg.staff_gid is not None else pw.pw_gid)
+        return None
+    return pw.pw_uid, cfg.staff_gid if cfg.staff_gid is not None else pw.pw_gid
 
 
-def _fs_now(directory: Path) -> dt.datetime:
+def _write_new(dir_fd: int, name: str, data: bytes, owner, mode=0o666) -> None:
+    """A new file `name` in dir_fd (never one that is there, never through a link) holding data; given
+    to owner (uid, gid) where not None."""
+    fd = os.open(name, NEW_FILE, mode, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if owner is not None:
+            os.fchown(fd, *owner)
+    finally:
+        os.close(fd)
+
+
+def write_record(cfg, attempt: Path, name: str, record: dict) -> None:
+    """Write a record beside a stored hand-in (job.json) in one rename, through descriptors from the
+    drop box down: never through a link its student planted (the attempt may be anyone's: root's
+    `submit --user` writes one for the student)."""
+    d = open_user_dir(cfg, attempt.parent.name, create=False)
+    try:
+        a = door.open_dir(d, attempt.name, str(attempt))
+        try:
+            tmp = f".{name}.{os.getpid()}.{secrets.token_hex(3)}.tmp"
+            _write_new(a, tmp, (json.dumps(record, indent=2) + "\n").encode(), None)
+            try:
+                os.rename(tmp, name, src_dir_fd=a, dst_dir_fd=a)
+            except BaseException:
+                os.unlink(tmp, dir_fd=a)
+                raise
+        finally:
+            os.close(a)
+    except door.Case as e:
+        raise SubmissionError(f"{e}: its record {name} was not written; ask course staff to look at it") from None
+    finally:
+        os.close(d)
+
+
+def _fs_now(dir_fd: int) -> dt.datetime:
     """The drop box's clock: the modification time the file system gives a file written now
     (on NFS, the server's clock; never the client's)."""
-    probe = directory / f".clock-{os.getpid()}-{secrets.token_hex(4)}"
-    probe.write_bytes(b"")
+    probe = f".clock-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(probe, NEW_FILE, 0o600, dir_fd=dir_fd)
     try:
-        return dt.datetime.fromtimestamp(probe.stat().st_mtime, dt.timezone.utc)
+        return dt.datetime.fromtimestamp(os.fstat(fd).st_mtime, dt.timezone.utc)
     finally:
-        probe.unlink()
+        os.close(fd)
+        os.unlink(probe, dir_fd=dir_fd)
 
 
 def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at=None, extra=None,
@@ -217,57 +296,71 @@ def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at
     entered hand-ins (attempts.entered_dir), instead of the student's own."""
     old_umask = set_umask(cfg, staff=entered_in is not None)
     try:
-        return _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in)
+        if entered_in is not None:  # the staff's own area: no student writes there
+            entered_in.mkdir(parents=True, exist_ok=True)
+            where, d, owner = entered_in, os.open(entered_in, door.DIR_FLAGS), None
+        else:
+            where, d = cfg.dropbox_dir / user, open_user_dir(cfg, user, create=True)
+            owner = _owner(cfg, user) if os.getuid() == 0 else None
+        try:
+            return _store_in(cfg, d, where, user, files, git, submitted_at, extra, entered_in is not None, owner)
+        except door.Case as e:  # the student changed their directory while the hand-in was stored
+            raise SubmissionError(f"{e}: nothing was handed in; ask course staff to look at it") from None
+        finally:
+            os.close(d)
     finally:
         os.umask(old_umask)
 
 
-def _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in=None) -> Path:
-    if entered_in is not None:
-        entered_in.mkdir(parents=True, exist_ok=True)
-        d = entered_in
-    else:
-        d = user_dir(cfg, user, create=True)
-    tmp = d / f".incoming-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
+def _store_in(cfg, d: int, where: Path, user, files, git, submitted_at, extra, entered: bool, owner) -> Path:
+    """The hand-in written into a hidden directory in d, then renamed into place (see store_attempt)."""
+    tmp = f".incoming-{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(tmp, dir_fd=d)
     try:
-        (tmp / "files").mkdir()
-        entries = {}
-        for name, src in sorted(files.items()):
-            data = Path(src).read_bytes()
-            dst = tmp / "files" / name
-            with open(dst, "wb") as f:
-                f.write(data)
-            entries[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-        stored = _fs_now(tmp)
-        when = submitted_at or stored
-        manifest = {
-            "schema": MANIFEST_SCHEMA,
-            "course": cfg.course,
-            "user": user,
-            "uid": os.getuid(),
-            "submitted_at": iso(when),
-            "stored_at": iso(stored),  # the drop box's clock when it was written: what a later change is measured from
-            "clock": "drop-box file system" if submitted_at is None else "set by staff",
-            "host": socket.gethostname(),
-            "files": entries,
-            "attempt_sha256": attempt_digest(entries),
-            "git": git,
-        }
-        if extra:
-            manifest.update(extra)
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        if os.getuid() == 0 and entered_in is None:
-            for p in [tmp, tmp / "files", *tmp.rglob("*")]:
-                _chown_to(p, user, cfg)
-        prefix = "entered" if entered_in is not None else "attempt"
-        number = _reserve_number(cfg, user, d, ENTERED_RE if entered_in is not None else ATTEMPT_RE,
-                                 chown=os.getuid() == 0 and entered_in is None)
-        final = d / f"{prefix}-{number:04d}-{utc_stamp(when)}"
-        os.rename(tmp, final)  # fails on an existing (never empty) attempt: nothing is overwritten
-        return final
+        t = door.open_dir(d, tmp, str(where / tmp))
+        try:
+            os.mkdir("files", dir_fd=t)
+            f = door.open_dir(t, "files", str(where / tmp / "files"))
+            try:
+                entries = {}
+                for name, src in sorted(files.items()):
+                    data = Path(src).read_bytes()
+                    _write_new(f, name, data, owner)
+                    entries[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+                if owner is not None:
+                    os.fchown(f, *owner)
+            finally:
+                os.close(f)
+            stored = _fs_now(t)
+            when = submitted_at or stored
+            manifest = {
+                "schema": MANIFEST_SCHEMA,
+                "course": cfg.course,
+                "user": user,
+                "uid": os.getuid(),
+                "submitted_at": iso(when),
+                "stored_at": iso(stored),  # the drop box's clock when it was written: what a later change is measured from
+                "clock": "drop-box file system" if submitted_at is None else "set by staff",
+                "host": socket.gethostname(),
+                "files": entries,
+                "attempt_sha256": attempt_digest(entries),
+                "git": git,
+            }
+            if extra:
+                manifest.update(extra)
+            _write_new(t, "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode(), owner)
+            if owner is not None:
+                os.fchown(t, *owner)
+        finally:
+            os.close(t)
+        number = _reserve_number(d, where, ENTERED_RE if entered else ATTEMPT_RE, owner)
+        final = f"{'entered' if entered else 'attempt'}-{number:04d}-{utc_stamp(when)}"
+        # Fails on an existing (never empty) attempt: nothing is overwritten. A link of that name is
+        # replaced, never followed.
+        os.rename(tmp, final, src_dir_fd=d, dst_dir_fd=d)
+        return where / final
     except BaseException:
-        _rmtree(tmp)
+        shutil.rmtree(tmp, dir_fd=d, ignore_errors=True)
         raise
 
 
@@ -277,34 +370,34 @@ def _store_attempt(cfg, user, files, git, submitted_at, extra, entered_in=None) 
 NUMBERS_DIR = ".numbers"
 
 
-def _reserve_number(cfg, user, d: Path, name_re, chown: bool) -> int:
-    """The next attempt number in `d`, taken for good: above every attempt there and every number
-    taken before (a hand-in that failed after taking its number leaves a gap, never a reuse)."""
-    numbers = d / NUMBERS_DIR
+def _reserve_number(d: int, where: Path, name_re, owner) -> int:
+    """The next attempt number in the directory d, taken for good: above every attempt there and every
+    number taken before (a hand-in that failed after taking its number leaves a gap, never a reuse)."""
     try:
-        numbers.mkdir()
-        if chown:
-            _chown_to(numbers, user, cfg)
+        os.mkdir(NUMBERS_DIR, dir_fd=d)
+        made = True
     except FileExistsError:
-        pass
-    stored = [int(m.group(1)) for m in map(name_re.match, os.listdir(d)) if m]
-    taken = [int(n) for n in os.listdir(numbers) if n.isdigit()]
-    first = max(stored + taken, default=0) + 1
-    for number in range(first, first + 10_000):
-        try:
-            fd = os.open(numbers / f"{number:04d}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
-        except FileExistsError:
-            continue  # taken by a hand-in of the same instant: the next one
-        os.close(fd)
-        if chown:
-            _chown_to(numbers / f"{number:04d}", user, cfg)
-        return number
-    raise SubmissionError(f"could not take an attempt number in {numbers}: ask course staff to look at it")
-
-
-def _rmtree(p: Path):
-    import shutil
-    shutil.rmtree(p, ignore_errors=True)
+        made = False
+    try:
+        numbers = door.open_dir(d, NUMBERS_DIR, str(where / NUMBERS_DIR))
+    except door.Case as e:
+        raise SubmissionError(f"{e}. Nothing was handed in: remove it (its student may; it is re-made at the next "
+                              "hand-in), then hand in again") from None
+    try:
+        if made and owner is not None:
+            os.fchown(numbers, *owner)
+        stored = [int(m.group(1)) for m in map(name_re.match, os.listdir(d)) if m]
+        taken = [int(n) for n in os.listdir(numbers) if n.isdigit()]
+        first = max(stored + taken, default=0) + 1
+        for number in range(first, first + 10_000):
+            try:
+                _write_new(numbers, f"{number:04d}", b"", owner, mode=0o640)
+            except FileExistsError:
+                continue  # taken by a hand-in of the same instant: the next one
+            return number
+    finally:
+        os.close(numbers)
+    raise SubmissionError(f"could not take an attempt number in {where / NUMBERS_DIR}: ask course staff to look at it")
 
 
 def withdraw(attempt, undo=False):

@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import attempt_records
@@ -18,6 +17,7 @@ import grading
 import handin
 import local_grading
 import records
+import scratch as scratch_space
 import shared_dropbox
 import slurm
 import student_standing
@@ -59,7 +59,7 @@ def cmd_submit(cfg, args):
         print(f"submit: {line}")
     short, why_not = why_not_queue(cfg, user, attempt)
     if why_not:
-        records.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": why_not, "at": records.iso(now())})
+        dropbox.write_record(cfg, attempt, "job.json", {"not_queued": short, "why": why_not, "at": records.iso(now())})
         print(f"submit: not queued for grading: {why_not}")
         return 0
     _queue_own_grading(cfg, user, attempt, "submit")  # not queued: said, and recorded; the hand-in is stored
@@ -75,14 +75,14 @@ def _queue_own_grading(cfg, user, attempt: Path, verb: str) -> bool:
         try:
             job = _sbatch_own(cfg, user, attempt)
         except slurm.SlurmError as e:
-            _grading_not_queued(attempt, e, verb)
+            _grading_not_queued(cfg, attempt, e, verb)
             return False
-        records.write_json_atomic(attempt / "job.json", {"job_id": job, "queued": records.iso(now())})
+        dropbox.write_record(cfg, attempt, "job.json", {"job_id": job, "queued": records.iso(now())})
         print(f"{verb}: grading job {job} queued. Follow it with `make status`; when it has run, "
               "`make results` shows the score.")
     elif mode == "no-slurm":  # never graded here: stored (its time counts), its grading left for later
         short, message = local_grading.not_queued_message(cfg, common.attempt_number(attempt))
-        records.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": message, "at": records.iso(now())})
+        dropbox.write_record(cfg, attempt, "job.json", {"not_queued": short, "why": message, "at": records.iso(now())})
         print(f"{verb}: WARNING: {message}", file=sys.stderr)
         return False
     else:
@@ -96,9 +96,10 @@ def _queue_own_grading(cfg, user, attempt: Path, verb: str) -> bool:
 
 def _sbatch_own(cfg, user, attempt: Path) -> str:
     """The student's feedback job (it runs as them): its script rendered into a private temporary
-    directory of theirs and queued (sbatch keeps its own copy); its log in the attempt."""
-    with tempfile.TemporaryDirectory(prefix="gemmlab-grade-") as tmp:
-        script = common.grade_script(cfg, user, attempt, Path(tmp) / "grade-attempt.sbatch", attempt / "grade-%j.log",
+    directory of theirs (scratch.temporary: mode 0700) and queued (sbatch keeps its own copy); its log in
+    the attempt."""
+    with scratch_space.temporary("gemmlab-grade-") as tmp:
+        script = common.grade_script(cfg, user, attempt, tmp / "grade-attempt.sbatch", attempt / "grade-%j.log",
                                attempt / "grading")
         return slurm.sbatch(script, cwd=attempt)
 
@@ -134,11 +135,11 @@ def _note_without_a_shared_dropbox(cfg):
         print(f"status: note: {note}", file=sys.stderr)
 
 
-def _grading_not_queued(attempt: Path, error: slurm.SlurmError, verb="submit"):
+def _grading_not_queued(cfg, attempt: Path, error: slurm.SlurmError, verb="submit"):
     """sbatch did not take the grading job of a stored hand-in: recorded for `make status`, and the
     student told whose problem it is and how to queue it later (handin.not_queued)."""
     short, lines = handin.not_queued(error, common.attempt_number(attempt))
-    records.write_json_atomic(attempt / "job.json", {"not_queued": short, "why": lines[0], "at": records.iso(now())})
+    dropbox.write_record(cfg, attempt, "job.json", {"not_queued": short, "why": lines[0], "at": records.iso(now())})
     print(f"{verb}: your hand-in is stored and counts; {lines[0]}", file=sys.stderr)
     for line in lines[1:]:
         print(f"  {line}", file=sys.stderr)

@@ -4,6 +4,7 @@ sweep's planner and grading tasks (a stand-in records what the GPU grader would 
 gradebook, `status --user`, decisions. tests/dropbox_gallery/README.md describes an entry's files."""
 import contextlib
 import csv
+import io
 import json
 import os
 import shutil
@@ -146,6 +147,8 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     monkeypatch.setattr(grading, "grade_into", stand_in_grader)
     for var in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_RESTART_COUNT"):
         monkeypatch.delenv(var, raising=False)
+    if expected.get("root_submits"):  # with the stand-in grader: a local grading of it grades nothing
+        root_submits(cfg, base, expected["root_submits"])
     sweep = cfg.sweeps_dir / "final"
     with time_limit(TIME_LIMIT, "the sweep"):
         entries = sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)
@@ -159,6 +162,34 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
             sweep_commands.run_task(cfg, sweep, run.name, i)
     assert fired is None or fired, "the race's script never ran: the door did not open the file"
     return cfg, sweep, graded
+
+
+def outside(base: Path, mine: Path) -> dict:
+    """Every path below base but those in mine, with its owner, group and mode (no link followed)."""
+    seen = {}
+    for d, dirs, files in os.walk(base):
+        dirs[:] = [n for n in dirs if Path(d, n) != mine]
+        for name in dirs + files:
+            st = os.lstat(Path(d, name))
+            seen[str(Path(d, name).relative_to(base))] = (st.st_uid, st.st_gid, st.st_mode)
+    return seen
+
+
+def root_submits(cfg, base: Path, says: list[str]):
+    """Root hands in for mallory (`submit --user mallory`) after her plant: nothing outside her own
+    directory is created, removed, or changes owner or mode; what the command prints holds `says`."""
+    src = base / "src" / "for-mallory"
+    src.mkdir(parents=True)
+    for name in staff_class.STAGE_FILES:
+        (src / name).write_bytes((staff_class.ROOT / "student" / name).read_bytes() + marker(ATTACKER) + b"// again\n")
+    before = outside(base, cfg.dropbox_dir / ATTACKER)
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), time_limit(TIME_LIMIT, "root's submit"):
+        gemmlab_cluster.main(["--config", str(cfg.path), "submit", "--student-dir", str(src), "--user", ATTACKER,
+                              "--no-compile-check"])
+    assert outside(base, cfg.dropbox_dir / ATTACKER) == before, said.getvalue()
+    for words in says:
+        assert words in said.getvalue(), (words, said.getvalue())
 
 
 def race(monkeypatch, spec: dict, entry: Path, env: dict, acc):

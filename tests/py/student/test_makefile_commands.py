@@ -3,6 +3,7 @@ target once, every variable) and `make sanitize` on a machine without a GPU (it 
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -152,6 +153,58 @@ def test_check_without_a_gpu_names_the_command_typed_with_its_variables(grader, 
     assert f"{courses_srun(course_env)} make check STAGE=tiled PREC=double FULL=1 GRADER={grader}\n" in out.stderr, \
         out.stderr
     assert f"{grader} check" not in out.stdout, "make's own command line is not shown"
+
+
+def test_a_mistyped_target_names_the_nearest_and_files_build_as_before(tmp_path):
+    """make chek: the nearest targets make help lists (the Makefile's .DEFAULT, suggest_target.py), in
+    make's own words, not a bare "No rule to make target". Files are as before: one that exists is up to
+    date, one that a pattern rule makes is built (the test below), and a missing file that a target needs
+    is still an error of its own, which names it."""
+    out = make("chek")
+    assert out.returncode == 2 and "no target 'chek'; did you mean 'check'? (make help lists every target)" \
+        in out.stderr, out.stderr
+    assert "No rule to make target" not in out.stderr
+    out = make("Makefile")
+    assert out.returncode == 0, out.stderr
+    extra = tmp_path / "extra.mk"
+    extra.write_text(f"needs-a-file: {tmp_path}/input.txt\n\t@echo built from it\n")
+    out = make("-f", "Makefile", "-f", str(extra), "needs-a-file")
+    assert out.returncode == 2 and f"no rule makes '{tmp_path}/input.txt', a file that a target needs" in out.stderr, \
+        out.stderr
+    (tmp_path / "input.txt").write_text("")
+    out = make("-f", "Makefile", "-f", str(extra), "needs-a-file")
+    assert out.returncode == 0 and "built from it" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_suggestions_are_what_make_help_lists():
+    """In a handout, make help leaves the instructors' commands out: so do the suggestions."""
+    def suggest(goal, handout):
+        return subprocess.run([sys.executable, "grader/scripts/suggest_target.py", goal], input=help_of(handout),
+                              cwd=ROOT, capture_output=True, text=True).stdout
+    assert "did you mean 'similarity'?" in suggest("similarty", False)
+    assert "similarity" not in suggest("similarty", True)
+    assert "did you mean 'submit'?" in suggest("sumbit", True)
+    assert suggest("zzzz", True) == "no target 'zzzz', and no file of that name (make help lists every target)\n"
+
+
+def in_student(*args, env=None):
+    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT / "student"), *args], capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def test_make_in_student_is_make_in_the_folder_above(tmp_path):
+    """student/Makefile runs the kit's Makefile with the goals and variables typed: plain make runs the
+    default goal there, several goals run there at once, a variable reaches it, a typo is told the nearest
+    target. (MAKE=echo shows the delegation without running it.)"""
+    assert in_student("-s", "MAKE=echo").stdout == "-C ..\n"
+    assert in_student("-s", "MAKE=echo", "check", "bench").stdout == "-C .. check bench\n"
+    course = tmp_path / "course.toml"
+    course.write_text(f'[cluster]\ngrader_root = "{ROOT}"\npartition = "gpu"\naccount = "cs101"\nqos = "class"\n')
+    out = in_student("-s", "hint", f"CONFIG={course}")
+    assert out.returncode == 0 and out.stdout == "srun --partition=gpu --account=cs101 --qos=class --gres=gpu:1\n", \
+        out.stdout + out.stderr
+    out = in_student("chek")
+    assert out.returncode != 0 and "did you mean 'check'?" in out.stderr, out.stderr
 
 
 def test_the_tests_build_one_short_line_per_file(tmp_path):
