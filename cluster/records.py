@@ -1,5 +1,6 @@
-"""The bottom layer of the cluster tools: how they write a time, hash a file and read and write the
-JSON records they keep. It imports nothing of the cluster, so every module may use it.
+"""The bottom layer of the cluster tools: how they write a time, hash a file, read and write the
+JSON records they keep, and show a person text a student wrote (`escaped`). It imports nothing of the
+cluster, so every module may use it.
 
 Times are ISO 8601 in UTC with a Z: `iso` to the microsecond (the moment of a hand-in, a job's start
 and end: records that are ordered by it), `iso_seconds` to the second (what a person reads: a state's
@@ -31,6 +32,18 @@ def parse_iso(s: str) -> dt.datetime:
 def utc_stamp(t: dt.datetime) -> str:
     """A time as part of a file name: 20261127T183000Z."""
     return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def escaped(value) -> str:
+    """Text a student wrote (a name, a file name, a field of their records, what a compiler quoted of
+    their file), safe to print where a person reads it: every character that is not printable — the
+    terminal's controls (ESC, BEL, CR, LF, the C1 block), DEL, the invisible and direction-changing
+    ones — written as Python's repr writes it (\\x1b, \\r, \\u202e); the rest as it is. A student's
+    bytes then can neither drive the reader's terminal nor forge a line of the staff's output."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def sha256_file(path: Path) -> str:

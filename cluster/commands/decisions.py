@@ -39,7 +39,7 @@ def cmd_regrade(cfg, args):
         print(f"regrade: grading {args.user}'s attempt {a.label} now on this machine: {local_grading.here()} ...",
               flush=True)
         outcome = common.grade_attempt(cfg, a.path, into=here / "grading")
-        print(f"regrade: {outcome['status']}: {outcome.get('message', '')} ({here / 'grading'})")
+        print(f"regrade: {outcome['status']}: {records.escaped(outcome.get('message', ''))} ({here / 'grading'})")
         return 1 if outcome["status"] in grading.FAILED else 0
     script = common.grade_script(cfg, args.user, a.path, here / "grade-attempt.sbatch", here / "grade-%j.log",
                            here / "grading")
@@ -171,6 +171,7 @@ def cmd_decisions(cfg, args):
         if e.get("digest"):
             what["files"] = e["digest"][:12]
         changes = f" [{'; '.join(e['changes'])}]" if e.get("changes") else ""
-        print(f"#{e['seq']:<4d} {e['at']}  {e['by']:<10s} {e['action']:<14s} {e.get('student', ''):<12s} "
-              f"{' '.join(f'{k}={v}' for k, v in what.items())}{changes}  -- {e.get('why', '')}")
+        # A reason may quote what a student wrote (an e-mail, a case naming their files): escaped.
+        print(records.escaped(f"#{e['seq']:<4d} {e['at']}  {e['by']:<10s} {e['action']:<14s} {e.get('student', ''):<12s} "
+                              f"{' '.join(f'{k}={v}' for k, v in what.items())}{changes}  -- {e.get('why', '')}"))
     return 0

@@ -89,7 +89,7 @@ def _queue_own_grading(cfg, user, attempt: Path, verb: str) -> bool:
         print(f"{verb}: grading now on this machine ([cluster] scheduler = \"local\"): {local_grading.here()} ...",
               flush=True)
         outcome = common.grade_attempt(cfg, attempt)
-        print(f"{verb}: {outcome['status']}: {outcome.get('message', '')}")
+        print(f"{verb}: {outcome['status']}: {records.escaped(outcome.get('message', ''))}")
         print(f"{verb}: `make results` shows the details; `make status` lists your attempts.")
     return True
 
@@ -324,7 +324,7 @@ def _compile_check(cfg, files):
 
 def cmd_grade_attempt(cfg, args):
     outcome = common.grade_attempt(cfg, Path(args.attempt), Path(args.into) if args.into else None)
-    print(f"grade-attempt: {outcome['status']}: {outcome.get('message', '')}")
+    print(f"grade-attempt: {outcome['status']}: {records.escaped(outcome.get('message', ''))}")
     return 1 if outcome["status"] in grading.FAILED else 0
 
 
@@ -343,31 +343,37 @@ REPORT_SHOWN = {"ok": "report ok", "none": "no report", "mismatch": "report of o
 
 
 def _hand_in_problems(a: door.Attempt) -> str:
-    """What make submit found in a hand-in: its report's verdict, and the stage files that did not compile."""
+    """What make submit found in a hand-in: its report's verdict, and the stage files that did not compile
+    (as the manifest, which the student's own command wrote, says them: escaped)."""
     report = (a.manifest.get("report") or {}).get("verdict")
     broken = a.manifest.get("does_not_compile") or []
-    shown = [REPORT_SHOWN.get(report, f"report: {report}")] if report else []
+    shown = [REPORT_SHOWN.get(report, f"report: {records.escaped(report)}")] if report else []
     if broken:
-        shown.append(f"does not compile: {', '.join(map(str, broken))}")
+        shown.append(f"does not compile: {', '.join(map(records.escaped, broken))}")
     return "  ".join(shown)
 
 
-def _attempt_state(a: door.Attempt) -> str:
+def _attempt_state(a: door.Attempt, says="") -> str:
+    """Where the feedback grading of an attempt stands. Its records (the grading's outcome, the job's
+    record) are the student's own commands' and jobs': said escaped, after `says` (for the staff,
+    "<student>'s records: "; for the student, nothing)."""
     outcome = a.record("grading/outcome.json")
     if a.record_problems.get("grading/outcome.json"):
-        return f"its grading record cannot be read ({a.record_problems['grading/outcome.json']}): ask the course staff"
+        return (f"its grading record cannot be read ({records.escaped(a.record_problems['grading/outcome.json'])}): "
+                "ask the course staff")
     if outcome:
         score = outcome.get("score")
         pts = f" {score['total']}/{score['max']}" if score and outcome["status"] == "graded" else ""
-        return f"{outcome['status']}{pts}"
+        return f"{says}{records.escaped(outcome['status'])}{pts}"
     job = a.record("job.json")
     if job and job.get("not_queued"):
-        return f"not queued ({job['not_queued']})"
+        return f"{says}not queued ({records.escaped(job['not_queued'])})"
     if job:
+        job_id = records.escaped(job["job_id"])
         state = slurm.job_state(job["job_id"]) if shutil.which("scontrol") else ""
         if state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
-            return f"job {job['job_id']} {state.lower()}"
-        return f"job {job['job_id']} ended ({state.lower() or 'gone'}) without results: see {a.path}/grade-{job['job_id']}.log"
+            return f"{says}job {job_id} {state.lower()}"
+        return f"{says}job {job_id} ended ({state.lower() or 'gone'}) without results: see {a.path}/grade-{job_id}.log"
     return "not graded"
 
 
@@ -386,14 +392,17 @@ def cmd_status(cfg, args):
     user = _whose(cfg, args, "status")
     if user == dropbox.current_user():
         _ensure_student_token(cfg, user)
+    # What the student's own commands wrote (the manifest, the feedback grading's records) is labelled
+    # as theirs where someone else reads it: the staff see a claim, not the course's word.
+    says = "" if user == dropbox.current_user() else f"{user}'s records: "
     case = door.student_case(cfg, user)
     if case:
-        print(f"status: {user}: needs_review: {case}. Nothing in it is graded")
+        print(f"status: {user}: needs_review: {records.escaped(case)}. Nothing in it is graded")
     unbound = []  # the staff's decisions whose attempt is gone, renamed or changed (student_standing.bind)
     attempts, accepted = common.attempts_of(cfg, user, cases=unbound)
     decided = common.student_decisions(cfg, user)
     for why in unbound:
-        print(f"status: {user}: needs_review: {why}. A person decides: decide again about the attempt as it is now, "
+        print(f"status: {user}: needs_review: {records.escaped(why)}. A person decides: decide again about the attempt as it is now, "
               f"or settle the score (`make decisions STUDENT={user}` lists the decisions)")
     if not attempts:
         print(f"status: no attempts of {user} in {cfg.dropbox_dir} yet (`make submit` hands in)")
@@ -411,15 +420,16 @@ def cmd_status(cfg, args):
                  + (["entered by the course staff"] if a.entered else [])
                  + (["accepted by the course staff"] if accepted is not None and a.path == accepted.path else [])
                  + ([f"late {common.duration_text(late)}"] if late > dt.timedelta(0) else []))
-        files = ("needs_review" if a.problem else f"{len(a.manifest['files'])} file(s)  {a.digest[:12]}"
+        files = ("needs_review" if a.problem else f"{len(a.manifest['files'])} file(s)  {records.escaped(a.digest[:12])}"
                  if a.manifest["files"] else "files kept by the course staff")  # entered, as told: label and time only
         problems = "" if a.problem else _hand_in_problems(a)
-        print(f"  {a.label:<4s} {a.manifest['submitted_at']}  {files}  " + (f"{problems}  " if problems else "")
-              + f"{_attempt_state(a) if not a.entered else 'graded by the sweep'}"
+        print(f"  {a.label:<4s} {records.escaped(a.manifest['submitted_at'])}  {files}  "
+              + (f"{says}{problems}  " if problems else "")
+              + f"{_attempt_state(a, says) if not a.entered else 'graded by the sweep'}"
               + (f"  [{', '.join(marks)}]" if marks else "")
               + ("  <- counts" if pick is not None and a.path == pick.path else ""))
         if a.problem:
-            print(f"       {a.problem}")
+            print(f"       {records.escaped(a.problem)}")
     if pick is None:
         print("  none of these counts under the course's late policy")
     for e in (decided.visible() if decided else []):
@@ -499,19 +509,23 @@ def cmd_results(cfg, args):
     outcome = a.record("grading/outcome.json")
     if outcome is None:
         raise Refused(f"the grading record of attempt #{a.number} of {user} cannot be read: "
-                      f"{'; '.join(a.record_problems.values())}. Ask the course staff")
-    print(f"attempt #{a.number} of {user} ({a.manifest['submitted_at']}): {outcome['status']}")
-    print(f"  {outcome.get('message', '')}")
+                      f"{'; '.join(map(records.escaped, a.record_problems.values()))}. Ask the course staff")
+    # The feedback grading's records are written by the student's own job: escaped, and for the staff
+    # labelled as the student's.
+    says = "" if user == dropbox.current_user() else f"{user}'s records: "
+    shown = records.escaped
+    print(f"attempt #{a.number} of {user} ({shown(a.manifest['submitted_at'])}): {says}{shown(outcome['status'])}")
+    print(f"  {shown(outcome.get('message', ''))}")
     results = a.record("grading/results.json")
     if results and results.get("score"):
         print(f"  {'stage':<10} {'precision':<9} {'variant':<7} {'disposition':<16} {'points':>8}")
         for row in results["score"].get("stages", []):
             got = (row.get("correctness") or 0) + (row.get("performance") or 0)
             top = (row.get("correctness_max") or 0) + (row.get("performance_max") or 0)
-            print(f"  {row['stage']:<10} {row['precision']:<9} {row.get('variant_used', ''):<7} "
-                  f"{row.get('disposition', ''):<16} {got:>4g}/{top:g}")
-        print(f"  total {results['score'].get('total')} / {results['score'].get('max')}")
+            print(f"  {shown(row['stage']):<10} {shown(row['precision']):<9} {shown(row.get('variant_used', '')):<7} "
+                  f"{shown(row.get('disposition', '')):<16} {got:>4g}/{top:g}")
+        print(f"  total {shown(results['score'].get('total'))} / {shown(results['score'].get('max'))}")
     if outcome.get("log_tail"):
-        print("  last lines of the log:\n    " + outcome["log_tail"].replace("\n", "\n    "))
+        print("  last lines of the log:\n    " + "\n    ".join(map(shown, outcome["log_tail"].split("\n"))))
     print(f"  files: {out}")
     return 0

@@ -280,7 +280,7 @@ def cmd_sweep(cfg, args):
         work.todo += rescore(cfg, state, sweep, work.rescore, v.checker)
     if off_roster:
         print(f"sweep {args.name}: directories in the drop box for names not on the roster (never graded, never in "
-              f"an export; look at them in {cfg.dropbox_dir}): {', '.join(off_roster)}")
+              f"an export; look at them in {cfg.dropbox_dir}): {', '.join(map(records.escaped, off_roster))}")
     still_open = [e for e in selected if e.get("open_until")]
     if still_open:
         last = max(e["open_until"] for e in still_open)
@@ -292,7 +292,7 @@ def cmd_sweep(cfg, args):
     review = [e for e in selected if e.get("review")]
     if review:
         print(f"sweep {args.name}: {len(review)} integrity case(s) need a person (needs_review, blank in every export): "
-              + "; ".join(f"{e['student']}: {e['review']}" for e in review[:5])
+              + "; ".join(f"{e['student']}: {records.escaped(e['review'])}" for e in review[:5])
               + ". Settle each with `make settle STUDENT=... ATTEMPT=...|ZERO=1 WHY=...` (docs/instructor-grading.md, \"Decisions\")")
     todo = work.todo
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
@@ -437,7 +437,7 @@ def run_task(cfg, sweep: Path, run: str, index: int) -> dict:
 
 def cmd_sweep_task(cfg, args):
     outcome = run_task(cfg, Path(args.sweep), args.run, args.task)
-    print(f"sweep-task {args.task}: {outcome['student']}: {outcome['status']}: {outcome.get('message', '')}")
+    print(f"sweep-task {args.task}: {outcome['student']}: {outcome['status']}: {records.escaped(outcome.get('message', ''))}")
     return 1 if outcome["status"] in grading.FAILED else 0
 
 

@@ -19,7 +19,7 @@ import statistics
 from pathlib import Path
 
 import sweeps
-from records import read_json
+from records import escaped, read_json
 
 # The columns before the per-stage points, and after them. `extension` is what the extensions file
 # gave the student (e.g. "2 late days (due 2026-12-06T23:59:00Z)"); late and days_late are measured
@@ -238,8 +238,9 @@ def csv_text(rows, stages) -> str:
     for r in rows:
         fixed = [number_text(r.get(c)) for c in HEAD_COLUMNS]
         per_stage = [number_text(r["_points"].get(s, 0.0)) if r["_points"] and not r.get("_no_score") else "" for s in stages]
-        w.writerow(fixed + per_stage + [number_text(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS
-                                        + DECISION_COLUMNS])
+        # Its cells carry what students wrote (a case names their files; a report's verdict is their manifest's): escaped.
+        w.writerow(list(map(escaped, fixed + per_stage + [number_text(r.get(c)) for c in TAIL_COLUMNS + WHERE_COLUMNS
+                                                          + REPORT_COLUMNS + DECISION_COLUMNS])))
     return out.getvalue()
 
 
@@ -311,7 +312,7 @@ def summary_text(rows, stages, title) -> str:
         lines.append(f"Graded on another GPU model than first: {len(changed)}"
                      + (" — " + "; ".join(changed) if changed else ""))
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(map(escaped, lines))  # each line: what students wrote in it (messages, names) escaped
 
 
 def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None,
@@ -324,7 +325,7 @@ def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None 
     off = (read_json(sweep / "plan.json") or {}).get("off_roster") or []
     if off:
         summary += ("\n## Directories in the drop box for names not on the roster\n\n"
-                    f"{', '.join(map(str, off))}: never graded and in no export (a typo, a classmate's squat, or a "
+                    f"{', '.join(map(escaped, off))}: never graded and in no export (a typo, a classmate's squat, or a "
                     "student to add to the roster and sweep again).\n")
     return {"gradebook.csv": csv_text(rows, stages), "summary.md": summary}, rows, stages
 

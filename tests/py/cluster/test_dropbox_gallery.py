@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import read_gradebook, tool
+from cluster_helpers import PYTHON, TOOL, read_gradebook, tool
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
@@ -35,6 +36,11 @@ ENTRIES = sorted(p for p in GALLERY.iterdir() if (p / "expected.json").is_file()
 CLASS = ["alice", "bob", "mallory"]
 ATTACKER, VICTIM = "mallory", "alice"
 TIME_LIMIT = 120  # seconds for the sweep, and for each command: a hang is a failure, never a stuck test
+# A terminal's control characters (C0 but tab and newline, DEL, C1): no_raw_controls finds none of them
+# in what the staff read. The staff's commands and files that show what a student wrote:
+RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+STAFF_VIEWS = [*(["status", "--user", s] for s in CLASS), ["results", "--user", ATTACKER], ["decisions"],
+               ["sweep-status"], ["gradebook", "--name", "final"]]
 
 
 def marker(student: str) -> bytes:
@@ -261,6 +267,16 @@ def test_the_drop_box_gallery(entry, accounts, monkeypatch):
         if acc is not None:  # and the student's own `make status`, with the student's rights
             r = tool(cfg.path, "status", user=ATTACKER, timeout=TIME_LIMIT)
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+        if expected.get("no_raw_controls"):  # the bytes as a terminal gets them (text mode would turn CR into LF)
+            texts = {}
+            for cmd in STAFF_VIEWS:
+                r = subprocess.run([PYTHON, str(TOOL), "--config", str(cfg.path), *cmd], capture_output=True,
+                                   cwd=staff_class.ROOT, timeout=TIME_LIMIT)
+                texts[" ".join(cmd)] = (r.stdout + r.stderr).decode(errors="replace")
+            for f in ("summary.md", "gradebook.csv", "export/grades.csv"):
+                texts[f] = (sweep / f).read_bytes().decode(errors="replace")
+            for what, text in texts.items():
+                assert not RAW_CONTROLS.search(text), f"{what} shows raw control characters:\n{text!r}"
         for student, whose in expected.get("views", {}).items():
             view = student_standing.read_view(cfg, student)
             assert (view or {}).get("student") == whose, (student, view)
