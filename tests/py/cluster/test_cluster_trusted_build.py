@@ -60,9 +60,11 @@ def test_the_trusted_build_carries_no_ptx_of_the_reference(tmp_path, monkeypatch
     dumped = subprocess.run([CUOBJDUMP, "--dump-ptx", str(obj)], capture_output=True, text=True)
     assert ".entry" not in dumped.stdout and ".version" not in dumped.stdout, dumped.stdout[:2000]
 
-    # Every reference file of the library is compiled by the same command (make's dry run of it).
-    lib = grading.make_vars(ROOT, build, Path("/nonexistent-submission"), ARCH, settings)["REF_LIB"]
-    dry = subprocess.run([*make, "-n", "-B", lib], cwd=ROOT, capture_output=True, text=True)
+    # Every reference file of the library is compiled by the same command (make's dry run of it, in a
+    # build directory of its own where nothing is built yet).
+    fresh = tmp_path / "dry-run"
+    lib = grading.make_vars(ROOT, fresh, Path("/nonexistent-submission"), ARCH, settings)["REF_LIB"]
+    dry = subprocess.run([cmd[0], f"BUILD={fresh}", *settings, "-n", lib], cwd=ROOT, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stderr
     compiles = {m.group(1): line.replace(m.group(1), "FILE").replace(f"{Path(m.group(1)).stem}.o", "FILE.o")
                 for line in dry.stdout.splitlines() if (m := re.search(r"-c (reference/\w+\.cu) ", line))}
