@@ -198,7 +198,7 @@ def check_outcome(record, where: str) -> dict:
                         "finished": str, "log_tail": str, "attempt_sha256": str, "gpu": dict, "node": str,
                         "host": str}, where, required=("status",))
     if o.get("score") is not None:
-        _types(o["score"], {"total": NUMBER, "max": NUMBER}, f"{where}: score")
+        _types(o["score"], {"total": NUMBER, "max": NUMBER}, f"{where}: score", required=("total", "max"))
     for key in ("started",):
         if o.get(key):
             check_time(o[key], where, key)
@@ -218,6 +218,8 @@ def check_results(record, where: str) -> dict:
 
 def check_job(record, where: str) -> dict:
     j = _types(record, {"job_id": (str, int), "queued": str, "not_queued": str, "why": str, "at": str}, where)
+    if not j.get("job_id") and not j.get("not_queued"):
+        raise Case(f"{where} names no job (no 'job_id') and no reason it was not queued ('not_queued')")
     if j.get("queued"):
         check_time(j["queued"], where, "queued")
     return j

@@ -44,6 +44,7 @@ if STAFF_DIR.is_dir():
     sys.path.insert(0, str(STAFF_DIR))
 
 import course_state  # noqa: E402
+from attempt_records import Case  # noqa: E402
 import dropbox  # noqa: E402
 import config as config_mod  # noqa: E402
 import grading  # noqa: E402
@@ -317,6 +318,9 @@ def main(argv=None):
         return 2
     except (Refused, SubmissionError, StateError, grading.BuildError, slurm.SlurmError, FileNotFoundError,
             scratch_space.UnsafeScratch) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Case as e:  # a student's drop box that cannot be read (the door's case, a cell's limit): for a person
         print(f"error: {e}", file=sys.stderr)
         return 1
     except PermissionError as e:

@@ -47,58 +47,72 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     extensions = class_files.load_extensions(cfg, set(everyone), common.class_source(cfg))
     folded = student_standing.decisions(cfg)
     for student in (students if students is not None else everyone):
-        decided = folded.get(student)
-        ext = extensions.get(student)
-        deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
-        unbound = []  # the staff's decisions whose attempt is gone, renamed or changed: each a case for a person
-        attempts, accepted = common.attempts_of(cfg, student, decided or student_standing.StudentDecisions(),
-                                                deadline=deadline, cases=unbound)
-        pick, info = dropbox.choose(attempts, deadline, accepted)
-        entry = {"student": student, "attempts": len(attempts), **info}
-        open_until = deadline.open_until()
-        if open_until is not None and when < open_until:
-            entry["open_until"] = records.iso(open_until)
-        if ext:
-            entry["extension"] = ext.describe()
-        if decided and decided.history:
-            entry["decisions"] = [e["seq"] for e in decided.history]
-        if pick is None:
-            entry["status"] = "missing" if not attempts else "not_counted"
-        else:
-            # Filed under the digest of the files as the door read them (never the manifest's word).
-            entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name, label=pick.label,
-                         digest=pick.digest)
-            entry["report"] = pick.report_verdict()  # checked again on the stored files
-        # An attempt changed after it was stored, whose files no longer match its manifest, or that
-        # holds what a hand-in does not (a link, a FIFO, another's file: attempts.py), is an integrity
-        # case for a person, whichever attempt it is (a late edit would otherwise only make it "after
-        # the cutoff, ignored"); the intact attempt that would count is kept in view. So is a student
-        # directory that is not the student's own (nothing in it is read). The staff settle it by
-        # accepting an attempt (its files as they are now) or setting the score.
-        case = door.student_case(cfg, student)
-        problems = [(a, a.integrity_problem()) for a in attempts if not a.withdrawn]
-        problems = [(a, why) for a, why in problems if why]
-        if accepted is not None and pick is not None:
-            waived = decided.accepted.get("digest") or decided.accepted.get("files")  # (`files`: older lines)
-            problem = pick.integrity_problem()
-            if problem and waived and waived == pick.digest:
-                entry.update(waived=problem, digest=waived)  # graded as it is now: the decision says why
-            elif problem:
-                entry["review"] = (f"attempt {pick.label} {problem}, and it changed again after the staff accepted it "
-                                   f"(decision #{decided.accepted['seq']})")
-            problems = []
-        if case and not (decided and decided.override):
-            entry["review"] = case
-        elif (problems or unbound) and not (decided and decided.override):
-            entry["review"] = "; ".join(unbound + [why if why.startswith(a.where) else f"attempt {a.label} {why}"
-                                                   for a, why in problems])
-            intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline, accepted)
-            if intact is not None:
-                entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name, "label": intact.label,
-                                   "number": intact.number, "digest": intact.digest,
-                                   "penalty_pct": intact_info["penalty_pct"]}
-        entries.append(entry)
+        try:
+            entries.append(_plan_student(cfg, student, when, folded.get(student), extensions.get(student)))
+        except Exception as e:  # the fault boundary: one student's oddity is their case, the others are planned
+            entries.append(unreadable_entry(student, e))
     return entries
+
+
+def unreadable_entry(student: str, e: Exception) -> dict:
+    """The plan's entry for a student whose hand-ins the staff's tools could not read: a case for a
+    person (needs_review: no score, blank in every export), naming the student and what stopped."""
+    why = str(e) if isinstance(e, door.Case) else f"{type(e).__name__}: {e}"
+    return {"student": student, "attempts": 0, "status": "not_counted",
+            "review": f"{student}'s hand-ins could not be read ({why[:500]})"}
+
+
+def _plan_student(cfg, student, when, decided, ext) -> dict:
+    """plan_sweep's entry for one student."""
+    deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
+    unbound = []  # the staff's decisions whose attempt is gone, renamed or changed: each a case for a person
+    attempts, accepted = common.attempts_of(cfg, student, decided or student_standing.StudentDecisions(),
+                                            deadline=deadline, cases=unbound)
+    pick, info = dropbox.choose(attempts, deadline, accepted)
+    entry = {"student": student, "attempts": len(attempts), **info}
+    open_until = deadline.open_until()
+    if open_until is not None and when < open_until:
+        entry["open_until"] = records.iso(open_until)
+    if ext:
+        entry["extension"] = ext.describe()
+    if decided and decided.history:
+        entry["decisions"] = [e["seq"] for e in decided.history]
+    if pick is None:
+        entry["status"] = "missing" if not attempts else "not_counted"
+    else:
+        # Filed under the digest of the files as the door read them (never the manifest's word).
+        entry.update(status="selected", attempt=str(pick.path), attempt_name=pick.path.name, label=pick.label,
+                     digest=pick.digest)
+        entry["report"] = pick.report_verdict()  # checked again on the stored files
+    # An attempt changed after it was stored, whose files no longer match its manifest, or that
+    # holds what a hand-in does not (a link, a FIFO, another's file: attempts.py), is an integrity
+    # case for a person, whichever attempt it is (a late edit would otherwise only make it "after
+    # the cutoff, ignored"); the intact attempt that would count is kept in view. So is a student
+    # directory that is not the student's own (nothing in it is read). The staff settle it by
+    # accepting an attempt (its files as they are now) or setting the score.
+    case = door.student_case(cfg, student)
+    problems = [(a, a.integrity_problem()) for a in attempts if not a.withdrawn]
+    problems = [(a, why) for a, why in problems if why]
+    if accepted is not None and pick is not None:
+        waived = decided.accepted.get("digest") or decided.accepted.get("files")  # (`files`: older lines)
+        problem = pick.integrity_problem()
+        if problem and waived and waived == pick.digest:
+            entry.update(waived=problem, digest=waived)  # graded as it is now: the decision says why
+        elif problem:
+            entry["review"] = (f"attempt {pick.label} {problem}, and it changed again after the staff accepted it "
+                               f"(decision #{decided.accepted['seq']})")
+        problems = []
+    if case and not (decided and decided.override):
+        entry["review"] = case
+    elif (problems or unbound) and not (decided and decided.override):
+        entry["review"] = "; ".join(unbound + [why if why.startswith(a.where) else f"attempt {a.label} {why}"
+                                               for a, why in problems])
+        intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline, accepted)
+        if intact is not None:
+            entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name, "label": intact.label,
+                               "number": intact.number, "digest": intact.digest,
+                               "penalty_pct": intact_info["penalty_pct"]}
+    return entry
 
 
 def plan_record(cfg, name: str, entries: list[dict], state_id=None) -> dict:
