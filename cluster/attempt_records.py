@@ -86,6 +86,9 @@ RESULTS_CAP = 8 * 1024 * 1024      # a grading's results.json (written by the gr
 TOKEN_CAP = 128
 DEFAULT_SOURCE_KB, DEFAULT_REPORT_MB = 256, 20
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+# The most files one attempt holds: `make submit` stores the stage files and the report. With the caps
+# above, it bounds what the staff's process holds of one attempt (MAX_FILES x the source cap).
+MAX_FILES = 64
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 

@@ -37,8 +37,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attempt_records import (ATTEMPT_RE, EARLIEST, ENTERED_RE, FILE_NAME_RE, RECORD_CAP, RECORDS, REPORT_NAME, TOKEN_CAP,
-                             WITHDRAWN_NAME, Caps, Case, attempt_digest, caps, check_manifest, check_outcome,
+from attempt_records import (ATTEMPT_RE, EARLIEST, ENTERED_RE, FILE_NAME_RE, MAX_FILES, RECORD_CAP, RECORDS,
+                             REPORT_NAME, TOKEN_CAP, WITHDRAWN_NAME, Caps, Case, attempt_digest, caps, check_manifest, check_outcome,
                              check_withdrawn, parse_json, report_check)
 import cell
 from config import COURSE_DIR
@@ -474,7 +474,10 @@ def _read_files(a: Attempt) -> dict:
     with _Walk(a) as fd:
         files = open_dir(fd, "files", f"{a.where}: files/")
         try:
-            for name in list_names(files):
+            names = list_names(files)
+            if len(names) > MAX_FILES:
+                raise Case(f"files/ holds {len(names)} entries, more than the {MAX_FILES} a hand-in may hold")
+            for name in names:
                 where = f"files/{name}"
                 if not FILE_NAME_RE.match(name):
                     raise Case(f"{where[:60]!r} is not a file name a hand-in holds")

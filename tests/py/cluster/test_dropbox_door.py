@@ -121,3 +121,15 @@ def test_the_sweep_lists_off_roster_directories_and_grades_only_roster_students(
     with open(sweep / "export" / "grades.csv") as f:
         assert [row["student"] for row in csv.DictReader(f)] == ["alice"]
     assert "## Directories in the drop box for names not on the roster\n\nzed:" in (sweep / "summary.md").read_text()
+
+
+def test_an_attempt_holding_more_files_than_a_hand_in_is_a_case_and_none_of_them_is_read(tmp_path):
+    """What the staff's process holds of one attempt is bounded: at most MAX_FILES files, each capped."""
+    cfg = course(tmp_path)
+    stored = staff_class.hand_in(cfg, tmp_path, "alice", {})
+    for i in range(attempt_records.MAX_FILES):
+        (stored / "files" / f"extra{i}.cu").write_bytes(b"// one of many\n")
+    a = only_attempt(cfg)
+    assert a.stage_bytes() == {} and a.digest == ""
+    assert f"more than the {attempt_records.MAX_FILES} a hand-in may hold" in a.problem
+    assert "more than the" in a.integrity_problem()
