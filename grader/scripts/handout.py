@@ -33,8 +33,8 @@ TEMPLATES = Path(__file__).resolve().parent / "handout"
 sys.path.insert(0, str(TEMPLATES))
 from handout_base import (MANIFEST, ROOT, HandoutError, clean_env, cuda_home, normalize, run,  # noqa: E402,F401
                           say)
-from handout_files import (NEVER, SHIP, SOLUTIONS, STAFF_SECTIONS, THIRD_PARTY, copy_third_party,  # noqa: E402,F401
-                           matches, select_files, without_staff_sections)
+from handout_files import (NEVER, OUTPUTS, SHIP, SOLUTIONS, STAFF_SECTIONS, THIRD_PARTY,  # noqa: E402,F401
+                           copy_third_party, matches, select_files, without_staff_sections)
 from handout_library import (REF_LIB, arch_number, build_reference_library, gencode_flags,  # noqa: E402,F401
                              global_symbols, library_symbol_names)
 from handout_checks import (TESTED_HERE, TESTED_HERE_READS, Report, broken_links, check_archs,  # noqa: E402,F401

@@ -26,6 +26,9 @@ SHIP = ["Makefile", "course.toml", ".gitignore", "grader/include", "grader/src",
         "tests/py/grader", "tests/py/report", "tests/py/student", "tests/py/harness",
         "tests/fixtures/report", "tests/fixtures/profile"]
 
+# What the kit's commands write (make, make check, make report, make handout...): outputs, never shipped.
+OUTPUTS = ["build", "results", "dist", ".deps", "report/build", "report/report.pdf"]
+
 # What never ships, whatever the config says (`handout check` fails a handout that holds one): solutions,
 # instructor tools and tests that need them, build outputs. A pattern matches a path or any directory
 # above it.
@@ -51,8 +54,7 @@ NEVER = [
     "tests/gallery",                # adversarial probes of the grader's sandbox
     "tests/profile_padding",        # a working tiled kernel (the bank-conflict experiment): a solution
     "tests/fixtures/similarity",    # tiled/unrolled solutions: the similarity tests' class
-    "build", "results", "dist", ".deps",
-    "report/build", "report/report.pdf",
+    *OUTPUTS,
 ]
 # The solutions among what never ships, each named for its stage (<stage>.cu, <stage>.h, <stage>_<what>.cu...):
 # the reference's stage files and its tuning kernels (among them the student version of the tiled loop),

@@ -82,10 +82,11 @@ NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 @pytest.mark.skipif(not Path(NVCC).is_file() or not (ROOT / "reference" / "tiled.cu").is_file(),
                     reason="needs nvcc and the instructor repository's reference/")
 def test_the_guides_make_resources_line_is_the_compilers(tmp_path):
-    """The row the guide shows for the reference's tiled_kernel<float, 16>, compiled as make resources does
-    for the architecture it names (sm_90a); and the stub's 2,048 B is two tiles of 16×16 floats."""
+    """The row the guide shows for a double-buffered tiled_kernel<float, 16> (the reference's, shown as the
+    student's file), compiled as make resources does for the architecture it names (sm_90a); and the
+    stub's 2,048 B is two tiles of 16×16 floats."""
     text = section("## Profiling your kernels")
-    m = re.search(r"reference/tiled\.cu \((sm_\w+)\)\n.*\n(\s+tiled_kernel<float, 16>.*)\n", text)
+    m = re.search(r"student/tiled\.cu \((sm_\w+)\)\n.*\n(\s+tiled_kernel<float, 16>.*)\n", text)
     assert m, "the guide's make resources example is gone"
     kernels, error = stage_resources.compile_file(
         NVCC, f"-std=c++17 -O3 -lineinfo -gencode arch=compute_90a,code={m.group(1)} -I{ROOT / 'grader/include'} "
@@ -124,3 +125,27 @@ def test_the_guide_names_every_disposition_of_a_check():
     assert len(explained) >= 7
     for d in explained:
         assert f"`{d}`" in listed, f"the guide's Dispositions leave out {d}"
+
+
+# The guide's time limits, each with where it is set: (the limit's words in the table, [(file, C++ name)]).
+TIME_LIMITS = {
+    "one call of each stage by the stub probe": [("grader/src/judge/check_engine.h", "kStubProbeSeconds")],
+    "one case of the check": [("grader/src/judge/main.cpp", "idle_timeout"),
+                              ("grader/src/judge/isolation.h", "idle_seconds")],
+    "one timed interval of the benchmark": [("grader/src/judge/config.h", "call_timeout_seconds")],
+}
+
+
+def test_the_time_limits_are_one_table_held_to_where_they_are_set():
+    """Three limits, one table (the guide's Time limits), each number the one its sources set, and none of
+    them written again in the guide's prose."""
+    rows = re.findall(r"^\| (\d+) s \| (.*)$", section("### Time limits"), re.M)
+    assert len(rows) == len(TIME_LIMITS), rows
+    for words, sources in TIME_LIMITS.items():
+        [seconds] = [int(n) for n, rest in rows if rest.startswith(words)]
+        for path, name in sources:
+            text = (ROOT / path).read_text()
+            set_to = re.findall(rf"\b{name}\s*=\s*([\d.]+)", text)
+            assert set_to and {float(v) for v in set_to} == {seconds}, f"{path}: {name} = {set_to}; the guide says {seconds} s"
+            assert path in dict(rows)[str(seconds)], f"the guide's row of {seconds} s does not name {path}"
+        assert len(re.findall(rf"\b{seconds} s\b", GUIDE.read_text())) == 1, f"{seconds} s is written outside the table"
