@@ -24,6 +24,7 @@ ATTEMPT_RE = re.compile(r"^attempt-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)$")  # ASCII
 # A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
 # in the staff's area (entered_dir), numbered on its own: E1, E2, ...
 ENTERED_RE = re.compile(r"^entered-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)$")
+MAX_NUMBER = 999_999_999  # the largest attempt number the names above hold
 MANIFEST_SCHEMA = "gemmlab.attempt/1"
 REPORT_NAME = "report.pdf"
 # A student's own mark on an attempt they take back (`make withdraw`): the attempt stays in the drop

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import socket
@@ -33,8 +34,8 @@ import subprocess
 from pathlib import Path
 
 # What an attempt is named and holds (attempt_records.py): the writing side takes the door's names.
-from attempt_records import (ATTEMPT_RE, ENTERED_RE, FILE_NAME_RE, MANIFEST_SCHEMA, REPORT_NAME, WITHDRAWN_NAME,
-                             attempt_digest)
+from attempt_records import (ATTEMPT_RE, ENTERED_RE, FILE_NAME_RE, MANIFEST_SCHEMA, MAX_NUMBER, REPORT_NAME,
+                             WITHDRAWN_NAME, attempt_digest)
 import attempts as door  # the drop box's door: its way of opening a directory without following a link
 from records import iso, utc_stamp
 
@@ -387,8 +388,13 @@ def _reserve_number(d: int, where: Path, name_re, owner) -> int:
         if made and owner is not None:
             os.fchown(numbers, *owner)
         stored = [int(m.group(1)) for m in map(name_re.match, os.listdir(d)) if m]
-        taken = [int(n) for n in os.listdir(numbers) if n.isdigit()]
+        taken = [int(n) for n in os.listdir(numbers) if re.fullmatch(r"[0-9]{1,9}", n)]
         first = max(stored + taken, default=0) + 1
+        if first + 10_000 > MAX_NUMBER:
+            raise SubmissionError(f"the next attempt number would be {first}, near the largest an attempt may have "
+                                  f"({MAX_NUMBER}): an entry the store did not make holds it (an attempt-<number>-... "
+                                  f"directory in {where}, or a number in {where / NUMBERS_DIR}). Nothing was handed in: "
+                                  "remove that entry, then hand in again")
         for number in range(first, first + 10_000):
             try:
                 _write_new(numbers, f"{number:04d}", b"", owner, mode=0o640)
