@@ -177,7 +177,7 @@ def block_environment(ds, rs):
         if peaks["fp64_gflops"]:
             tc = peaks["fp64_tensor_gflops"]
             parts.append(f"FP64 {peaks['fp64_gflops'] / 1000:.1f} TFLOPS" +
-                         (f" ({tc / 1000:.1f} with tensor cores)" if tc else ""))
+                         (f" ({tc / 1000:.1f} on the FP64 tensor cores, DMMA)" if tc else ""))
         if peaks["bandwidth_gbs"]:
             parts.append(f"DRAM {peaks['bandwidth_gbs']:,.0f} GB/s")
         rows.append(("Peaks", ", ".join(parts)))
@@ -275,12 +275,46 @@ def block_summary(ds, rs):
     out = table(header, rows, "lllrrr" + ("r" if with_score else ""))
     if with_score:
         out += (f"\nScores from `make grade` (total {_num(ds.grade.get('total')):g} of "
-                f"{_num(ds.grade.get('max')):g}); GFLOPS here are from the report set.\n")
-    return out
+                f"{_num(ds.grade.get('max')):g}); GFLOPS here are from the report set.{extra_credit_note(ds.grade)}\n")
+    doubles = {name: ds.result(name, ds.chosen_variant(name, "double"), "double").gflops(shape)
+               for name in ds.stage_names() if "double" in rs.precisions and ds.status(name, "double")[0] == "ok"}
+    doubles["cuBLAS"] = ds.baseline("double", shape)[1] if "double" in rs.precisions else None
+    note = fp64_tensor_note(ds, rs, doubles)
+    return out + (f"\n{note}\n" if note else "")
 
 
 def _num(v):
     return float(v) if isinstance(v, (int, float)) else 0.0
+
+
+def extra_credit_note(grade):
+    """What makes a total above the maximum ("110 of 100") no error: the points of the extra-credit
+    stages count in the total and not in the maximum (course.toml [scoring] extra_credit). "" without them."""
+    rows = [r for r in grade.get("stages", []) if r.get("extra_credit")]
+    earned = sum(_num(r.get("correctness")) + _num(r.get("performance")) for r in rows)
+    if not earned:
+        return ""
+    stages = ", ".join(dict.fromkeys(md_escape(r.get("stage", "")) for r in rows))
+    return (f" {earned:g} of these points are extra credit ({stages}): they count in the total but not in the "
+            f"maximum of {_num(grade.get('max')):g}, so a total above it is no error.")
+
+
+def fp64_tensor_note(ds, rs, gflops):
+    """Why FP64 speeds stand above the GPU's FP64 peak, where some do: the FMA units' peak is the one the
+    environment names first; above it, the work ran on the FP64 tensor cores (DMMA), which every stage
+    may use in double. gflops: {name: FP64 GFLOPS shown}. "" where none is above it, or the peak is unknown."""
+    peaks = gpu_peaks(ds.environment, rs) if ds.environment.get("gpu") else None
+    fma = peaks["fp64_gflops"] if peaks else None
+    above = [name for name, g in gflops.items() if fma and g and g > fma]
+    if not above:
+        return ""
+    tensor = peaks["fp64_tensor_gflops"]
+    names = [md_escape(n) for n in above]
+    return (f"FP64 above the FP64 peak: {' and '.join(filter(None, [', '.join(names[:-1]), names[-1]]))} "
+            f"{'runs' if len(above) == 1 else 'run'} faster in double than the GPU's FP64 FMA units can "
+            f"({fma / 1000:.1f} TFLOPS), on its FP64 tensor cores (DMMA: `mma.sync` on doubles"
+            + (f", up to {tensor / 1000:.1f} TFLOPS" if tensor else "") + "), which every stage may use in double, "
+            "with no loss of precision (the student guide's Rules).")
 
 
 def block_scores(ds, rs):
@@ -305,7 +339,8 @@ def block_scores(ds, rs):
         align = "".join(align[i] for i in keep)
     out = table(header, rows, align)
     return out + (f"\nCorr. and Perf.: correctness and performance points. "
-                  f"Total: **{_num(ds.grade.get('total')):g} / {_num(ds.grade.get('max')):g}**.\n")
+                  f"Total: **{_num(ds.grade.get('total')):g} / {_num(ds.grade.get('max')):g}**."
+                  f"{extra_credit_note(ds.grade)}\n")
 
 
 def block_stage(ds, rs, name):

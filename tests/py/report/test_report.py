@@ -250,6 +250,33 @@ def test_pdf_has_the_tensor_section(rendered):
         assert "Placeholder numbers for the tensor stage" in text
 
 
+def test_the_numbers_that_surprise_are_explained():
+    """The example data totals 110 of 100 and its FP64 stages run above the FP64 peak the environment
+    names: the summary and the scores say why (extra credit; the FP64 tensor cores, DMMA), and say
+    nothing where there is nothing to explain."""
+    from report_data import gpu_peaks
+    from report_tables import block_environment, block_scores, block_summary, extra_credit_note, fp64_tensor_note
+    ds = load_dataset(FIXTURES)
+    rs = load_report_set(ROOT / "course.toml")
+    grade = ds.grade
+    extra = sum(r["correctness"] + r["performance"] for r in grade["stages"] if r["extra_credit"])
+    assert grade["total"] > grade["max"] and extra == grade["total"] - grade["max"], "the fixture's 110 of 100"
+    said = f"{extra:g} of these points are extra credit (tensor): they count in the total but not in the maximum"
+    assert said in block_summary(ds, rs) and said in block_scores(ds, rs)
+    assert extra_credit_note({"total": 90, "max": 100, "stages": [{"extra_credit": False, "correctness": 5}]}) == ""
+
+    fma = gpu_peaks(ds.environment, rs)["fp64_gflops"]
+    n = rs.headline_size
+    above = [s for s in ("pitched", "reuse")
+             if ds.result(s, ds.chosen_variant(s, "double"), "double").gflops((n, n, n)) > fma]
+    assert above, "the fixture's FP64 stages above the FMA peak"
+    summary = " ".join(block_summary(ds, rs).split())
+    assert f"FP64 above the FP64 peak: {', '.join(above)} and cuBLAS run faster in double" in summary, summary
+    assert f"({fma / 1000:.1f} TFLOPS), on its FP64 tensor cores (DMMA" in summary
+    assert "on the FP64 tensor cores, DMMA" in block_environment(ds, rs)
+    assert fp64_tensor_note(ds, rs, {"tiled": fma / 2, "cuBLAS": None}) == ""
+
+
 def test_tensor_block_reads_the_variants_from_the_registry():
     """No GPU, no pandoc: the tensor block of the fixture, from the registry's variant_info."""
     from report_tables import block_tensor
