@@ -131,5 +131,5 @@ def test_an_attempt_holding_more_files_than_a_hand_in_is_a_case_and_none_of_them
         (stored / "files" / f"extra{i}.cu").write_bytes(b"// one of many\n")
     a = only_attempt(cfg)
     assert a.stage_bytes() == {} and a.digest == ""
-    assert f"more than the {attempt_records.MAX_FILES} a hand-in may hold" in a.problem
+    assert f"more than the {attempt_records.MAX_FILES} entries a hand-in may hold" in a.problem
     assert "more than the" in a.integrity_problem()
