@@ -257,7 +257,8 @@ def pointer_path(course_toml) -> Path:
 
 def write_pointer(cfg) -> str:
     """(setup, publish) Write the pointer beside cfg's course.toml; what to tell the staff ('' when it
-    was there already)."""
+    was there already). One that cannot be written raises StateError, saying where and what to do:
+    without it, students' commands could find the course's state only through course.toml itself."""
     path = pointer_path(cfg.path)
     text = json.dumps({"schema": POINTER_SCHEMA, "dropbox": str(Path(os.path.abspath(cfg.dropbox_dir)))}) + "\n"
     try:
@@ -268,9 +269,18 @@ def write_pointer(cfg) -> str:
     try:
         write_atomic(path, text, 0o644)
     except OSError as e:
-        return (f"note: {path} cannot be written ({e.strerror}): students' commands then find the course's state only "
-                f"through {cfg.path} itself, so a mistake in it or its mode stops them. Run setup as the owner of "
-                f"{path.parent}")
+        try:
+            owner = pwd.getpwuid(path.parent.stat().st_uid).pw_name
+        except (OSError, KeyError):
+            owner = "its owner"
+        raise StateError(
+            f"{path} cannot be written ({e.strerror}). It tells students' commands where the course's published "
+            f"state is; without it they would have to read {cfg.path} itself, so that a mistake in an edit, or a "
+            f"mode that closes it to students, would stop every hand-in. {path.parent} must be writable by the "
+            f"account that runs setup and publish-course: run them as {owner}, "
+            + (f"or let the staff write there (chgrp {cfg.staff_group} {path.parent}; chmod g+ws {path.parent}), "
+               if cfg.staff_group else "")
+            + "or keep course.toml in a directory of the staff's own (and name it in CONFIG=)") from None
     return f"{path}: tells students' commands where the published course state is (they never read {cfg.path.name})"
 
 
@@ -366,30 +376,56 @@ def state_id_of(toml: bytes, files: dict[str, bytes], grader: dict) -> str:
 
 
 def unpublished(cfg, state: CourseState | None) -> list[str]:
-    """What the staff's live files hold that the published state does not: [] when they agree."""
+    """What the staff's live files hold that the published state does not, one entry a file, each
+    naming the file and what differs (differences): [] when they agree."""
     if state is None:
         return ["no course state is published yet"]
     changed = []
     try:
-        if cfg.path.read_bytes() != state.course_toml.read_bytes():
-            changed.append(f"{cfg.path.name}")
-    except OSError:
-        changed.append(f"{cfg.path.name} (unreadable)")
+        live_toml, published_toml = cfg.path.read_bytes(), state.course_toml.read_bytes()
+        if live_toml != published_toml:
+            changed.append(f"{cfg.path} ({differences(published_toml, live_toml, toml=True)})")
+    except OSError as e:
+        changed.append(f"{cfg.path} (cannot be compared: {e.strerror})")
     try:
         live = class_file_bytes(cfg)
     except StateError as e:
         return changed + [str(e)]
+    paths = {fname: (cfg.roster_path if setting == ("cluster", "roster") else cfg.file_setting(*setting))
+             for setting, fname in CLASS_FILES}
     for name in sorted(set(live) | set(state.info.get("files", {}))):
         p = state.file(name)
         try:
-            same = p is not None and p.read_bytes() == live.get(name)
+            published = p.read_bytes() if p is not None else b""
+            same = p is not None and published == live.get(name)
+            what = differences(published, live.get(name, b""), toml=name.endswith(".toml"))
         except OSError:
             same = hashlib.sha256(live.get(name, b"")).hexdigest() == state.info["files"].get(name, {}).get("sha256")
+            what = "differs from the published copy"
         if not same:
-            changed.append(name if name in live else f"{name} (no longer set)")
-    if grader_identity(cfg.grader_dir)["tree"][:16] != state.info["grading"]["grader"]:
-        changed.append(f"the grader tree {cfg.grader_dir}")
+            changed.append(f"{paths[name]} ({what})" if name in live else f"{name} (no longer set)")
+    now_grader = grader_identity(cfg.grader_dir)
+    if now_grader["tree"][:16] != state.info["grading"]["grader"]:
+        was = (state.info.get("grader", {}).get("commit") or "?")[:10]
+        changed.append(f"the grader tree {cfg.grader_dir} (published at commit {was}, now {now_grader['commit'][:10] or '?'}"
+                       f"{' with uncommitted changes' if now_grader['dirty'] else ''})")
     return changed
+
+
+def differences(published: bytes, live: bytes, toml: bool, most: int = 2) -> str:
+    """What differs between a published file and the live one, as a TA reads it, at most `most` items:
+    a TOML file's keys ('[late] penalty_percent_per_day 10 -> 20'), else the lines only one of them has
+    ('+carol', '-bob')."""
+    a, b = published.decode(errors="replace"), live.decode(errors="replace")
+    items = _toml_changes(a, b) if toml else []
+    if not items:
+        old, new = a.splitlines(), b.splitlines()
+        old_set, new_set = set(old), set(new)
+        items = [f"+{line}" for line in new if line not in old_set] + [f"-{line}" for line in old if line not in new_set]
+    if not items:
+        return "the same lines in another order"
+    shown = [item if len(item) <= 100 else item[:97] + "..." for item in items[:most]]
+    return "; ".join(shown) + (f"; and {len(items) - most} more" if len(items) > most else "")
 
 
 def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
@@ -505,7 +541,8 @@ def describe_changes(before: CourseState | None, after: CourseState) -> list[str
                    f"{after.info['grader'].get('commit', '')[:10] or '?'})")
     try:
         if before.course_toml.read_bytes() != after.course_toml.read_bytes():
-            out += [f"course.toml: {c}" for c in _toml_changes(before.course_toml, after.course_toml)] or ["course.toml"]
+            out += [f"course.toml: {c}" for c in _toml_changes(before.course_toml.read_text(),
+                                                                after.course_toml.read_text())] or ["course.toml"]
     except OSError:
         out.append("course.toml")
     for name in sorted(set(before.info.get("files", {})) | set(after.info.get("files", {}))):
@@ -514,8 +551,9 @@ def describe_changes(before: CourseState | None, after: CourseState) -> list[str
     return out
 
 
-def _toml_changes(a: Path, b: Path) -> list[str]:
-    """The keys that differ between two course.toml files: '[scoring.stages.tiled] performance_points 5 -> 7'."""
+def _toml_changes(a: str, b: str) -> list[str]:
+    """The keys that differ between two TOML texts: '[scoring.stages.tiled] performance_points 5 -> 7'
+    ([] where either does not parse)."""
     import tomllib
 
     def flat(doc, prefix=""):
@@ -527,14 +565,15 @@ def _toml_changes(a: Path, b: Path) -> list[str]:
                 out[f"{prefix}{k}"] = v
         return out
     try:
-        fa, fb = flat(tomllib.loads(a.read_text())), flat(tomllib.loads(b.read_text()))
-    except (OSError, tomllib.TOMLDecodeError):
+        fa, fb = flat(tomllib.loads(a)), flat(tomllib.loads(b))
+    except tomllib.TOMLDecodeError:
         return []
     out = []
     for key in sorted(set(fa) | set(fb)):
         if fa.get(key) != fb.get(key):
             section, _, name = key.rpartition(".")
-            out.append(f"[{section}] {name} {_show(fa.get(key))} -> {_show(fb.get(key))}")
+            where = f"[{section}] {name}" if section else name
+            out.append(f"{where} {_show(fa.get(key))} -> {_show(fb.get(key))}")
     return out
 
 

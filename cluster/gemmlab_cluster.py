@@ -46,7 +46,6 @@ if STAFF_DIR.is_dir():
 import course_state  # noqa: E402
 from attempt_records import Case  # noqa: E402
 import dropbox  # noqa: E402
-import config as config_mod  # noqa: E402
 import grading  # noqa: E402
 import scratch as scratch_space  # noqa: E402
 import slurm  # noqa: E402
@@ -214,11 +213,18 @@ def implementation(command: Command):
 
 
 # ---- which configuration, and running one --------------------------------------------------------
-def course_config(cfg, command: str):
+def staffs_run(args) -> bool:
+    """Whether a run is the staff's: a staff command, or a student's command that names a student
+    (--user: status, results, requeue, withdraw, root's submit). A student's own command is not."""
+    return args.command not in STUDENT_COMMANDS or bool(getattr(args, "user", None))
+
+
+def course_config(cfg, command: str, staff: bool | None = None):
     """The configuration a command works with: the course's published state (its course.toml, roster
     and class files as published), except for the commands that check or publish the files
-    themselves; a course with no published state yet works from the file as given. Staff are told
-    when their files hold edits that are not published (a student never is)."""
+    themselves; a course with no published state yet works from the file as given. A staff's run
+    (staff: default, whether the command is a staff command) is told of what the files hold that is
+    not published (tell_the_staff); a student's own run never is."""
     if command in LIVE_COMMANDS or cfg.state is not None:
         return cfg  # a grading job names its state's own course.toml: that state, pinned
     state = course_state.current(cfg)
@@ -226,25 +232,36 @@ def course_config(cfg, command: str):
         return cfg
     used = state.config()
     used.live = cfg
-    if command in STUDENT_COMMANDS:
-        try:
-            same = cfg.path.read_bytes() == state.course_toml.read_bytes()
-        except OSError:
-            same = False
-        if not same and cfg.path != used.path and not _staffs_own_file(cfg.path, state):
-            print(f"(the course's published configuration is used; {cfg.path} is not)", file=sys.stderr)
+    if staff is None:
+        staff = command not in STUDENT_COMMANDS
+    if staff:
+        tell_the_staff(state, live=cfg)
         return used
-    changed = course_state.unpublished(cfg, state)
-    if changed:
-        problem = ""
-        try:
-            config_mod.load(cfg.path)
-        except ConfigError as e:
-            problem = f", and they are not valid: {e}"
-        print(f"note: not published: {', '.join(changed)}{problem}. Students, grading jobs and sweeps use the "
-              f"published course state {state.describe()}; `make publish-course` validates and publishes the files",
-              file=sys.stderr)
+    try:
+        same = cfg.path.read_bytes() == state.course_toml.read_bytes()
+    except OSError:
+        same = False
+    if not same and cfg.path != used.path and not _staffs_own_file(cfg.path, state):
+        print(f"(the course's published configuration is used; {cfg.path} is not)", file=sys.stderr)
     return used
+
+
+def tell_the_staff(state, live=None, path=None, mistake: ConfigError | None = None):
+    """The one note of every staff's run (staffs_run) about the course's files: a mistake in
+    course.toml (path, mistake), or what the live files (live) hold that the published state does
+    not, each file with what differs; and that `make publish-course` publishes them. Said only where
+    this account reads the staff's half of the state: never to a student."""
+    if not state.staff_half():
+        return
+    uses = f"Students, grading jobs and sweeps use the published course state {state.describe()}"
+    if mistake is not None:
+        print(f"note: {path} has a mistake, so it is not published: {mistake}. {uses}; fix the file, then "
+              "`make publish-course`", file=sys.stderr)
+        return
+    changed = course_state.unpublished(live, state)
+    if changed:
+        print(f"note: not published: {', '.join(changed)}. {uses}; `make publish-course` validates and publishes "
+              "the files", file=sys.stderr)
 
 
 def _staffs_own_file(path, state) -> bool:
@@ -267,10 +284,9 @@ def main(argv=None):
             # A student's command finds the published state by the pointer beside the course's file, never
             # reading the live file: an edit that does not parse, or a file closed to students, stops no
             # hand-in (the staff hear of it from their own next command).
-            pointed = course_state.state_from_pointer(args.config) \
-                if args.command in STUDENT_COMMANDS and not getattr(args, "user", None) else None
+            pointed = course_state.state_from_pointer(args.config) if not staffs_run(args) else None
             cfg = pointed.config() if pointed is not None else \
-                course_config(course_state.load_file(args.config), args.command)
+                course_config(course_state.load_file(args.config), args.command, staff=staffs_run(args))
         except ConfigError as e:
             # A mistake in the file as given stops the commands that check, publish or sweep it; every
             # other command works on the course's published state, and the staff are told.
@@ -280,13 +296,10 @@ def main(argv=None):
                                   "Fix the file, then `make publish-course` again") from None
             if state is None:
                 raise
-            if args.command in STUDENT_COMMANDS and not getattr(args, "user", None):
-                if not _staffs_own_file(args.config, state):  # the staff's edit is theirs to hear about
-                    print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
-            else:
-                print(f"note: {args.config} has a mistake, so it is not published: {e}. Students, grading jobs and sweeps "
-                      f"use the published course state {state.describe()}; fix the file, then `make publish-course`",
-                      file=sys.stderr)
+            if staffs_run(args):
+                tell_the_staff(state, path=args.config, mistake=e)
+            elif not _staffs_own_file(args.config, state):  # the staff's edit is theirs to hear about
+                print(f"(the course's published configuration is used; {args.config} is not: {e})", file=sys.stderr)
             cfg = state.config()
         # Everything this tool writes: owner and staff group only; the staff's commands write what the
         # whole staff group may carry on with (a second TA publishes, decides, sweeps, exports).

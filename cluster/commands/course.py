@@ -118,11 +118,14 @@ def cmd_publish(cfg, args):
     except ConfigError as e:
         raise ConfigError(f"{e}\nNothing was published: students and sweeps keep the course state they had. Fix the "
                           "file, then `make publish-course` again") from None
-    before = course_state.current(cfg)
-    state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
-    pointer = course_state.write_pointer(cfg)
+    try:  # students find the state through it: without it, nothing is published
+        pointer = course_state.write_pointer(cfg)
+    except course_state.StateError as e:
+        raise course_state.StateError(f"{e}.\nNothing was published: students and sweeps keep the course state they had") from None
     if pointer:
         print(f"publish: {pointer}")
+    before = course_state.current(cfg)
+    state, new = course_state.publish(cfg, v.rubric, note=args.why or "")
     if not new:
         student_standing.write_views(cfg)
         print(f"publish: nothing to publish: the course's files are the published state {state.describe()}")
@@ -239,6 +242,12 @@ def _close_to_students(cfg, fix: bool) -> list[str]:
 
 
 def cmd_setup(cfg, args):
+    # First the pointer beside course.toml, by which students' commands find the published state: a
+    # layout where it cannot be written is refused before anything is made (StateError says what to do).
+    try:
+        pointer = course_state.write_pointer(cfg)
+    except course_state.StateError as e:
+        raise course_state.StateError(f"{e}.\nsetup made nothing: fix that, then run setup again") from None
     box, sweeps = dropbox.setup_dirs(cfg)
     cache = cfg.trusted_cache_dir
     cache.mkdir(parents=True, exist_ok=True)
@@ -258,7 +267,6 @@ def cmd_setup(cfg, args):
     print("setup: course files valid: " + "; ".join(v.checked))
     state, new = course_state.publish(cfg, v.rubric, note=args.why or "setup")
     student_standing.write_views(cfg)
-    pointer = course_state.write_pointer(cfg)
     if pointer:
         print(f"setup: {pointer}")
     print(f"setup: course state {state.id} {'published' if new else 'is published already'}: students' commands "

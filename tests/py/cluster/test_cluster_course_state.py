@@ -6,6 +6,7 @@ believed; a grading job stays on the state it was queued under. The trusted grad
 (gemmlab-config validates [bench] and [scoring]) comes from the cluster tests' shared cache."""
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -93,6 +94,45 @@ def test_a_broken_edit_never_stops_a_hand_in_and_is_named_to_the_staff(tmp_path,
     err = capsys.readouterr().err
     assert "unknown section [leaderbord]" in err and "Nothing was published" in err, err
     assert course_state.current(before.config()).id == before.id
+
+
+@NEEDS_NVCC
+def test_every_staff_command_names_an_unpublished_edit_and_a_students_own_command_does_not(tmp_path, capsys,
+                                                                                             monkeypatch):
+    """A valid edit that is not published (a rubric typo, an extension) is named, with what differs and how
+    to publish it, by every staff's run: the staff's commands and a student's command run for a student
+    (--user); a student's own command says nothing of it."""
+    extensions = tmp_path / "extensions.toml"
+    extensions.write_text("[alice]\nlate_days = 1\n")
+    path = published(tmp_path, '[extensions]\nfile = "extensions.toml"\n')
+    state = course_state.current(config.load(path))
+    staff_class.hand_in(config.load(path), tmp_path, "alice", {})
+    text = path.read_text()
+    start = text.index("[scoring.stages.tiled]")
+    rubric_typo = text[:start] + text[start:].replace("performance_points = 5", "performance_points = 50", 1)
+    edits = ((lambda: path.write_text(rubric_typo), path, "[scoring.stages.tiled] performance_points 5 -> 50"),
+             (lambda: extensions.write_text("[alice]\nlate_days = 2\n"), extensions, "[alice] late_days 1 -> 2"))
+    staff_runs = (["status", "--user", "alice"], ["decisions"], ["gradebook"], ["results", "--user", "alice"])
+    for edit, edited, what in edits:
+        path.write_text(text)
+        extensions.write_text("[alice]\nlate_days = 1\n")
+        edit()
+        capsys.readouterr()
+        for run in staff_runs:
+            gemmlab_cluster.main(["--config", str(path), *run])  # gradebook and results: no sweep yet (exit 1)
+            err = capsys.readouterr().err
+            notes = [line for line in err.splitlines() if line.startswith("note: not published:")]
+            assert len(notes) == 1, (run, err)
+            assert f"{edited} ({what})" in notes[0] and f"published course state {state.id}" in notes[0], (run, err)
+            assert "`make publish-course`" in notes[0], (run, err)
+            other = extensions if edited == path else path
+            assert str(other) not in notes[0], (run, err)  # only the file that differs is named
+        # A student's own status: the published state, and not a word of the staff's edit.
+        monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
+        assert gemmlab_cluster.main(["--config", str(path), "status"]) == 0
+        out = capsys.readouterr()
+        assert "#1" in out.out and "not published" not in out.err and what not in out.out + out.err, out
+        monkeypatch.undo()
 
 
 @NEEDS_NVCC
@@ -185,6 +225,28 @@ def test_setup_gives_the_staff_the_files_they_edit(tmp_path, capsys):
         assert (st.st_mode & 0o777, st.st_gid) == (mode, 0), name
     out = capsys.readouterr().out
     assert f"is not writable by {staff}" in out  # the directory: named, with the commands that fix it
+
+
+def test_setup_refuses_a_layout_where_students_cannot_find_the_published_state(tmp_path):
+    """The pointer beside course.toml (.course.toml.published) is how students' commands find the
+    published state: where it cannot be written (here a read-only mount of course.toml's directory, in a
+    private mount namespace), setup refuses before making anything, saying where and what to do."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root and unshare -m (a read-only mount in a private mount namespace)")
+    staff = tmp_path / "staff"
+    staff.mkdir()
+    path = staff / "course.toml"
+    staff_class.write_config(tmp_path, roster=["alice"]).rename(path)  # its paths are absolute: the drop box beside
+    script = (f'mount --bind "{staff}" "{staff}" && mount -o remount,bind,ro "{staff}" && '
+              f'exec "{sys.executable}" "{ROOT}/cluster/gemmlab_cluster.py" --config "{path}" setup')
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=120)
+    pointer = staff / ".course.toml.published"
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"{pointer} cannot be written" in r.stderr and f"{staff} must be writable by the account that runs " \
+        "setup and publish-course" in r.stderr and "setup made nothing" in r.stderr, r.stderr
+    assert not pointer.exists() and not (tmp_path / "dropbox").exists() and not (tmp_path / "sweeps").exists()
 
 
 @NEEDS_NVCC
