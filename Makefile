@@ -355,11 +355,13 @@ STAGE_API := $(wildcard grader/include/gemmlab/*.h)
 #
 # CONFINE=<dir>:<dir>... (what the cluster passes when it grades: cluster/grading.py) compiles each
 # stage file in a Landlock sandbox (grader/scripts/confine.py): it may read only these directories
-# and the system compiler's own files, and write only its object's directory. Empty (the default):
-# not confined, as `make check` compiles.
+# and the system compiler's own files, and write only its object's directory, within CONFINE_LIMITS
+# (CPU seconds:wall seconds:MiB of address space; the cluster passes course.toml's [cells] compile_*).
+# Empty (the default): not confined, as `make check` compiles.
 CONFINE ?=
+CONFINE_LIMITS ?=
 COMPILE_STAGE = $(PYTHON) grader/scripts/compile_stage.py --source $< --object $@ $(if $(V_ON),--verbose) \
-    $(if $(CONFINE),--confine '$(CONFINE)') \
+    $(if $(CONFINE),--confine '$(CONFINE)' --limits '$(CONFINE_LIMITS)') \
     $(if $(OBJECT_CACHE),--cache $(OBJECT_CACHE) --depends $(STAGE_API) $(wildcard $(SUB_DIR)/*.h)) --
 $(SUB_FLAGS_STAMP): $(call stamp_stale,$(SUB_FLAGS_STAMP),$(SUB_FLAGS))
 	$(call write_if_changed,$(SUB_FLAGS),the stage files)

@@ -7,8 +7,11 @@ Build time is kept down by two caches, both keyed by content so they are never s
     and the reference library (REF_LIB),
     built once per (grader sources, nvcc, arch) into <trusted_cache>/trusted-<arch>-<hash>/ — by
     `sweep` before it queues anything, or by the first job that needs it (under a lock);
-  * the object cache: each compiled stage file under the hash of its
-    source, the compiler flags and the trusted headers; identical files compile once per class.
+  * the object cache: each compiled stage file under the hash of its source, the compile command and
+    the toolchain, kept with what its compile read (every file of its dependency list by its bytes:
+    what it #includes from the hand-in too, and the hand-in's file names); reused only where all of
+    that is the same, so identical files compile once per class and no grade is built from bytes
+    another hand-in held.
 The Makefile stays the one place that knows how to compile and link: this module asks it for its
 variables (cluster/make-vars.mk), points GRADER_BUILD/REF_LIB at the trusted build, seeds objects
 from the cache and lets make do the rest.
@@ -62,6 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader" / "scripts
 import compile_stage  # noqa: E402  (what a machine error is)
 import fingerprint  # noqa: E402  (the one definition of a submission's fingerprint)
 import confine  # noqa: E402
+import object_cache  # noqa: E402  (what a compile read: an object is reused only where all of it holds)
 
 OUTCOME_SCHEMA = "gemmlab.cluster-outcome/1"
 # The statuses a grading job fails with (exit 1; `sweep-status` counts them failed).
@@ -87,12 +91,12 @@ class BuildError(Exception):
         self.submission_fault = submission_fault  # False: the grading set-up failed, not the student
 
 
-def machine_failure(rc, log: Path, since: int, build: Path, submission: Path) -> str | None:
-    """Why the machine, not the hand-in, stopped a make of this submission (exit status rc; its output
-    is the log from byte `since`): a stage compile that compile_stage.py recorded as the machine's
-    (<object>.error), make stopped by a signal or not found, or what a tool said of the disk, memory
-    or a missing program (compile_stage.machine_cause, which never counts a line of the student's
-    own). None when nothing says so."""
+def machine_failure(rc, build: Path, oom_kills: int = 0) -> str | None:
+    """Why the machine, not the hand-in, stopped a make of this submission (exit status rc): a stage
+    compile that compile_stage.py recorded as the machine's (<object>.error), make stopped by a signal
+    or not found, the out-of-memory killer at work while it ran (`oom_kills`, compile_stage.oom_kills),
+    or the build directory's disk full. Never what make or a tool printed: a stage file decides much of
+    that (compile_stage.machine_cause). None when nothing says so."""
     causes = [f"{r.get('shown') or r.get('source')}: {r.get('cause')}"
               for r in (read_json(p) for p in sorted(build.rglob(f"*.o{compile_stage.ERROR_SUFFIX}"))) if r]
     if causes:
@@ -101,14 +105,17 @@ def machine_failure(rc, log: Path, since: int, build: Path, submission: Path) ->
         return f"make was stopped by signal {-rc}"
     if rc == 127:
         return "make exited 127: a program it runs was not found"
-    try:
-        with open(log, "rb") as f:
-            f.seek(since)
-            said = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    cause = compile_stage.machine_cause(1, said, submission / "x.cu")
-    return f"the build failed because of the machine: {cause}" if cause else None
+    if oom_kills:
+        return (f"the build failed because of the machine: the out-of-memory killer ended {oom_kills} process(es) "
+                f"on {socket.gethostname()} while it ran")
+    full = compile_stage.disk_cause([build if build.is_dir() else build.parent])
+    return f"the build failed because of the machine: {full}" if full else None
+
+
+def compile_limits(cfg) -> "confine.Limits":
+    """What each confined compile of a stage file may use: course.toml's [cells] compile_*."""
+    return confine.Limits(*(int(cfg.setting("cells", f"compile_{k}")) for k in ("cpu_seconds", "wall_seconds",
+                                                                                  "memory_mb")))
 
 
 def jobs() -> int:
@@ -280,10 +287,11 @@ class Toolchain:
 
     # ---- the confinement of each stage compile (grader/scripts/confine.py) -----------------------
     def confinement(self, submission: Path) -> list[str]:
-        """The make variable that confines each stage compile of `submission` to what it may read:
+        """The make variables that confine each stage compile of `submission` to what it may read:
         the hand-in's scratch copy, the stage API headers (grader/include, never the rest of the
         trusted tree), the CUDA toolkit, a host compiler installed outside the system's directories
-        (and the system compiler's files, confine.py); [] where the course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
+        (and the system compiler's files, confine.py), and to the course's compile limits
+        (compile_limits); [] where the course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
         unconfined instead."""
         if not self.cfg.confine_builds:
             return []
@@ -297,7 +305,8 @@ class Toolchain:
             raise BuildError(f"{e}. This course compiles every hand-in confined ([cluster] confine_builds = true "
                              f"in {self.cfg.source}) and compiles none without it: grade on nodes whose kernel "
                              "has Landlock, or set confine_builds = false to compile unconfined") from None
-        return ["CONFINE=" + ":".join(map(str, [submission, self.root / "grader" / "include", *reads]))]
+        return ["CONFINE=" + ":".join(map(str, [submission, self.root / "grader" / "include", *reads])),
+                f"CONFINE_LIMITS={compile_limits(self.cfg)}"]
 
     # ---- the trusted build ------------------------------------------------------------------
     def find_trusted(self) -> Path | None:
@@ -361,16 +370,25 @@ class Toolchain:
         raise BuildError("no writable object cache")
 
     def _object_keys(self, v: dict, submission: Path) -> dict[Path, str]:
+        """Each stage object's key in the object cache: the toolchain, the compile command (the
+        Makefile's SUB_FLAGS, confinement included, the hand-in's own scratch path left out), the stage
+        file's name and bytes. Under its key an object is kept with what its compile read
+        (object_cache.keep: its dependency list, every file by its bytes, and the hand-in's file names),
+        and reused only where all of that holds for this hand-in: a stage file that #includes another
+        file of the hand-in never gets an object built from another hand-in's copy of that file. An
+        object compiled unconfined is never reused by a confined build (the command differs), nor the
+        other way round."""
         sub_build = Path(v["SUB_BUILD"])
-        keys = {}
-        for src in sorted(submission.glob("*.cu")):
-            keys[sub_build / "stages" / f"{src.stem}.o"] = f"stage {src.name} {sha256_file(src)}"
-        # An object compiled unconfined is never reused by a confined build (it could hold what the
-        # confinement refuses), nor the other way round.
-        confined = "confined" if self.cfg.confine_builds else "unconfined"
-        return {obj: hashlib.sha256(f"{self.key} {confined} {what}".encode()).hexdigest() for obj, what in keys.items()}
+        command = v["SUB_FLAGS"].replace(str(submission), "<hand-in>")
+        return {sub_build / "stages" / f"{src.stem}.o":
+                hashlib.sha256(f"{self.key} {command} stage {src.name} {sha256_file(src)}".encode()).hexdigest()
+                for src in sorted(submission.glob("*.cu"))}
 
-    def _seed(self, v: dict, keys: dict[Path, str]):
+    @staticmethod
+    def _source(obj: Path, submission: Path) -> Path:
+        return submission / f"{obj.stem}.cu"
+
+    def _seed(self, v: dict, keys: dict[Path, str], submission: Path):
         """Copy cached objects into place so make keeps them: first the stamp of the flags they were
         compiled with (the Makefile's SUB_FLAGS_STAMP, which the objects depend on), then the objects,
         each newer than the stamp and than its source (copied in before). No time is set in the
@@ -384,15 +402,18 @@ class Toolchain:
         for obj, key in keys.items():
             for cache in [d / "objects" for d in cache_dirs(self.cfg)]:
                 try:
+                    hit = object_cache.find(cache, key, self._source(obj, submission))
+                    if not hit:
+                        continue
                     obj.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(cache / f"{key}.o", obj)
-                except OSError:  # not cached there, or another user's cache (compiled student code)
+                    shutil.copyfile(hit[0], obj)
+                except OSError:  # another user's cache (compiled student code)
                     continue
                 os.utime(obj)  # now: after the source was copied in and after the stamp
                 break
 
     @contextlib.contextmanager
-    def _compiling(self, v: dict, keys: dict[Path, str]):
+    def _compiling(self, v: dict, keys: dict[Path, str], submission: Path):
         """Held while make compiles the objects that were not in the cache: a lock per missing object
         in the object cache, taken in sorted order (two gradings never each hold what the other waits for). A sweep starts
         many gradings at once, and a class hands in the same files many times: the first grading of a
@@ -412,17 +433,18 @@ class Toolchain:
                     continue
                 fcntl.flock(lock, fcntl.LOCK_EX)
             if missing:  # all of them again: each object newer than the stamp _seed writes anew
-                self._seed(v, keys)
+                self._seed(v, keys, submission)
             yield
 
-    def _store(self, keys: dict[Path, str]):
+    def _store(self, keys: dict[Path, str], submission: Path):
+        """Keep each object this make compiled, with what its compile read: the dependency list it wrote
+        beside it (-MMD's <object>.d, paths relative to the trusted tree, where make runs). An object
+        with none (one seeded from the cache) is not kept again: what its compile read is not known here."""
         cache = self.object_cache()
         for obj, key in keys.items():
-            dst = cache / f"{key}.o"
-            if obj.is_file() and not dst.exists():
-                tmp = cache / f".{key}.{os.getpid()}.tmp"
-                shutil.copyfile(obj, tmp)
-                os.replace(tmp, dst)
+            depends = obj.with_suffix(".d")
+            if obj.is_file() and depends.is_file():
+                object_cache.keep(cache, key, obj, self._source(obj, submission), depends, cwd=self.root)
 
     def compile_only(self, submission: Path, build: Path, log: Path, on_line=None) -> list[str]:
         """Compile each stage file as the Makefile does; returns the names that do not compile.
@@ -432,18 +454,18 @@ class Toolchain:
         v = make_vars(self.root, build, submission, self.arch, confined)
         keys = self._object_keys(v, submission)
         stage_objs = {obj: k for obj, k in keys.items() if obj.parent.name == "stages"}
-        self._seed(v, stage_objs)
+        self._seed(v, stage_objs, submission)
         cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
                f"SUBMISSION={submission}", f"ARCH={self.arch}", *confined, *stage_objs]
-        since = log.stat().st_size if log.exists() else 0
-        with self._compiling(v, stage_objs):
+        oom_before = compile_stage.oom_kills()
+        with self._compiling(v, stage_objs, submission):
             if on_line is None:
                 rc = run_logged(cmd, self.root, log)
             else:
                 rc = run_streamed(cmd, self.root, log, on_line)
-            self._store(stage_objs)
+            self._store(stage_objs, submission)
         broken = sorted(f"{obj.stem}.cu" for obj in stage_objs if not obj.is_file())
-        machine = rc != 0 and machine_failure(rc, log, since, build, submission)
+        machine = rc != 0 and machine_failure(rc, build, compile_stage.oom_kills() - oom_before)
         if machine:
             raise BuildError(machine, tail(log))
         return broken
@@ -455,7 +477,7 @@ class Toolchain:
         tv = make_vars(self.root, trusted, submission, self.arch)
         v = make_vars(self.root, build, submission, self.arch, confined)
         keys = self._object_keys(v, submission)
-        self._seed(v, keys)
+        self._seed(v, keys, submission)
         libs = [f"GRADER_BUILD={tv['GRADER_BUILD']}", f"REF_LIB={tv['REF_LIB']}"]
         keep = [x for f in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] for x in ("-o", f)]  # never rebuilt
         # The tensor-core rule's reading of each stage object is kept beside the cached objects (the
@@ -464,18 +486,18 @@ class Toolchain:
             scan_cache = [f"SCAN_CACHE={self.object_cache()}"]
         except BuildError:
             scan_cache = []
-        since = log.stat().st_size if log.exists() else 0  # what this make says: the trusted build's is before
-        with self._compiling(v, keys):
+        oom_before = compile_stage.oom_kills()
+        with self._compiling(v, keys, submission):
             rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
                              f"ARCH={self.arch}", *confined, *libs, *scan_cache, v["GRADER"]], self.root, log)
-            self._store(keys)
+            self._store(keys, submission)
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
         # grader at all is a build failure, and the student's only where the machine did not stop it.
         if rc == 0 and Path(v["GRADER"]).is_file():
             return Path(v["GRADER"])
         lost = [t for t in [*tv["GRADER_TRUSTED"].split(), tv["REF_LIB"]] if not Path(t).exists()]
-        machine = machine_failure(rc, log, since, build, submission) or (lost and (
+        machine = machine_failure(rc, build, compile_stage.oom_kills() - oom_before) or (lost and (
             f"the trusted grader build {trusted} lost {len(lost)} of its files while this grading used it "
             f"(e.g. {lost[0]}; a newer build pruned it?)"))
         if machine:

@@ -430,10 +430,12 @@ def prune(cache, days):
     if not cache or not Path(cache).is_dir():
         return
     limit = time.time() - days * 86400
-    for f in Path(cache).iterdir():
+    for f in sorted(Path(cache).rglob("*"), reverse=True):  # a key's folder after what it holds
         try:
             if f.is_file() and f.stat().st_mtime < limit:
                 f.unlink()
+            elif f.is_dir() and not any(f.iterdir()):
+                f.rmdir()
         except OSError:
             pass
 

@@ -22,11 +22,13 @@ What the student sees of the compiler's output is the compiler's, less nvcc's "R
 suppressed with -diag-suppress" lines (the log keeps them), with the submission's files named as the
 student names them (student/tiled.cu, not the absolute path make passed to nvcc).
 
-A compile the machine stopped is not the student's: the compiler killed by a signal (the out-of-memory
-killer, a time limit), the disk full, memory exhausted, a tool missing (machine_cause() says how each
-is told from what a stage file can make a compiler print). Then OBJ.error (JSON: the cause) is written
-instead of OBJ.failed and the script exits 1: the build stops with the cause named, and a grading on
-the cluster records `error`, which the next sweep grades again (cluster/grading.py).
+A compile the machine stopped is not the student's: the compiler killed by a signal from outside, the
+out-of-memory killer at work, the disk full, a tool missing. Who failed is decided from what the
+stage file cannot bring about, never from what the compiler printed (a stage file decides much of
+that: #error, #pragma message, static_assert, a string with a newline in it): machine_cause() says
+how. Then OBJ.error (JSON: the cause) is written instead of OBJ.failed and the script exits 1: the
+build stops with the cause named, and a grading on the cluster records `error`, which the next sweep
+grades again (cluster/grading.py).
 
 --confine DIR:DIR... (the Makefile's CONFINE=, which the cluster passes when it grades) runs the
 compiler confined with Landlock (confine.py): it may read only these directories and the system
@@ -34,18 +36,27 @@ compiler's own files, and write only OBJ's directory and a private TMPDIR there,
 that includes (or .incbin's, or #embed's) anything else does not compile, with its own file and
 line named. A confined compile never uses the object cache (an object compiled unconfined could
 hold what the confinement refuses), and where Landlock is unavailable it is an OBJ.error, never a
-compile without it.
+compile without it. It also runs within --limits CPU:WALL:MEMORY_MB (confine.Limits: CPU seconds and
+address space of each of its processes, wall time of the whole compile, which ends its process group):
+a file whose compile runs into them does not compile, with the limit named — the file's failure,
+never the machine's, and never a grading that hangs.
 """
 import argparse
+import contextlib
+import errno
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -142,61 +153,132 @@ def for_the_student(output, source, cwd=None):
     return text.replace(absolute, prefix) if Path(source).is_absolute() else text
 
 
-# What the machine, not a stage file, makes a compiler print: (pattern, the cause in words).
-_MACHINE = (
-    (re.compile(r"No space left on device|Disk quota exceeded", re.I), "the disk is full"),
-    (re.compile(r"Cannot allocate memory|out of memory|virtual memory exhausted|std::bad_alloc|"
-                r"Memory allocation failure", re.I), "out of memory"),
-    (re.compile(r"died due to signal|Killed signal terminated program|internal compiler error: Killed", re.I),
-     "a compiler process was killed"),
-    (re.compile(r"(?:^|: )(?:command )?not found\s*$|cannot execute|execvp:|error while loading shared libraries",
-                re.I), "a tool the compiler runs is missing"),
-    # Under --confine: the sandbox refused the compiler one of its own files (a stage file's own read
-    # of a refused file is a diagnostic on its own line, below).
-    (re.compile(r"Permission denied", re.I), "the compiler was refused one of its own files"),
-)
-_ECHO = re.compile(r"^\s*\d*\s*\|")  # gcc's quote of a source line, and its caret line
-
-
 class MachineError(Exception):
     """The machine stopped a compile, not the stage file; the message names the cause."""
 
 
-def machine_cause(returncode, output, source):
-    """Why the machine stopped this compile, or None when the compiler's verdict is on the file. A
-    stage file decides what the compiler says about its own lines, so only what it cannot make the
-    compiler print counts: a signal that ended the compiler, exit 127 (not found), or a line above
-    (_MACHINE) that names none of the hand-in's files, is no quote of a source line, and whose words
-    no file of the hand-in holds."""
-    if returncode is not None and returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = "an unknown signal"
-        return f"the compiler was stopped by signal {-returncode} ({name})"
-    if returncode == 127:
-        return "the compiler was not found (exit 127)"
-    folder = Path(source).parent
-    theirs = [str(folder) + "/", str(folder.resolve()) + "/"]
-    def words(text):  # as a stringized macro argument would give them: one space between words
-        return " ".join(text.lower().split())
+# The kernel's count of the processes its out-of-memory killer ended (this machine's, every cgroup's).
+VMSTAT = "/proc/vmstat"
+# A build directory's file system with less room than this is full: a stage file's compile writes
+# its temporary files and object there (TMPDIR too, where the compile is not confined).
+DISK_MARGIN_MB = 100
+# The compiler's output kept (the log, the verdict, what the student is shown); the rest is counted.
+OUTPUT_KEPT_BYTES = 4 << 20
+# What a confined compile that failed is set against: the same compiler, confined and limited as it
+# was, on a one-line kernel (canary_cause).
+CANARY = "__global__ void gemmlab_canary_kernel() {}\n"
 
-    theirs_words = words(" ".join(p.read_text(errors="replace") for p in (folder.iterdir() if folder.is_dir() else ())
-                                  if p.is_file()))
-    for line in output.splitlines():
-        if _ECHO.match(line) or any(t in line for t in theirs):
+
+@dataclass
+class Run:
+    """A finished compile as the machine saw it."""
+    returncode: int
+    output: str
+    cpu_seconds: float = 0.0  # all of its processes together, as the kernel accounted them
+    timed_out: bool = False   # ended at its wall-time limit (its process group killed)
+    oom_kills: int = 0        # processes the out-of-memory killer ended on this machine meanwhile
+
+
+def oom_kills() -> int:
+    """How many processes the kernel's out-of-memory killer has ended on this machine (0 where it does not say)."""
+    try:
+        with open(VMSTAT) as f:
+            for line in f:
+                name, _, value = line.partition(" ")
+                if name == "oom_kill":
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def children_cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def disk_cause(directories) -> str | None:
+    """The machine's cause where a directory a compile writes lies on a full file system: less than
+    DISK_MARGIN_MB free, or not even a small file can be written (a quota)."""
+    for d in directories:
+        try:
+            st = os.statvfs(d)
+        except OSError:
             continue
-        for pattern, cause in _MACHINE:
-            m = pattern.search(line)
-            if m and words(m.group(0).strip(": ")) not in theirs_words:
-                return f"{cause} (\"{line.strip()}\")"
+        free = st.f_bavail * st.f_frsize
+        if free < DISK_MARGIN_MB << 20:
+            return f"the disk is full: the file system of {d} has {free >> 20} MiB free"
+        try:
+            with tempfile.TemporaryFile(dir=d) as probe:
+                probe.write(b"\0" * (1 << 20))
+                probe.flush()
+                os.fsync(probe.fileno())
+        except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                return f"the disk is full: 1 MiB cannot be written in {d} ({e.strerror})"
     return None
 
 
-def compile_stage(command, source, obj, cache=None, depends=(), verbose=False, confine=None):
+def machine_cause(run: Run, directories, canary=None) -> str | None:
+    """Why the machine, not the stage file, stopped this failed compile; None when the failure is the
+    file's. Only what a stage file cannot bring about counts, never what the compiler printed: the
+    compiler ended by a signal from outside (its own limits are the file's: limit_reached), exit 127
+    (not found), the out-of-memory killer at work on this machine while it ran, a full disk where it
+    writes (`directories`), or — for a confined compile (`canary`: a function giving its cause or None)
+    — the same compiler, confined and limited alike, failing a one-line kernel too (a tool missing or
+    broken, the sandbox refusing the compiler its own files)."""
+    if run.returncode < 0 and -run.returncode != signal.SIGXCPU:
+        try:
+            name = signal.Signals(-run.returncode).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"the compiler was stopped by signal {-run.returncode} ({name})"
+    if run.returncode == 127:
+        return "the compiler was not found (exit 127)"
+    if run.oom_kills:
+        return (f"the out-of-memory killer ended {run.oom_kills} process(es) on {os.uname().nodename} while it "
+                f"compiled ({VMSTAT}: oom_kill)")
+    return disk_cause(directories) or (canary() if canary is not None else None)
+
+
+def limit_reached(run: Run, limits, source) -> str | None:
+    """The verdict of a compile that ran into its limits (the file's failure), or None."""
+    if limits is None:
+        return None
+    if run.timed_out:
+        return (f"{shown_path(source)}: its compile ran past its limit of {limits.wall_seconds} s and was stopped "
+                "(a template, constexpr evaluation or #include that never ends?)")
+    if run.returncode == -signal.SIGXCPU or run.cpu_seconds >= limits.cpu_seconds:
+        return (f"{shown_path(source)}: its compile ran into its limit of {limits.cpu_seconds} CPU seconds "
+                "(a template, constexpr evaluation or #include that never ends?)")
+    return None
+
+
+def canary_cause(command, source, obj, confine, limits) -> str | None:
+    """The machine's cause where the same compile command, confined and limited as it was, cannot
+    compile a one-line kernel in place of the stage file either; None where it can."""
+    work = Path(tempfile.mkdtemp(prefix=f".{obj.name}.canary-", dir=obj.parent))
+    try:
+        src, out = work / f"canary{Path(source).suffix}", work / "canary.o"
+        src.write_text(CANARY)
+        swapped = {str(source): str(src), str(obj): str(out)}
+        run = run_compiler([swapped.get(w, w) for w in command], out, confine, limits)
+        if run.returncode == 0 and out.is_file():
+            return None
+        said = next((line.strip() for line in run.output.splitlines() if line.strip()), "no output")
+        return (f"the same compiler cannot compile a one-line kernel here either (exit {run.returncode}"
+                f"{', stopped at its time limit' if run.timed_out else ''}: {said})")
+    except MachineError as e:
+        return str(e)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compile_stage(command, source, obj, cache=None, depends=(), verbose=False, confine=None, limits=None):
     """Compiles (or takes from the cache); returns the verdict's dict when the file does not compile.
-    confine: the directories a confined compile may read (None: not confined; never from the cache).
-    MachineError when the machine stopped the compile (OBJ.error written)."""
+    confine: the directories a confined compile may read (None: not confined; never from the cache);
+    limits: a confined compile's confine.Limits (None: none). MachineError when the machine stopped the
+    compile (OBJ.error written)."""
     obj = Path(obj)
     failed = Path(f"{obj}.failed")
     warned = Path(f"{obj}{WARNINGS_SUFFIX}")
@@ -210,7 +292,7 @@ def compile_stage(command, source, obj, cache=None, depends=(), verbose=False, c
     def compile_(cmd):
         nonlocal verdict
         try:
-            verdict = compile_now(cmd, source, obj, failed, warned, log, cmdline, confine)
+            verdict = compile_now(cmd, source, obj, failed, warned, log, cmdline, confine, limits)
         except MachineError as e:
             obj.unlink(missing_ok=True)
             failed.unlink(missing_ok=True)
@@ -275,55 +357,114 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def run_compiler(command, obj, confine):
-    """The compiler's run (stdout and stderr together); under `confine`, in a Landlock sandbox
-    (confine.py) with a private TMPDIR beside the object, removed afterwards."""
-    if confine is None:
+def run_compiler(command, obj, confine, limits=None) -> Run:
+    """The compiler's run (stdout and stderr together, the first OUTPUT_KEPT_BYTES of them); under
+    `confine`, in a Landlock sandbox (confine.py) with a private TMPDIR beside the object, removed
+    afterwards; under `limits` (confine.Limits), in a process group of its own, each process limited
+    in CPU seconds and address space, the group killed at the wall-time limit."""
+    env, preexec, rules, tmp = None, None, None, None
+    if confine is not None:
+        tmp = tempfile.mkdtemp(prefix=f".{obj.name}.tmp-", dir=obj.parent)
         try:
-            return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  errors="replace")
+            rules = confinement.ruleset([*confine, *confinement.SYSTEM_COMPILER_PATHS], [str(obj.parent)])
+        except (confinement.Unavailable, OSError) as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise MachineError(f"the compile was to be confined (--confine) and cannot be: {e}; it is not run "
+                               "unconfined") from None
+        env = dict(os.environ, TMPDIR=tmp)
+    if rules is not None or limits is not None:
+        def preexec():  # in the child, just before exec: the limits, then the sandbox
+            if limits is not None:
+                confinement.limit(limits)
+            if rules is not None:
+                confinement.restrict(rules)
+    oom_before, cpu_before = oom_kills(), children_cpu_seconds()
+    try:
+        try:
+            proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                    pass_fds=() if rules is None else (rules,), preexec_fn=preexec,
+                                    process_group=0 if limits is not None else None)
+        except subprocess.SubprocessError as e:  # what preexec_fn raised: the sandbox could not be applied
+            raise MachineError(f"the compile could not be confined: {e}; it is not run unconfined") from None
         except OSError as e:
             raise MachineError(f"the compiler could not be started ({command[0]}: {e.strerror})") from None
-    tmp = tempfile.mkdtemp(prefix=f".{obj.name}.tmp-", dir=obj.parent)
-    try:
-        rules = confinement.ruleset([*confine, *confinement.SYSTEM_COMPILER_PATHS], [str(obj.parent)])
-    except (confinement.Unavailable, OSError) as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise MachineError(f"the compile was to be confined (--confine) and cannot be: {e}; it is not run "
-                           "unconfined") from None
-    try:
-        return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                              env=dict(os.environ, TMPDIR=tmp), pass_fds=(rules,),
-                              preexec_fn=lambda: confinement.restrict(rules))
-    except subprocess.SubprocessError as e:  # what preexec_fn raised: the sandbox could not be applied
-        raise MachineError(f"the compile could not be confined: {e}; it is not run unconfined") from None
-    except OSError as e:
-        raise MachineError(f"the compiler could not be started ({command[0]}: {e.strerror})") from None
+        kept = bytearray()
+        reader = threading.Thread(target=_keep_output, args=(proc.stdout, kept), daemon=True)
+        reader.start()
+        if limits is None:
+            proc.wait()
+            timed_out = False
+        else:
+            timed_out = _wait_then_end_group(proc, limits.wall_seconds)
+        reader.join()
+        output = kept.decode(errors="replace")
+        return Run(proc.returncode, output, children_cpu_seconds() - cpu_before, timed_out, oom_kills() - oom_before)
     finally:
-        os.close(rules)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if rules is not None:
+            os.close(rules)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
-def compile_now(command, source, obj, failed, warned, log, cmdline, confine=None):
+def _wait_then_end_group(proc, seconds) -> bool:
+    """Waits for the compiler for at most `seconds`, then kills its process group — all of the compile at
+    the limit, or what it left running — before reaping it (a zombie keeps the group's id its own, never
+    another's). Also when this process is stopped meanwhile. Returns whether the limit ended it."""
+    deadline, pause, timed_out = time.monotonic() + seconds, 0.001, False
+    try:
+        while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            if time.monotonic() >= deadline:
+                timed_out = True
+                break
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return timed_out
+
+
+def _keep_output(pipe, kept: bytearray):
+    """Reads the compiler's output to its end, keeping the first OUTPUT_KEPT_BYTES (a stage file can make
+    a compiler print without end)."""
+    cut = False
+    with pipe:
+        while chunk := pipe.read(1 << 16):
+            room = OUTPUT_KEPT_BYTES - len(kept)
+            if len(chunk) <= room:
+                kept += chunk
+            elif not cut:
+                kept += chunk[:room] + b"\n[the rest of the compiler's output was left out]\n"
+                cut = True
+
+
+def compile_now(command, source, obj, failed, warned, log, cmdline, confine=None, limits=None):
     """The compile, its log, and its verdict written beside the object when the compiler refused the
-    file (None when it compiled); what it warned about beside the object when it compiled.
-    MachineError when the machine stopped it (machine_cause)."""
+    file or the compile ran into its limits (None when it compiled); what it warned about beside the
+    object when it compiled. MachineError when the machine stopped it (machine_cause)."""
     obj.unlink(missing_ok=True)
     warned.unlink(missing_ok=True)
-    proc = run_compiler(command, obj, confine)
-    log.write_text(f"$ {cmdline}\n{proc.stdout}" + ("" if proc.returncode == 0 else f"(exit {proc.returncode})\n"))
-    show(proc.stdout, source)
-    cause = machine_cause(proc.returncode, proc.stdout, source) if proc.returncode != 0 else None
-    if cause:
-        raise MachineError(cause)
-    if proc.returncode == 0 and obj.is_file():
+    run = run_compiler(command, obj, confine, limits)
+    limit = limit_reached(run, limits, source)
+    log.write_text(f"$ {cmdline}\n{run.output}" + ("" if run.returncode == 0 else f"(exit {run.returncode})\n")
+                   + (f"{limit}\n" if limit else ""))
+    show(run.output, source)
+    if run.returncode == 0 and not limit and obj.is_file():
         failed.unlink(missing_ok=True)
-        if warnings_in(proc.stdout):
-            write_json(warned, warnings_record(proc.stdout, source))
+        if warnings_in(run.output):
+            write_json(warned, warnings_record(run.output, source))
         return None
+    if not limit:
+        written = [obj.parent] if confine is not None else [obj.parent, tempfile.gettempdir()]
+        canary = (lambda: canary_cause(command, source, obj, confine, limits)) if confine is not None else None
+        cause = machine_cause(run, written, canary)
+        if cause:
+            raise MachineError(cause)
     obj.unlink(missing_ok=True)
-    verdict = {"schema": SCHEMA, "source": str(source), "shown": shown_path(source), "exit": proc.returncode,
-               "first_error": first_error(proc.stdout, source), "command": cmdline, "output": proc.stdout[-20000:]}
+    verdict = {"schema": SCHEMA, "source": str(source), "shown": shown_path(source), "exit": run.returncode,
+               "first_error": limit or first_error(run.output, source), "command": cmdline,
+               "output": run.output[-20000:]}
     write_json(failed, verdict)
     return verdict
 
@@ -336,15 +477,27 @@ def main():
     ap.add_argument("--depends", nargs="*", default=[])
     ap.add_argument("--verbose", action="store_true", help="print the command line (make V=1)")
     ap.add_argument("--confine", default="", help="DIR:DIR...: compile confined, these directories readable")
+    ap.add_argument("--limits", default="", help="CPU:WALL:MEMORY_MB: a confined compile's limits (confine.Limits)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         ap.error("no compile command after --")
     confine = [d for d in args.confine.split(":") if d] if args.confine else None
+    if confine is not None and not args.limits:
+        ap.error("--confine needs --limits CPU_SECONDS:WALL_SECONDS:MEMORY_MB (the Makefile's CONFINE_LIMITS, "
+                 "which the cluster passes from [cells] compile_* in course.toml): a confined compile is never "
+                 "run without them")
+    try:
+        limits = confinement.Limits.parse(args.limits) if args.limits else None
+    except ValueError as e:
+        ap.error(str(e))
+    # A stop (make interrupted, the grading stopped) ends the compile's process group too (run_compiler).
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, lambda signum, _: sys.exit(128 + signum))
     try:
         verdict = compile_stage(command, args.source, args.object, args.cache or None, args.depends, args.verbose,
-                                confine)
+                                confine, limits)
     except MachineError as e:
         print(f"  {shown_path(args.source)} could not be compiled, and not because of the file: {e}. "
               "Build again once that is fixed.", file=sys.stderr)

@@ -10,20 +10,25 @@ can never compile another student's hand-in, the reference solutions or a staff 
 The rules are built in the parent (ruleset(): an error here is the machine's, named, before anything
 runs) and applied in the compile's child just before exec (restrict(), a subprocess preexec_fn):
 no_new_privs, then landlock_restrict_self. They hold for every process the compile starts and cannot
-be lifted. Rights follow the kernel's ABI as grader/src/judge/sandbox.cpp does for the runners: REFER
+be lifted. Next to them the child takes its Limits (limit(): CPU seconds and address space of each
+process the compile starts; compile_stage.py keeps its wall time): a stage file whose compile never
+ends (a template that instantiates without end, an #include of /dev/urandom) runs into them, and
+that is the file's failure, not the machine's. The numbers come from the course ([cells] compile_*
+in course.toml, cluster/config.py), which the cluster passes down (CONFINE_LIMITS=). Rights follow the kernel's ABI as grader/src/judge/sandbox.cpp does for the runners: REFER
 from ABI 2, TRUNCATE from 3, IOCTL_DEV from 5; a right the kernel does not know is neither handled
 nor granted.
 """
 import ctypes
 import os
+import resource
 import shutil
 import stat
+from dataclasses import dataclass
 
-# The system compiler's own files (binaries, headers, libraries, the dynamic loader's cache), and the
-# devices a compiler opens. Nothing staff-only may lie below them (cluster/config.py refuses it).
+# The system compiler's own files (binaries, headers, libraries, the dynamic loader's cache). Nothing
+# staff-only may lie below them (cluster/config.py refuses it).
 SYSTEM_COMPILER_PATHS = ("/usr/bin", "/usr/include", "/usr/lib", "/usr/lib64", "/usr/libexec",
                          "/bin", "/lib", "/lib64", "/etc/ld.so.cache")
-DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
 
 
 def host_compiler_home() -> list[str]:
@@ -46,6 +51,12 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 TRUNCATE, IOCTL_DEV = 1 << 14, 1 << 15
 READ = EXECUTE | READ_FILE | READ_DIR
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # all a rule on a file may grant
+
+# The devices a compiler opens, and nothing else of /dev: /dev/null (nvcc and g++ write and read it),
+# /dev/urandom read (g++ seeds its random names with it). A stage file that #includes one of them
+# reads nothing (/dev/null) or reads without end until the compile's limits stop it (the student's:
+# compile_stage.py); any other device is refused like any other file.
+DEVICES = {"/dev/null": READ_FILE | WRITE_FILE | TRUNCATE, "/dev/urandom": READ_FILE}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -85,10 +96,10 @@ def handled_rights(version: int) -> int:
 
 
 def ruleset(read, write) -> int:
-    """A ruleset's file descriptor: `read` (and DEVICES) readable, `write` fully writable, nothing else."""
+    """A ruleset's file descriptor: `read` readable, DEVICES as they say, `write` fully writable, nothing else."""
     handled = handled_rights(abi())
     fd = _call("create_ruleset", ctypes.byref(ctypes.c_uint64(handled)), ctypes.c_size_t(8), ctypes.c_uint32(0))
-    grants = [(p, READ) for p in read] + [(p, READ | WRITE_FILE | TRUNCATE) for p in DEVICES]
+    grants = [(p, READ) for p in read] + list(DEVICES.items())
     grants += [(p, handled) for p in write]
     try:
         for path, rights in grants:
@@ -115,3 +126,41 @@ def restrict(fd: int):
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
     _call("restrict_self", fd, ctypes.c_uint32(0))
     os.close(fd)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one confined compile may use: CPU seconds and address space (MiB) of each of its processes,
+    and wall time (seconds) of the whole compile."""
+    cpu_seconds: int
+    wall_seconds: int
+    memory_mb: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Limits":
+        """From "CPU:WALL:MEMORY_MB" (the Makefile's CONFINE_LIMITS); ValueError names what is wrong."""
+        parts = text.split(":")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise ValueError(f"compile limits {text!r}: expected CPU_SECONDS:WALL_SECONDS:MEMORY_MB, each a whole "
+                             "number above 0 (the cluster passes [cells] compile_cpu_seconds, compile_wall_seconds "
+                             "and compile_memory_mb)")
+        return cls(*map(int, parts))
+
+    def __str__(self):
+        return f"{self.cpu_seconds}:{self.wall_seconds}:{self.memory_mb}"
+
+
+# Seconds past the CPU limit before the kernel's SIGKILL: at the limit itself a process gets SIGXCPU,
+# which ends a compiler (none catches it) with a signal its driver names.
+CPU_GRACE_SECONDS = 5
+
+
+def limit(limits: Limits):
+    """In the child, before exec: its CPU seconds and address space, inherited by every process the
+    compile starts (each counts its own). A limit already lower stays as it is."""
+    for what, soft, hard in ((resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + CPU_GRACE_SECONDS),
+                             (resource.RLIMIT_AS, limits.memory_mb << 20, limits.memory_mb << 20)):
+        _, old_hard = resource.getrlimit(what)
+        if old_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, old_hard), min(hard, old_hard)
+        resource.setrlimit(what, (soft, hard))

@@ -11,9 +11,14 @@ The key is a SHA-256 of: the command (with the source and object paths taken out
 (path, size, modification time) of every program the command starts with (ccache and nvcc, say,
 so that a toolkit replaced in place is never mistaken for the old one), the source's bytes, the bytes of every --depends file
 (the stage API headers) and of every header beside the source (*.h, *.cuh, *.hpp, *.inc in its
-directory and, for a symbolic link, in the directory of the file it points to). A hit copies the
-object and writes its dependency file; a miss runs the command and stores the object, atomically.
-Nothing is ever reused across a change of any of those bytes. OBJECT_CACHE= (empty) turns it off.
+directory and, for a symbolic link, in the directory of the file it points to). Under the key, each
+object is kept with what its compile read (`inputs`): every file of the dependency list the compile
+wrote (nvcc -MMD's <object>.d: what it #included, from the source's folder or anywhere else) by its
+bytes, and the names in the source's folder (what an __has_include could have asked). A hit is an
+object of the key whose every input holds for this source now; it is copied with its dependency file
+written. A miss runs the command and stores the object with its inputs, atomically. Nothing is ever
+reused across a change of any byte a compile read. OBJECT_CACHE= (empty) turns it off.
+cluster/grading.py keeps its own cache of a grading's objects the same way (find, keep).
 A compile may leave files beside its object that belong to it (compile_stage.py's <object>.warnings:
 what the compiler warned about): run_cached(sidecars=...) keeps them with the object and puts them
 back on a hit, so a reused object comes with what its compile said.
@@ -27,7 +32,9 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,9 +80,104 @@ def cache_key(command, source, obj, depends):
     return h.hexdigest()
 
 
-def copy_from_cache(cached, obj, source, depends, sidecars=()):
-    """A hit: the cached object in place, with the dependency file make reads and its sidecars (a
-    sidecar the cache does not hold is removed: the compile that made the object left none)."""
+# ---- what a compile read ------------------------------------------------------------------------
+FOLDER_NAMES = "./"  # the input that stands for the names in the source's folder
+
+
+def dependency_list(dfile) -> list[str]:
+    """The prerequisites of the first rule of a make dependency file (what nvcc or g++ -MMD/-MD writes):
+    the files the compile read; [] where there is no such file."""
+    try:
+        text = Path(dfile).read_text(errors="replace")
+    except OSError:
+        return []
+    rule = re.split(r"(?<!\\)\n", text.replace("\\\n", " "), maxsplit=1)[0]
+    parts = re.split(r"\s:\s|:\s", rule, maxsplit=1)
+    words = re.findall(r"(?:\\.|[^\s\\])+", parts[1]) if len(parts) == 2 else []
+    return [re.sub(r"\\(.)", r"\1", w).replace("$$", "$") for w in words]
+
+
+def _digest(path) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "<unreadable>"
+
+
+def _names(folder) -> str:
+    try:
+        return hashlib.sha256("\0".join(sorted(os.listdir(folder))).encode()).hexdigest()
+    except OSError:
+        return "<unreadable>"
+
+
+def inputs(files, source, cwd=None) -> dict[str, str]:
+    """What a compile of `source` read, each input by its name and its bytes' SHA-256: a file in the
+    source's folder (or below it) as "./<path>" from there (the same bytes beside another source are
+    the same input), any other by its real path; and FOLDER_NAMES, the names in the source's folder.
+    `files`: the dependency list (paths relative to `cwd`, the compile's working directory)."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(source)))
+    found = {FOLDER_NAMES: _names(folder)}
+    for f in [source, *files]:
+        real = os.path.realpath(os.path.join(cwd or os.getcwd(), f))
+        name = "./" + os.path.relpath(real, folder) if real.startswith(folder + os.sep) else real
+        found[name] = _digest(real)
+    return found
+
+
+def _where(name, source) -> str:
+    """The file an input's name stands for beside `source`."""
+    if name.startswith("./"):
+        return os.path.join(os.path.dirname(os.path.abspath(source)), name[2:])
+    return name
+
+
+def holds(recorded: dict, source) -> bool:
+    """Whether every input a compile recorded holds for `source` now: the same bytes, the same names."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(source)))
+    return all((_names(folder) if name == FOLDER_NAMES else _digest(_where(name, source))) == sha
+               for name, sha in recorded.items())
+
+
+def find(cache, key, source):
+    """(the object `cache` keeps under `key` whose every input holds for `source` now, its inputs), or None."""
+    for record in sorted((Path(cache) / key).glob("*.inputs")):
+        try:
+            recorded = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        obj = record.with_suffix(".o")
+        if obj.is_file() and holds(recorded, source):
+            return obj, recorded
+    return None
+
+
+def keep(cache, key, obj, source, dfile=None, cwd=None, sidecars=()):
+    """Keeps a freshly compiled object under `key` with what its compile read (the dependency list it
+    wrote, `dfile`; the source alone where it wrote none) and its sidecars (files `<obj><suffix>` its
+    compile left), atomically; a cache that cannot be written is no cache."""
+    recorded = inputs(dependency_list(dfile) if dfile else [], source, cwd)
+    name = hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()
+    d = Path(cache) / key
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        # The sidecars and the inputs first: a reader that finds the object finds them too.
+        for suffix in sidecars:
+            side = Path(f"{obj}{suffix}")
+            if side.is_file():
+                _copy_atomically(side, d / f"{name}{suffix}", d)
+            else:
+                (d / f"{name}{suffix}").unlink(missing_ok=True)
+        _write_atomically(json.dumps(recorded, indent=1, sort_keys=True) + "\n", d / f"{name}.inputs", d)
+        _copy_atomically(obj, d / f"{name}.o", d)
+    except OSError:
+        pass
+
+
+def copy_from_cache(cached, obj, source, depends, sidecars=(), recorded=None):
+    """A hit: the cached object in place, with the dependency file make reads (the source, the files its
+    compile read, `depends`) and its sidecars (a sidecar the cache does not hold is removed: the
+    compile that made the object left none)."""
     obj = Path(obj)
     shutil.copyfile(cached, obj)
     for suffix in sidecars:
@@ -84,25 +186,16 @@ def copy_from_cache(cached, obj, source, depends, sidecars=()):
             shutil.copyfile(kept, f"{obj}{suffix}")
         else:
             Path(f"{obj}{suffix}").unlink(missing_ok=True)
-    deps = " ".join([str(source), *map(str, depends)])
+    read = [_where(n, source) for n in sorted(recorded or {}) if n not in (FOLDER_NAMES, "./" + Path(source).name)]
+    deps = " ".join(dict.fromkeys([str(source), *read, *map(str, depends)]))
     obj.with_suffix(".d").write_text(f"{obj}: {deps}\n")
 
 
-def store(cache, key, obj, sidecars=()):
-    """Keeps a freshly compiled object and its sidecars (files `<obj><suffix>` its compile left),
-    atomically; a cache that cannot be written is no cache."""
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        # The sidecars first: a reader that finds the object finds them too.
-        for suffix in sidecars:
-            side = Path(f"{obj}{suffix}")
-            if side.is_file():
-                _copy_atomically(side, cache / f"{key}{suffix}", cache)
-            else:
-                (cache / f"{key}{suffix}").unlink(missing_ok=True)
-        _copy_atomically(obj, cache / f"{key}.o", cache)
-    except OSError:
-        pass
+def _write_atomically(text, dst, cache):
+    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, dst)
 
 
 def _copy_atomically(src, dst, cache):
@@ -128,10 +221,11 @@ def key_lock(cache, key):
 
 
 def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None, sidecars=()):
-    """Compiles with `command` (which writes `obj` from `source`), or copies the object a compile
-    with the same key left in `cache`; returns the compile's exit status (0 on a hit). `compile_`
-    runs the command (default: subprocess.run, returning its exit status). `sidecars`: suffixes of
-    files beside the object that its compile writes and a hit restores (e.g. ".warnings")."""
+    """Compiles with `command` (which writes `obj` from `source`, run in this working directory), or
+    copies the object a compile with the same key and inputs left in `cache`; returns the compile's
+    exit status (0 on a hit). `compile_` runs the command (default: subprocess.run, returning its exit
+    status). `sidecars`: suffixes of files beside the object that its compile writes and a hit restores
+    (e.g. ".warnings")."""
     compile_ = compile_ or (lambda cmd: subprocess.run(cmd).returncode)
     cache, obj = Path(cache), Path(obj)
     try:
@@ -139,14 +233,16 @@ def run_cached(cache, command, source, obj, depends=(), say=print, compile_=None
     except OSError:  # a cache that cannot be read is no cache
         return compile_(command)
     with key_lock(cache, key):  # the same compile running elsewhere: wait, then copy its object
-        cached = cache / f"{key}.o"
-        if cached.is_file():
-            copy_from_cache(cached, obj, source, depends, sidecars)
+        hit = find(cache, key, source)
+        if hit:
+            copy_from_cache(hit[0], obj, source, depends, sidecars, hit[1])
             say(f"object cache: {obj} (same source and command as before)")
             return 0
+        dfile = obj.with_suffix(".d")  # what the compile read, where it says (-MMD): none but its own
+        dfile.unlink(missing_ok=True)
         rc = compile_(command)
         if rc == 0 and obj.is_file():
-            store(cache, key, obj, sidecars)
+            keep(cache, key, obj, source, dfile if dfile.is_file() else None, sidecars=sidecars)
         return rc
 
 

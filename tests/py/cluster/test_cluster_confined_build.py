@@ -14,6 +14,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,101 @@ def test_the_rest_of_the_trusted_tree_is_not_readable_confined(tmp_path):
     broken, verdicts = compile_hand_in(course(tmp_path, True), tmp_path, tiled, "tree")
     assert broken == ["tiled.cu"]
     assert "tiled.cu:1: error:" in verdicts["tiled"]["first_error"], verdicts
+
+
+def limited_course(tmp_path, name, cpu=20, wall=120, memory_mb=1024):
+    """A confined course whose compiles have these limits ([cells] compile_*)."""
+    base = tmp_path / name
+    base.mkdir()
+    path = write_config(base, "local", DUE, confine_builds=True)
+    path.write_text(path.read_text() + f"[cells]\ncompile_cpu_seconds = {cpu}\ncompile_wall_seconds = {wall}\n"
+                    f"compile_memory_mb = {memory_mb}\n")
+    return config.load(path)
+
+
+# Lines a stage file makes the compiler print that read like the machine's failures: a string with
+# newlines in it puts them on lines of their own (the front end prints it as it is), and split
+# literals keep their words out of the file as written.
+FORGED = STUB + r'''
+#pragma message("\nnvcc error   : 'cicc' died due to sig" "nal 9 (Kill signal)\nNo spa" "ce left on device")
+static_assert(sizeof(int) == 3, "\nnvcc error   : 'cicc' died due to sig" "nal 9 (Kill signal)\n"
+              "g++: fatal error: Kil" "led signal terminated program cc1plus\nsh: 1: cicc: not fo" "und\n"
+              "cc1plus: out of mem" "ory allocating 65536 bytes\nNo spa" "ce left on device");
+'''
+
+
+def test_what_a_stage_file_makes_the_compiler_print_is_the_students_whatever_it_says(tmp_path):
+    """The compiler prints the machine's failures word for word, and nothing failed but the file: it
+    does not compile (the student's), the grading goes on — never an `error` retried forever."""
+    broken, verdicts = compile_hand_in(limited_course(tmp_path, "forged"), tmp_path, FORGED, "forged")
+    assert broken == ["tiled.cu"], broken
+    assert "static assertion failed" in verdicts["tiled"]["first_error"], verdicts
+    assert "died due to signal 9" in verdicts["tiled"]["output"]  # printed, and read as the file's
+    assert not list((tmp_path / "forged-build").rglob("*.o.error"))
+
+
+# A template whose instantiations double at each of 40 levels: a compile that never ends.
+ENDLESS = STUB + """
+template <int N, unsigned long M> struct Grow {
+    static constexpr unsigned long value = Grow<N - 1, 2 * M>::value + Grow<N - 1, 2 * M + 1>::value;
+};
+template <unsigned long M> struct Grow<0, M> { static constexpr unsigned long value = M; };
+unsigned long grown = Grow<40, 1>::value;
+"""
+
+
+@pytest.mark.parametrize("name, tiled", [
+    ("endless-template", ENDLESS),
+    ("endless-include", '#include "/dev/urandom"\n' + STUB),  # a device a compiler may read: bytes without end
+])
+def test_a_compile_that_never_ends_runs_into_its_limits_and_is_the_students(tmp_path, name, tiled):
+    """Its CPU seconds, memory or wall time run out; the file does not compile, in bounded time, and the
+    others still do."""
+    started = time.monotonic()
+    broken, verdicts = compile_hand_in(limited_course(tmp_path, name, cpu=10, wall=60, memory_mb=1024), tmp_path,
+                                       tiled, name)
+    assert broken == ["tiled.cu"], broken
+    assert time.monotonic() - started < 120
+    first = verdicts["tiled"]["first_error"]
+    assert "limit" in first or "out of memory" in first or "memory exhausted" in first, first
+    assert not list((tmp_path / f"{name}-build").rglob("*.o.error"))
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/kmsg", "/dev/tty"])
+def test_a_device_a_compiler_does_not_need_is_refused_and_the_file_is_the_students(tmp_path, device):
+    tiled = f'#include "{device}"\n' + STUB
+    name = device.rsplit("/", 1)[1]
+    broken, verdicts = compile_hand_in(limited_course(tmp_path, name), tmp_path, tiled, name)
+    assert broken == ["tiled.cu"], broken
+    assert verdicts["tiled"]["first_error"].endswith(f"tiled.cu:1: error: {device}: Permission denied"), verdicts
+    assert not list((tmp_path / f"{name}-build").rglob("*.o.error"))
+
+
+def test_hand_ins_with_the_same_stage_file_share_no_object_built_from_another_file(tmp_path):
+    """The object cache keys each object on everything its compile read: two hand-ins with the same
+    tiled.cu, which #includes a helper of the hand-in, get objects built from their own helper; a
+    third with the first's helper again reuses the first's object."""
+    cfg = course(tmp_path, True)
+    token = secrets.token_hex(8)  # bytes no cache holds yet
+    tiled = STUB + f'// {token}\n#include "helper.cu"\n'
+    helper = 'static const char gemmlab_helper_marker[] __attribute__((used)) = "HELPER-{}-' + token + '";\n'
+
+    def compiled(name, which):
+        sub = tmp_path / f"{name}-submission"
+        sub.mkdir()
+        (sub / "tiled.cu").write_text(tiled)
+        (sub / "helper.cu").write_text(helper.format(which))
+        build, log = tmp_path / f"{name}-build", tmp_path / f"{name}.log"
+        assert grading.Toolchain(cfg).compile_only(sub, build, log) == []
+        (obj,) = build.rglob("stages/tiled.o")
+        return obj.read_bytes(), "tiled.cu" in log.read_text()
+
+    first, _ = compiled("first", "A")
+    second, second_compiled = compiled("second", "B")
+    assert f"HELPER-A-{token}".encode() in first
+    assert f"HELPER-B-{token}".encode() in second and second_compiled, "the second hand-in got the first's object"
+    again, again_compiled = compiled("again", "A")
+    assert again == first and not again_compiled, "the same files again: the object is reused"
 
 
 def test_without_landlock_a_grading_is_an_error_naming_the_setting(tmp_path, monkeypatch):

@@ -1,10 +1,12 @@
 """Failures of the machine are never a student's zero: a compiler or make stopped by a signal, a full
-disk, memory exhausted or a missing tool make a grading `error` (retried by the next sweep, blank in
-every export) with the cause named — not "does not compile" (a stage's zero) nor `build_failed` (the
-hand-in's zero). Only the compiler's diagnostics on the student's own file are the student's: words a
-stage file makes the compiler print (an #error that says "No space left on device") stay theirs.
-Stand-ins on PATH (cluster_helpers.stand_in_tool) play the failing nvcc and make; compile_stage.py is
-also driven with stand-in compilers directly. No GPU needed."""
+disk, the out-of-memory killer at work or a missing tool make a grading `error` (retried by the next
+sweep, blank in every export) with the cause named — not "does not compile" (a stage's zero) nor
+`build_failed` (the hand-in's zero). Who failed is decided by what a stage file cannot bring about,
+never by what the compiler printed: words a stage file makes the compiler print (an #error or a
+static_assert that says "No space left on device") stay theirs (test_cluster_confined_build.py: the
+same with the real compiler, and a compile that runs into its limits). Stand-ins on PATH
+(cluster_helpers.stand_in_tool) play the failing nvcc and make; compile_stage.py is also driven with
+stand-in compilers directly. No GPU needed."""
 import datetime as dt
 import json
 import os
@@ -19,22 +21,27 @@ import pytest
 from cluster_helpers import ROOT, config, stand_in_tool, write_config
 
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
+import confine  # noqa: E402
 import grading  # noqa: E402
 
 DUE = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
 REAL_NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 needs_nvcc = pytest.mark.skipif(not os.path.exists(REAL_NVCC), reason="needs nvcc (the CUDA toolkit)")
 ENOSPC = "<built-in>: fatal error: when writing output to /tmp/tmpxft_1-5_tiled.cpp4.ii: No space left on device"
-# What each failure of the machine looks like to compile_stage.py: the stand-in compiler's shell lines,
-# and the words of the cause it must name.
+LIMITS = confine.Limits(cpu_seconds=20, wall_seconds=60, memory_mb=2048)
+# What each failure of the machine looks like to compile_stage.py: the stand-in compiler's shell lines
+# (it fails every compile, the one-line kernel a confined compile is set against too: a broken
+# machine), and the words of the cause it must name. "$VMSTAT" is the kernel's count of the
+# out-of-memory killer's work, as the test gives it (compile_stage.VMSTAT).
 MACHINE = {
     "killed": ("kill -KILL $$", "stopped by signal 9 (SIGKILL)"),
-    "disk full": (f"echo '{ENOSPC}' >&2; exit 1", "the disk is full"),
-    "out of memory": ("echo 'g++: fatal error: Killed signal terminated program cc1plus' >&2; exit 1",
-                      "a compiler process was killed"),
-    "a tool missing": ("echo 'sh: 1: cicc: not found' >&2; exit 1", "a tool the compiler runs is missing"),
+    "out of memory": ("echo oom_kill 1 > \"$VMSTAT\"; echo 'g++: fatal error: Killed signal terminated program "
+                      "cc1plus' >&2; exit 1", "the out-of-memory killer ended 1 process"),
+    "a tool missing": ("echo 'sh: 1: cicc: not found' >&2; exit 1",
+                       "cannot compile a one-line kernel here either (exit 1: sh: 1: cicc: not found)"),
     "cicc killed": ("echo \"nvcc error   : 'cicc' died due to signal 9 (Kill signal)\" >&2; exit 255",
-                    "a compiler process was killed"),
+                    "cannot compile a one-line kernel here either (exit 255"),
+    "disk full": (f"echo '{ENOSPC}' >&2; exit 1", "the disk is full"),
 }
 
 
@@ -58,15 +65,39 @@ def run_compile_stage(tmp_path, command, text="int x;\n"):
     return r, obj
 
 
+@pytest.fixture
+def vmstat(tmp_path, monkeypatch):
+    """The kernel's count of out-of-memory kills as this test's compiles see it (compile_stage.VMSTAT):
+    a file beside the objects, where a confined stand-in compiler may write."""
+    path = tmp_path / "build" / "vmstat"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("oom_kill 0\n")
+    monkeypatch.setattr(compile_stage, "VMSTAT", str(path))
+    monkeypatch.setenv("VMSTAT", str(path))
+    return path
+
+
 @pytest.mark.parametrize("what", sorted(MACHINE))
-def test_a_compile_the_machine_stopped_is_not_the_students(tmp_path, what):
+def test_a_compile_the_machine_stopped_is_not_the_students(tmp_path, monkeypatch, vmstat, what):
+    """A grading's compile (confined, limited), the machine failing it in each of its ways."""
     work, cause = MACHINE[what]
-    r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, work), "-c"])
-    assert r.returncode == 1, r.stdout + r.stderr  # the build stops: nothing is judged of the file
+    if what == "disk full":  # every file system counts as full: less free than the margin
+        monkeypatch.setattr(compile_stage, "DISK_MARGIN_MB", 1 << 40)
+    src, obj = stage_file(tmp_path), tmp_path / "build" / "tiled.o"
+    with pytest.raises(compile_stage.MachineError) as e:
+        compile_stage.compile_stage([compiler(tmp_path, work), "-c", str(src), "-o", str(obj)], src, obj,
+                                    confine=[str(tmp_path)], limits=LIMITS)
+    assert cause in str(e.value), e.value
     assert not Path(f"{obj}.failed").exists(), "recorded as the student's: does not compile"
     record = json.loads(Path(f"{obj}.error").read_text())
     assert cause in record["cause"], record
-    assert "not because of the file" in r.stderr and cause in r.stderr, r.stderr
+
+
+def test_a_compile_the_machine_stopped_stops_the_build_with_the_cause(tmp_path):
+    r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, MACHINE["killed"][0]), "-c"])
+    assert r.returncode == 1, r.stdout + r.stderr  # the build stops: nothing is judged of the file
+    assert not Path(f"{obj}.failed").exists()
+    assert "not because of the file" in r.stderr and "stopped by signal 9" in r.stderr, r.stderr
 
 
 def test_a_missing_compiler_is_not_the_students(tmp_path):
@@ -80,17 +111,36 @@ def test_a_missing_compiler_is_not_the_students(tmp_path):
     '{src}:5:1: error: static assertion failed: No space left on device\n',   # "No space " "left on device"
     "{src}:7:10: fatal error: /elsewhere/x.h: Permission denied\n",          # a read the sandbox refused
     "/usr/include/stdio.h:1:1: error: expected ';' before No space left on device\n",  # STR(No   space ...)
+    # a string with newlines in it: lines of their own, no file named, nothing of it in the file as written
+    "{src}(2): error: static assertion failed with \"\nnvcc error   : 'cicc' died due to signal 9 (Kill signal)\n"
+    "g++: fatal error: Killed signal terminated program cc1plus\nsh: 1: cicc: not found\n\"\n",
 ])
-def test_what_a_stage_file_makes_the_compiler_say_stays_the_students(tmp_path, said):
+def test_what_a_stage_file_makes_the_compiler_say_stays_the_students(tmp_path, vmstat, said):
     source = ('#error No space left on device\nstatic_assert(0, "No space " "left on device");\n'
               '#define STR(x) #x\nconst char* s = STR(No   space left   on device);\n')
     src = stage_file(tmp_path, source)
     text = said.format(src=src)
-    cause = compile_stage.machine_cause(1, text, src)
+    cause = compile_stage.machine_cause(compile_stage.Run(1, text), [tmp_path])
     assert cause is None, cause
     work = f"cat >&2 <<'EOF'\n{text}EOF\nexit 1"
     r, obj = run_compile_stage(tmp_path, [compiler(tmp_path, work), "-c"], source)
     assert r.returncode == 0 and Path(f"{obj}.failed").is_file() and not Path(f"{obj}.error").exists(), r.stderr
+
+
+def test_a_compile_past_its_wall_time_is_the_students_and_leaves_nothing_running(tmp_path):
+    """A compile that never ends is stopped at its wall-time limit, all of its processes with it (its
+    process group), and the file does not compile, the limit named: the student's, not a hang."""
+    pid_file = tmp_path / "build" / "sleeper.pid"
+    work = f"sleep 3600 & echo $! > {pid_file}; wait"
+    src, obj = stage_file(tmp_path), tmp_path / "build" / "tiled.o"
+    obj.parent.mkdir(exist_ok=True)
+    verdict = compile_stage.compile_stage([compiler(tmp_path, work), "-c"], src, obj, confine=[str(tmp_path)],
+                                          limits=confine.Limits(cpu_seconds=20, wall_seconds=2, memory_mb=2048))
+    assert verdict and "ran past its limit of 2 s" in verdict["first_error"], verdict
+    assert json.loads(Path(f"{obj}.failed").read_text())["first_error"] == verdict["first_error"]
+    assert not Path(f"{obj}.error").exists()
+    stat = Path(f"/proc/{pid_file.read_text().strip()}/stat")
+    assert not stat.exists() or stat.read_text().split(") ")[1].startswith("Z"), "the compile's child still runs"
 
 
 def course(tmp_path):
@@ -123,7 +173,7 @@ def grade(cfg, tmp_path, monkeypatch, bin_dir=None) -> dict:
 
 
 @needs_nvcc
-@pytest.mark.parametrize("what", ["killed", "disk full"])
+@pytest.mark.parametrize("what", ["killed", "a tool missing"])
 def test_a_grading_whose_nvcc_the_machine_stopped_is_an_error(tmp_path, monkeypatch, what):
     work, cause = MACHINE[what]
     bin_dir = tmp_path / "cuda" / "bin"  # the Makefile's CUDA_HOME: where nvcc is found on PATH
@@ -142,9 +192,20 @@ def test_a_grading_whose_nvcc_the_machine_stopped_is_an_error(tmp_path, monkeypa
      "make exited 127"),
 ])
 def test_a_grading_whose_make_the_machine_stopped_is_an_error(tmp_path, monkeypatch, what, work, cause):
+    if what == "disk full":  # the build directory's file system counts as full: less free than the margin
+        monkeypatch.setattr(compile_stage, "DISK_MARGIN_MB", 1 << 40)
     stand_in_tool(tmp_path / "bin", "make", shutil.which("make"), "print-cluster-vars", work)
     outcome = grade(course(tmp_path), tmp_path, monkeypatch, tmp_path / "bin")
     assert outcome["status"] == "error" and cause in outcome["message"], outcome
+
+
+def test_what_make_prints_of_the_disk_is_no_machine_error_when_the_disk_has_room(tmp_path, monkeypatch):
+    """make's words are no fact: a stage file can make a tool print them. With room on the disk, a make
+    that fails saying "No space left on device" is the hand-in's build failure."""
+    stand_in_tool(tmp_path / "bin", "make", shutil.which("make"), "print-cluster-vars",
+                  "echo 'make: write error: stdout: No space left on device' >&2; exit 2")
+    outcome = grade(course(tmp_path), tmp_path, monkeypatch, tmp_path / "bin")
+    assert outcome["status"] == "build_failed", outcome
 
 
 def test_a_grading_without_make_is_an_error(tmp_path, monkeypatch):

@@ -464,25 +464,32 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
     tc = grading.Toolchain.__new__(grading.Toolchain)
     tc.cfg = SimpleNamespace(trusted_cache_dir=tmp_path / "staff-cache")
 
+    tc.root = tmp_path
+
     def build_dir(name):
         d = tmp_path / name
+        submission = d / "submission"
+        submission.mkdir(parents=True)
+        for stage in ("reuse", "naive"):
+            (submission / f"{stage}.cu").write_text(f"// {stage}\n")
         v = {"SUB_FLAGS_STAMP": str(d / "flags.stamp"), "SUB_FLAGS": "-O3"}
-        return v, {d / "stages" / "reuse.o": "key-reuse", d / "stages" / "naive.o": "key-naive"}
+        return v, {d / "stages" / "reuse.o": "key-reuse", d / "stages" / "naive.o": "key-naive"}, submission
 
     compiled, found, stale = [], {}, []
 
     def grade(name, delay):
         time.sleep(delay)
-        v, keys = build_dir(name)
-        with tc._compiling(v, keys):
+        v, keys, submission = build_dir(name)
+        with tc._compiling(v, keys, submission):
             found[name] = sorted(o.name for o in keys if o.is_file())
             for obj in keys:
-                if not obj.is_file():  # what make would compile
+                if not obj.is_file():  # what make would compile, with the dependency list it writes
                     time.sleep(0.5)
                     obj.parent.mkdir(parents=True, exist_ok=True)
                     obj.write_text(f"compiled by {name}")
+                    obj.with_suffix(".d").write_text(f"{obj}: {submission / (obj.stem + '.cu')}\n")
                     compiled.append((name, obj.name))
-            tc._store(keys)
+            tc._store(keys, submission)
         stamp = Path(v["SUB_FLAGS_STAMP"]).stat().st_mtime
         stale.extend((name, o.name) for o in keys if o.stat().st_mtime <= stamp)  # make would compile it again
 

@@ -197,9 +197,9 @@ def test_a_file_the_build_compiled_gets_only_its_device_code_for_the_other_archi
     assert broken == [], broken
     made = sorted(p.name for p in tmp_path.glob("k.cu.*") if p.suffix in (".o", ".fatbin"))
     assert made and all(n.endswith(".fatbin") for n in made), made  # no host object compiled
-    assert list((tmp_path / "device").glob("*.o")), "the device code was not kept in the device cache"
-    assert not list((tmp_path / "objects").glob("*.o")), "the device code went to the stage object cache"
-    stored = next((tmp_path / "device").glob("*.o"))
+    assert list((tmp_path / "device").rglob("*.o")), "the device code was not kept in the device cache"
+    assert not list((tmp_path / "objects").rglob("*.o")), "the device code went to the stage object cache"
+    stored = next((tmp_path / "device").rglob("*.o"))
     os.utime(stored, (0, 0))  # stored long ago and not stored again since: removed after a run
     matrix_script.prune(str(tmp_path / "device"), matrix_script.DEVICE_CACHE_DAYS)
     assert not stored.exists()

@@ -55,6 +55,42 @@ def test_the_same_compile_is_copied_and_any_changed_byte_compiles_again(tmp_path
     assert compile_once(tmp_path, cc, source) == "kernel v2\n" and runs(tmp_path) == 3
 
 
+# Reads its source and the file its "#include NAME" line names beside it into its object, and writes
+# the dependency list -MMD would (the object's .d), as nvcc does.
+INCLUDING_COMPILER = """#!/bin/sh
+src=$1; obj=$2
+echo run >> "$(dirname "$0")/runs.log"
+inc=$(sed -n 's/^#include //p' "$src")
+cat "$src" "$(dirname "$src")/$inc" > "$obj"
+printf '%s: %s %s\\n' "$obj" "$src" "$(dirname "$src")/$inc" > "${obj%.o}.d"
+"""
+
+
+def test_the_same_source_with_another_included_file_compiles_again(tmp_path):
+    """Each object is kept with what its compile read (its dependency list): the same stage file in
+    two folders whose included file differs gets two objects; the first folder's files again, a hit."""
+    cc = tmp_path / "cc"
+    cc.write_text(INCLUDING_COMPILER)
+    cc.chmod(0o755)
+
+    def hand_in(name, helper):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "stage.cu").write_text("#include helper.cu\n")
+        (d / "helper.cu").write_text(helper)
+        obj = tmp_path / f"{name}.o"
+        assert object_cache.run_cached(tmp_path / "cache", [str(cc), str(d / "stage.cu"), str(obj)],
+                                       str(d / "stage.cu"), str(obj), say=lambda _: None) == 0
+        return obj
+
+    assert hand_in("a", "helper A\n").read_text().endswith("helper A\n") and runs(tmp_path) == 1
+    b = hand_in("b", "helper B\n")
+    assert b.read_text().endswith("helper B\n") and runs(tmp_path) == 2, "b got the object built from a's helper"
+    c = hand_in("c", "helper A\n")
+    assert c.read_text().endswith("helper A\n") and runs(tmp_path) == 2  # a's files again: copied
+    assert str(tmp_path / "c" / "helper.cu") in c.with_suffix(".d").read_text()  # make sees what it read
+
+
 def test_a_compiler_replaced_in_place_compiles_again_even_behind_a_launcher(tmp_path):
     cc, source = setup_tree(tmp_path)
     launcher = tmp_path / "launch"  # a stand-in for ccache: runs the command it is given
@@ -96,7 +132,7 @@ def test_a_failed_compile_is_not_kept(tmp_path):
     obj = tmp_path / "stage.o"
     failing = [sys.executable, "-c", "import sys; sys.exit(3)"]
     assert object_cache.run_cached(tmp_path / "cache", failing, str(source), str(obj), say=lambda _: None) == 3
-    assert not list((tmp_path / "cache").glob("*.o"))
+    assert not list((tmp_path / "cache").rglob("*.o"))
     assert compile_once(tmp_path, cc, source) == "kernel v1\n" and runs(tmp_path) == 1
 
 
