@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -224,6 +225,23 @@ void allow_mapped_libraries(int ruleset, const std::string& exe, const SandboxOp
     }
 }
 
+// The devices a runner opens, and nothing else of /dev: the GPU's (/dev/nvidia*: the control device,
+// each GPU, unified memory, the capabilities folder) and the plain ones a library may use. /dev itself
+// may be listed. A terminal, a disk, /dev/shm (GEMMLAB_SANDBOX_WRITE opens it where a driver needs it)
+// stay closed.
+void allow_devices(int ruleset, __u64 handled) {
+    constexpr __u64 kDevice = kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+                              LANDLOCK_ACCESS_FS_IOCTL_DEV;
+    allow_path(ruleset, "/dev", LANDLOCK_ACCESS_FS_READ_DIR, handled);
+    for (const char* plain : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
+        allow_path(ruleset, plain, kDevice, handled);
+    DIR* d = opendir("/dev");
+    if (!d) return;
+    while (dirent* e = readdir(d))
+        if (starts_with(e->d_name, "nvidia")) allow_path(ruleset, std::string("/dev/") + e->d_name, kDevice, handled);
+    closedir(d);
+}
+
 // Builds the ruleset; returns its fd, or -1 with *why set.
 int prepare_landlock(const std::string& scratch, const std::string& exe, const std::vector<std::string>& files,
                      const SandboxOptions& opt, int* abi_out, std::string* why) {
@@ -243,14 +261,12 @@ int prepare_landlock(const std::string& scratch, const std::string& exe, const s
     }
     fcntl(ruleset, F_SETFD, FD_CLOEXEC);
 
-    for (const char* dir : {"/etc", "/sys", "/run", "/var/run", "/tmp/nvidia-mps"}) allow_path(ruleset, dir, kRead, handled);
-    // Writes to existing files under /proc and /dev. Opening for writing with O_TRUNC (what
-    // fopen(..., "w") does) also needs TRUNCATE: the CUDA driver names its threads by writing
-    // /proc/self/task/<tid>/comm that way, and fails to start when that is refused.
+    for (const char* dir : {"/etc", "/sys", "/tmp/nvidia-mps"}) allow_path(ruleset, dir, kRead, handled);
+    // Writes to existing files under /proc and the devices CUDA opens. Opening for writing with
+    // O_TRUNC (what fopen(..., "w") does) also needs TRUNCATE: the CUDA driver names its threads by
+    // writing /proc/self/task/<tid>/comm that way, and fails to start when that is refused.
     allow_path(ruleset, "/proc", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE, handled);
-    allow_path(ruleset, "/dev",
-               kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV,
-               handled);
+    allow_devices(ruleset, handled);
     allow_path(ruleset, scratch, handled, handled);
     // Machines whose driver needs more (the MPS client creates files in /dev/shm, for example):
     // GEMMLAB_SANDBOX_WRITE=dir:dir gives these directories every right. Nothing by default: the
@@ -324,6 +340,15 @@ public:
                    BPF_STMT(BPF_RET | BPF_K, kKill), BPF_STMT(BPF_RET | BPF_K, kAllow)});
     }
 
+    // nr (socket) is allowed for `family` and `type` only (the type's flags, SOCK_CLOEXEC and
+    // SOCK_NONBLOCK, masked off); any other returns `refused`.
+    void allow_socket_of(long nr, __u32 family, __u32 type, __u32 refused) {
+        block(nr, {load_arg(0, 0), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, family, 0, 3), load_arg(1, 0),
+                   BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf /* SOCK_TYPE_MASK */),
+                   BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, type, 1, 0), BPF_STMT(BPF_RET | BPF_K, refused),
+                   BPF_STMT(BPF_RET | BPF_K, kAllow)});
+    }
+
     // nr is allowed when argument `arg` is exactly the 64-bit value `v` (a pointer).
     void allow_arg_equal64(long nr, int arg, __u64 v) {
         block(nr, {load_arg(arg, 0), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<__u32>(v), 0, 2),
@@ -386,6 +411,21 @@ void prepare_seccomp(SandboxPlan& plan) {
 #endif
 #ifdef SYS_pidfd_getfd
     f.always(SYS_pidfd_getfd);
+#endif
+    // Sockets: a runner reaches nothing but its files and the pipes the judge gave it. CUDA itself makes
+    // two UNIX sockets in every process (libcuda 580, seen on an H200): one it connects to
+    // /tmp/nvidia-mps/control to look for an MPS server (an EPERM there reads as "none"), and one it
+    // binds to the abstract name cuda-uvmfd-<net ns>-<pid> and listens on; it does not start when
+    // either socket() fails. So socket() is allowed for that one kind, AF_UNIX SOCK_SEQPACKET, and
+    // bind and listen are; every other family and type, a socket pair, connect and accept are refused,
+    // so no connection is ever made from or to a runner, and no byte passes. io_uring, which could make
+    // and connect sockets without these calls, is refused too. Refused with EPERM, not ended: a careless
+    // call fails as it would on a machine without a network (gallery entry opens_sockets).
+    f.allow_socket_of(SYS_socket, AF_UNIX, SOCK_SEQPACKET, SECCOMP_RET_ERRNO | EPERM);
+    for (const long nr : {SYS_socketpair, SYS_connect, SYS_accept, SYS_accept4})
+        f.always(nr, SECCOMP_RET_ERRNO | EPERM);
+#ifdef SYS_io_uring_setup
+    f.always(SYS_io_uring_setup, SECCOMP_RET_ERRNO | EPERM);
 #endif
     // Other processes' memory, and leaving the process group the judge kills on a timeout.
     f.always(SYS_ptrace);

@@ -9,12 +9,16 @@
 //   - its report pipe on a random high descriptor (fd 3 is closed), named in its argv;
 //   - seccomp: fork/vfork/clone of a process, exec of anything but the runner, signals to other
 //     processes, ptrace and cross-process memory access end it with SIGSYS ("Bad system call");
+//     sockets fail with EPERM: every family and type but the AF_UNIX SOCK_SEQPACKET socket CUDA binds
+//     and listens on in every process, a socket pair, connect and accept (no connection is ever
+//     made), and io_uring;
 //   - Landlock (Linux 5.13+): it creates and writes files only in its scratch directory (plus the
-//     existing device files under /dev and /proc), and reads only /etc, /proc, /sys, /dev, /run, the
-//     files of the libraries it runs on (those mapped in the judge, one by one), the GPU driver's own
-//     libraries, its executable and files named on its command line — not the repository, the results,
-//     the reference solutions, other students' submissions, and, unless the runner is the grader's own
-//     (SandboxOptions::gemm_libraries), no GEMM library: cuBLAS is not within a stage's reach.
+//     GPU's devices, /dev/null and its kind, and existing files under /proc), and reads only /etc,
+//     /proc, /sys, those devices, the files of the libraries it runs on (those mapped in the judge,
+//     one by one), the GPU driver's own libraries, its executable and files named on its command
+//     line — not /run, the repository, the results, the reference solutions, other students'
+//     submissions, and, unless the runner is the grader's own (SandboxOptions::gemm_libraries), no
+//     GEMM library: cuBLAS is not within a stage's reach.
 //
 // What this does not stop is written down in docs/gallery.md ("What the defences do not cover").
 // GEMMLAB_SANDBOX=off|no-seccomp|no-landlock relaxes it (for a machine where it gets in the way; the

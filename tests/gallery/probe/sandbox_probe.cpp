@@ -10,11 +10,16 @@
 // tests/py/submissions/test_gallery_sandbox.py builds it with the host compiler and runs every scenario.
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +53,78 @@ std::string try_read(const std::string& path) {
     const ssize_t n = read(fd, buf, sizeof buf);
     close(fd);
     return n >= 0 ? "READ" : std::string("blocked: ") + std::strerror(errno);
+}
+
+// Makes a socket of `family` and `type` and connects it to `address`; says what happened ("blocked: ..."
+// where the socket was refused, "blocked at connect: ..." where the connection was).
+std::string try_socket(int family, int type, const void* address, socklen_t length) {
+    const int fd = socket(family, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::string("blocked: ") + std::strerror(errno);
+    std::string said = "MADE";
+    if (address) {
+        const int rc = connect(fd, static_cast<const sockaddr*>(address), length);
+        said = rc == 0 ? "CONNECTED" : errno == EPERM ? std::string("blocked at connect: ") + std::strerror(errno)
+                                                      : std::string("MADE (connect: ") + std::strerror(errno) + ")";
+    }
+    close(fd);
+    return said;
+}
+
+// Every kind of socket a stage could reach another process with. `listeners`: "<UNIX path>|<abstract
+// name>|<TCP port on 127.0.0.1>", each listening in the test.
+json try_sockets(const std::string& listeners) {
+    const size_t a = listeners.find('|'), b = listeners.find('|', a + 1);
+    sockaddr_un path{};
+    path.sun_family = AF_UNIX;
+    std::strncpy(path.sun_path, listeners.substr(0, a).c_str(), sizeof path.sun_path - 1);
+    sockaddr_un abstract{};
+    abstract.sun_family = AF_UNIX;
+    const std::string name = listeners.substr(a + 1, b - a - 1);
+    std::memcpy(abstract.sun_path + 1, name.data(), name.size());  // sun_path[0] == '\0': abstract
+    const auto abstract_length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    sockaddr_in tcp{};
+    tcp.sin_family = AF_INET;
+    tcp.sin_port = htons(static_cast<uint16_t>(std::atoi(listeners.substr(b + 1).c_str())));
+    tcp.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    json said;
+    said["unix_path"] = try_socket(AF_UNIX, SOCK_STREAM, &path, sizeof path);
+    said["unix_abstract"] = try_socket(AF_UNIX, SOCK_STREAM, &abstract, abstract_length);
+    // the one kind CUDA makes: the socket is allowed, a connection is not
+    said["unix_path_seqpacket"] = try_socket(AF_UNIX, SOCK_SEQPACKET, &path, sizeof path);
+    said["unix_abstract_seqpacket"] = try_socket(AF_UNIX, SOCK_SEQPACKET, &abstract, abstract_length);
+    said["unix_datagram"] = try_socket(AF_UNIX, SOCK_DGRAM, nullptr, 0);
+    said["tcp_localhost"] = try_socket(AF_INET, SOCK_STREAM, &tcp, sizeof tcp);
+    said["udp"] = try_socket(AF_INET, SOCK_DGRAM, nullptr, 0);
+    said["ipv6"] = try_socket(AF_INET6, SOCK_STREAM, nullptr, 0);
+    said["netlink"] = try_socket(AF_NETLINK, SOCK_RAW, nullptr, 0);
+    int pair[2];
+    said["unix_pair"] = socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0 ? "MADE" : std::string("blocked: ") + std::strerror(errno);
+#ifdef SYS_io_uring_setup
+    char params[120] = {};  // struct io_uring_params: an io_uring can make and connect sockets of its own
+    const long ring = syscall(SYS_io_uring_setup, 4, params);
+    said["io_uring"] = ring >= 0 ? "MADE" : std::string("blocked: ") + std::strerror(errno);
+#endif
+    return said;
+}
+
+// What CUDA does in every process (sandbox.cpp): a UNIX seqpacket socket bound to an abstract name and
+// listening; and what the sandbox still refuses on it: accepting a connection.
+std::string cuda_socket() {
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+    sockaddr_un name{};
+    name.sun_family = AF_UNIX;
+    const std::string id = "gemmlab-probe-cuda-" + std::to_string(getpid());
+    std::memcpy(name.sun_path + 1, id.data(), id.size());
+    std::string said = "LISTENING";
+    if (bind(fd, reinterpret_cast<sockaddr*>(&name), static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + id.size())) != 0)
+        said = std::string("bind: ") + std::strerror(errno);
+    else if (listen(fd, 1) != 0)
+        said = std::string("listen: ") + std::strerror(errno);
+    else if (accept4(fd, nullptr, nullptr, SOCK_NONBLOCK) >= 0 || errno != EPERM)
+        said = std::string("accept was not refused: ") + std::strerror(errno);
+    close(fd);
+    return said;
 }
 
 // What a forger writes: a passing case and "done".
@@ -119,6 +196,9 @@ int child(const std::string& scenario, const std::string& arg, int report_fd, in
     } else if (scenario == "read_argument") {  // arg: a file named on the command line
         probe["argument"] = try_read(arg);
         probe["argument_path"] = arg;
+    } else if (scenario == "sockets") {  // arg: the test's listeners (try_sockets)
+        probe["sockets"] = try_sockets(arg);
+        probe["cuda_socket"] = cuda_socket();
     } else if (scenario == "sleep") {
         sleep(3600);
     } else if (scenario == "flood") {

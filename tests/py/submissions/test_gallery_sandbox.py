@@ -175,6 +175,32 @@ def test_a_runner_of_submission_code_cannot_read_cublas_but_the_graders_own_can(
     assert event(o, "probe")["library"] == "READ"
 
 
+def test_a_runner_connects_no_socket_of_any_family(probe, tmp_path):
+    """A UNIX socket to a path, one in the abstract namespace and TCP to localhost, each with someone
+    listening, and UDP, IPv6, netlink, a socket pair and an io_uring: every one refused (EPERM), the
+    socket itself or its connection; none connected, and the child goes on. Only the kind of socket
+    CUDA binds and listens on in every process may be made, and it accepts no connection."""
+    import socket
+    path = tmp_path / "listening.sock"
+    abstract = f"gemmlab-probe-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX) as unix_path, socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as unix_abstract, \
+            socket.socket(socket.AF_INET) as tcp:
+        unix_path.bind(str(path))
+        unix_abstract.bind("\0" + abstract)
+        tcp.bind(("127.0.0.1", 0))
+        for s in (unix_path, unix_abstract, tcp):
+            s.listen()
+        o = run_probe(probe, "sockets", f"{path}|{abstract}|{tcp.getsockname()[1]}")
+    assert sandbox(o)["seccomp"] == "on"
+    p = event(o, "probe")
+    said = p["sockets"]
+    assert len(said) >= 10, said
+    assert all(v.startswith("blocked") and v.endswith("Operation not permitted") for v in said.values()), said
+    assert said["unix_abstract_seqpacket"] == "blocked at connect: Operation not permitted", said
+    assert p["cuda_socket"] == "LISTENING", p
+    assert o["finished"]
+
+
 def test_a_sleeping_child_is_killed_at_the_idle_limit(probe):
     o = run_probe(probe, "sleep", "--idle", "1")
     assert o["timed_out"] and not o["finished"]

@@ -1,0 +1,1 @@
+../well_behaved/reuse.cu
