@@ -94,3 +94,20 @@ def test_a_cell_holds_none_of_the_callers_descriptors(tmp_path):
 def test_a_course_sets_the_limits_in_its_cells_table():
     limits = cell.Limits.from_settings({"cells.cpu_seconds": 7, "cells.memory_mb": 99})
     assert (limits.cpu_seconds, limits.memory_mb, limits.wall_seconds) == (7, 99, cell.Limits().wall_seconds)
+
+
+def test_the_instructor_guide_names_every_limit_and_quotes_none_but_its_own():
+    """The instructor guide's security section names each key of [cells]; the numbers stay in
+    course.toml, and wherever the guide quotes one beside its key ("`compile_wall_seconds`, 600") it
+    is course.toml's."""
+    import re
+    import tomllib
+    import config
+    keys = [k for s, k in config.DEFAULTS if s == "cells"]
+    guide = (staff_class.ROOT / "docs" / "instructor-guide.md").read_text()
+    start = guide.index("### Security: what the drop box defends against")
+    section = guide[start:guide.index("\n### ", start + 1)]
+    assert not [k for k in keys if f"`{k}`" not in section], "keys of [cells] the security section does not name"
+    shown = tomllib.loads((staff_class.ROOT / "course.toml").read_text())["cells"]
+    quoted = re.findall(r"`(\w+)`, (\d+)", " ".join(guide.split()))
+    assert {(k, int(n)) for k, n in quoted if k in keys} <= {(k, shown[k]) for k in keys}, quoted
