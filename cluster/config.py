@@ -75,7 +75,8 @@ DEFAULTS = {
     ("extensions", "file"): ("", "TOML file of per-student extensions ([student] with due = <date> or "
                              "late_days = N), relative to course.toml; \"\" = none"),
     ("cells", "cpu_seconds"): (30, "CPU seconds of one cell (a per-student step of the staff's tools: reading a "
-                               "student's drop box directory, a record, a report)"),
+                               "student's drop box directory, a record, a report; fingerprinting a hand-in for the "
+                               "similarity report)"),
     ("cells", "wall_seconds"): (60, "wall-clock seconds of one cell"),
     ("cells", "memory_mb"): (1024, "memory one cell may add to the tool's own, in MiB"),
     ("cells", "file_size_mb"): (16, "largest file one cell may write, in MiB"),

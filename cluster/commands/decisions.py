@@ -10,6 +10,7 @@ import attempts as door  # the one way into the drop box
 import config as config_mod
 import course_state
 import dropbox
+import fault_boundary
 import grading
 import local_grading
 import records
@@ -166,12 +167,22 @@ def cmd_decisions(cfg, args):
     if not entries:
         print("decisions: none recorded" + (f" for {args.user}" if args.user else ""))
         return 0
-    for e in entries:
-        what = {k: e[k] for k in ("label", "final", "submitted_at", "state", "sweep", "version") if k in e}
-        if e.get("digest"):
-            what["files"] = e["digest"][:12]
-        changes = f" [{'; '.join(e['changes'])}]" if e.get("changes") else ""
+    # The fault boundary: an entry that cannot be shown is named (its student, its number), the others shown.
+    for e, line, fault in fault_boundary.each(entries, _decision_line, what="showing a decision about them",
+                                              student=lambda e: e.get("student") or "(the course)"):
+        if fault is not None:
+            seq = e.get("seq", "?") if isinstance(e, dict) else "?"
+            line = f"#{seq}: {fault}: read it as it is in {course_state.log(cfg).path}"
         # A reason may quote what a student wrote (an e-mail, a case naming their files): escaped.
-        print(records.escaped(f"#{e['seq']:<4d} {e['at']}  {e['by']:<10s} {e['action']:<14s} {e.get('student', ''):<12s} "
-                              f"{' '.join(f'{k}={v}' for k, v in what.items())}{changes}  -- {e.get('why', '')}"))
+        print(records.escaped(line))
     return 0
+
+
+def _decision_line(e: dict) -> str:
+    """One line of the decision log as `decisions` shows it."""
+    what = {k: e[k] for k in ("label", "final", "submitted_at", "state", "sweep", "version") if k in e}
+    if e.get("digest"):
+        what["files"] = e["digest"][:12]
+    changes = f" [{'; '.join(e['changes'])}]" if e.get("changes") else ""
+    return (f"#{e['seq']:<4d} {e['at']}  {e['by']:<10s} {e['action']:<14s} {e.get('student', ''):<12s} "
+            f"{' '.join(f'{k}={v}' for k, v in what.items())}{changes}  -- {e.get('why', '')}")

@@ -9,6 +9,7 @@ import class_files
 import dropbox
 import gradebook  # cluster/staff/
 import leaderboard  # cluster/staff/; matplotlib
+import records
 import similarity  # cluster/staff/; copydetect and matplotlib
 from commands import common
 from commands.common import Refused
@@ -39,7 +40,8 @@ def cmd_leaderboard(cfg, args):
         stage_order = [Path(n).stem for n in _stage_files(cfg)]
     except SubmissionError:
         stage_order = []
-    rows, _ = gradebook.build(sweep, stage_order)
+    cases = []  # students whose row or place cannot be read: named for the staff here, never on the pages
+    rows, _ = gradebook.build(sweep, stage_order, cases=cases)
     if not any(r["status"] == "graded" for r in rows):
         statuses = collections.Counter(r["status"] for r in rows)
         raise Refused(f"no student of sweep {sweep.name} was graded on a GPU ("
@@ -49,10 +51,13 @@ def cmd_leaderboard(cfg, args):
     students = {r["student"] for r in rows}
     aliases = class_files.load_aliases(cfg, students, f"the sweep's plan ({sweep / 'plan.json'}) does not list them")
     out, boards, notes = leaderboard.write(sweep, rows, aliases, cfg.setting("leaderboard", "stages"),
-                                           cfg.setting("leaderboard", "size"), f"Leaderboard: {cfg.course}")
+                                           cfg.setting("leaderboard", "size"), f"Leaderboard: {cfg.course}", cases)
     print(f"leaderboard: {len(aliases)} student(s) opted in; {len(boards)} board(s): "
           + (", ".join(f"{b.title} ({len(b.places)})" for b in boards) or "none yet"))
     for n in notes:
         print(f"leaderboard: note: {n}")
+    for fault in cases:
+        print(f"leaderboard: warning: {records.escaped(fault)}: on no board (the others are ranked); a case for "
+              "a person")
     print(f"leaderboard: {out / 'leaderboard.md'}, {out / 'leaderboard.html'} (publish the directory as it is)")
     return 0

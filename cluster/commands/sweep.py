@@ -20,6 +20,7 @@ import attempts as door  # the one way into the drop box
 import class_files
 import course_state
 import dropbox
+import fault_boundary
 import gradebook  # cluster/staff/
 import grading
 import lms_export  # cluster/staff/
@@ -46,20 +47,19 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     everyone = door.students(cfg)
     extensions = class_files.load_extensions(cfg, set(everyone), common.class_source(cfg))
     folded = student_standing.decisions(cfg)
-    for student in (students if students is not None else everyone):
-        try:
-            entries.append(_plan_student(cfg, student, when, folded.get(student), extensions.get(student)))
-        except Exception as e:  # the fault boundary: one student's oddity is their case, the others are planned
-            entries.append(unreadable_entry(student, e))
+    # The fault boundary: one student's oddity is their case, the others are planned.
+    for student, entry, fault in fault_boundary.each(
+            students if students is not None else everyone, what="reading their hand-ins",
+            step=lambda s: _plan_student(cfg, s, when, folded.get(s), extensions.get(s))):
+        entries.append(entry if fault is None else unreadable_entry(fault))
     return entries
 
 
-def unreadable_entry(student: str, e: Exception) -> dict:
+def unreadable_entry(fault: "fault_boundary.Fault") -> dict:
     """The plan's entry for a student whose hand-ins the staff's tools could not read: a case for a
     person (needs_review: no score, blank in every export), naming the student and what stopped."""
-    why = str(e) if isinstance(e, door.Case) else f"{type(e).__name__}: {e}"
-    return {"student": student, "attempts": 0, "status": "not_counted",
-            "review": f"{student}'s hand-ins could not be read ({why[:500]})"}
+    return {"student": fault.student, "attempts": 0, "status": "not_counted",
+            "review": f"{fault.student}'s hand-ins could not be read ({fault.why})"}
 
 
 def _plan_student(cfg, student, when, decided, ext) -> dict:
@@ -465,8 +465,9 @@ def cmd_gradebook(cfg, args):
     except SubmissionError:
         stage_order = []
     decided = student_standing.decisions(cfg)
+    cases = []  # students whose row could not be made: each a case for a person, the others exported
     book, rows, stages = gradebook.texts(sweep, stage_order, f"{cfg.course} / {sweep.name}", decided,
-                                         feedback=lambda entry: _feedback_outcomes(cfg, entry))
+                                         feedback=lambda entry: _feedback_outcomes(cfg, entry), cases=cases)
     plan = records.read_json(sweep / "plan.json") or {}
     stale = sorted({e["student"] for d in decided.values() for e in d.history
                     if e["seq"] > plan.get("decisions", 0) and e["action"] in ("accept", "withdraw", "unwithdraw", "enter")
@@ -498,7 +499,11 @@ def cmd_gradebook(cfg, args):
     print("export: " + ", ".join(str(sweep / n) for n in exports) + f" (version {version.name})")
     print(f"export: {columns}")
     for w in warnings:
-        print(f"export: warning: {w}")
+        print(f"export: warning: {records.escaped(w)}")
+    for fault in cases:
+        print(f"gradebook: warning: {records.escaped(fault)}: needs_review, blank in every export (the others are in "
+              f"it). Look at their records in {sweep / 'grades'}, then grade them again (`make sweep SWEEP={sweep.name} "
+              "STUDENT=...`) or settle it (`make settle STUDENT=... ZERO=1|FINAL=... WHY=...`)")
     return 0
 
 
@@ -556,25 +561,24 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     if local and local["state"] in ("running", "elsewhere"):  # a local run: its tasks not done yet are its queue
         in_queue.update(sweeps.local_queue(runs[-1], len(tasks)))
     counts = {"done": 0, "running": 0, "queued": 0, "failed": 0}
-    failed, no_gpu = [], []
+    failed, no_gpu, cases = [], [], []
     task_of = {(t["student"], t["digest"]): i for i, t in enumerate(tasks)}
-    for e in plan["students"]:
-        if not e.get("digest"):
+    where = collections.Counter()  # (node, GPU) -> grades done there
+    for e, standing, fault in fault_boundary.each(
+            [e for e in plan["students"] if e.get("digest")], lambda e: _task_standing(sweep, e, task_of.get(
+                (e["student"], e["digest"])), in_queue), what="their grade's standing", student=lambda e: e["student"],
+            where=lambda e: gradebook.grade_dir(sweep, e["student"], e["digest"])):
+        if fault is not None:
+            cases.append(fault)
             continue
-        outcome = records.read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
-        i = task_of.get((e["student"], e["digest"]))
-        state = in_queue.get(i) if i is not None else None
-        if state == "RUNNING":
-            counts["running"] += 1
-        elif state:
-            counts["queued"] += 1
-        elif outcome and outcome.get("status") not in grading.FAILED:
-            counts["done"] += 1
-            if outcome.get("status") in grading.SWEEP_RETRIES:
-                no_gpu.append(e["student"])
-        else:
-            counts["failed"] += 1
+        state, place = standing
+        counts[state] += 1
+        if state == "failed":
             failed.append(e["student"])
+        elif state == "done" and place[2] in grading.SWEEP_RETRIES:
+            no_gpu.append(e["student"])
+        if place:
+            where[place[0], place[1]] += 1
     total = sum(counts.values())
     print(f"sweep {sweep.name} ({runs[-1].name if runs else 'no run'}): " +
           ", ".join(f"{k} {v}" for k, v in counts.items()) + f" (of {total} graded attempts)")
@@ -583,15 +587,11 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     if no_gpu:
         print(f"  no GPU on the node: {len(no_gpu)} ({', '.join(no_gpu[:8])}{' ...' if len(no_gpu) > 8 else ''}); "
               "once the node is fixed, `make sweep` grades them again")
+    for fault in cases:
+        print(f"  {records.escaped(fault)}: not counted above; a case for a person")
     for line in sweeps.restart_lines(runs, {(r.name, int(i)) for r in runs[-1:] for i, st in in_queue.items()
                                       if st == "RUNNING"}):
         print(line)
-    where = collections.Counter()
-    for e in plan["students"]:
-        o = records.read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json") \
-            if e.get("digest") else None
-        if o and o.get("status") not in grading.FAILED:
-            where[(o.get("node") or o.get("host") or "?", gradebook.gpu_label(o) or "GPU unknown")] += 1
     if where:
         print("  graded on: " + ", ".join(f"{node} ({gpu}) {n}" for (node, gpu), n in sorted(where.items())))
     gb = (jobs or {}).get("gradebook")
@@ -602,6 +602,22 @@ def _print_sweep_status(cfg, sweep: Path) -> bool:
     if (sweep / "gradebook.csv").is_file():
         print(f"  gradebook: {sweep / 'gradebook.csv'}")
     return bool(states) or bool(local and local["state"] == "running")
+
+
+def _task_standing(sweep: Path, e: dict, task: int | None, in_queue: dict) -> tuple[str, tuple | None]:
+    """Where one planned attempt's grading stands (sweep-status): running, queued, done or failed; and
+    for a grade in place that did not fail, (node, GPU, status)."""
+    outcome = records.read_json(gradebook.grade_dir(sweep, e["student"], e["digest"]) / "outcome.json")
+    place = None
+    if outcome and outcome.get("status") not in grading.FAILED:
+        place = (outcome.get("node") or outcome.get("host") or "?", gradebook.gpu_label(outcome) or "GPU unknown",
+                 outcome.get("status"))
+    state = in_queue.get(task) if task is not None else None
+    if state == "RUNNING":
+        return "running", place
+    if state:
+        return "queued", place
+    return ("done" if place else "failed"), place
 
 
 def cmd_publish_grades(cfg, args):

@@ -2,8 +2,10 @@
 
 Reads only files: <sweep>/plan.json (who, which attempt, late or not) and, for each planned
 attempt, <sweep>/grades/<student>/<attempt hash>/outcome.json and results.json
-(docs/results-schema.md). Writes gradebook.csv and summary.md atomically. Pure functions of
-those files, so it can be unit-tested on committed fixtures and re-run at any time.
+(docs/results-schema.md), read with the drop box's schemas (attempt_records). Writes gradebook.csv and
+summary.md atomically. Pure functions of those files, so it can be unit-tested on committed fixtures
+and re-run at any time. A student whose row cannot be made from them is that student's case
+(needs_review, naming why); the others' rows are made as if nothing happened (fault_boundary.py).
 
 Where each grade ran: the `node` and `gpu` columns (the GPU model the grader measured on, or —
 when the grader saw no GPU — the type Slurm allocated, shown as "<type> (gres)"). `gpu_changed`
@@ -18,7 +20,9 @@ import io
 import statistics
 from pathlib import Path
 
+import fault_boundary
 import sweeps
+from attempt_records import check_outcome, check_results
 from records import escaped, read_json
 
 # The columns before the per-stage points, and after them. `extension` is what the extensions file
@@ -127,71 +131,92 @@ def _decision_note(e: dict) -> str:
     return f"#{e['seq']} {what} ({e.get('by', '?')}: {e.get('why', '')})"
 
 
-def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feedback=None) -> tuple[list[dict], list[str]]:
+def build(sweep: Path, stage_order: list[str], decided: dict | None = None, feedback=None,
+          cases: list | None = None) -> tuple[list[dict], list[str]]:
     """Rows (one per planned student, in plan order) and the stage columns. decided: the staff's
     standing decisions per student (student_standing.decisions): an override sets the final score.
-    feedback: entry -> the outcomes of its attempt's feedback gradings (gpu_change), or None."""
+    feedback: entry -> the outcomes of its attempt's feedback gradings (gpu_change), or None.
+    A student whose row cannot be made (their records, or the plan's entry, of a shape the row does not
+    expect) gets a needs_review row naming why, and the Fault is added to `cases`: the others' rows are
+    made as if nothing happened (fault_boundary)."""
     decided = decided or {}
     plan = read_json(sweep / "plan.json")
     if plan is None:
         raise FileNotFoundError(f"{sweep}/plan.json is missing or unreadable: run the sweep first")
     stages = []  # registry order, as the grader writes score.stages; then any stage no result names
     rows = []
-    for entry in plan["students"]:
-        row = {"student": entry["student"], "attempt": entry.get("attempt_name", ""),
-               "submitted_at": entry.get("effective_time", ""), "extension": entry.get("extension", ""),
-               "late": "yes" if entry.get("late") else "no",
-               "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
-               "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
-               "node": "", "gpu": "", "gpu_changed": "", "report": entry.get("report", ""),
-               "decisions": "; ".join(_decision_note(e) for e in getattr(decided.get(entry["student"]), "history", [])),
-               "_points": {}, "_results": None}
-        open_until = entry.get("open_until")
-        if not entry.get("digest"):
-            row["status"] = "pending" if open_until else entry.get("status", "missing")
-            if open_until:
-                row["message"] = f"due {open_until}: can still hand in (no attempt yet)"
-            row["late"] = ""
-            if entry.get("review"):  # nothing of it can be graded (attempts.py): a person decides
-                row["status"] = "needs_review"
-                row["message"] = f"{entry['review']}: a person decides. " + _intact_note(sweep, entry)
-            rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
-            continue
-        gdir = grade_dir(sweep, entry["student"], entry["digest"])
-        outcome = read_json(gdir / "outcome.json")
-        if outcome is None:
-            row.update(status="pending", message="not graded yet (task still queued, or it did not finish)")
-            rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
-            continue
-        row["status"] = outcome.get("status", "error")
-        row["message"] = outcome.get("message", "")
-        row["node"] = outcome.get("node") or outcome.get("host") or ""
-        row["gpu"] = gpu_label(outcome)
-        row["gpu_changed"] = gpu_change(sweep, entry, outcome, feedback)
-        results = read_json(gdir / "results.json")
-        if results is not None:
-            row["_results"] = results
-            score = results.get("score") or {}
-            row["total"] = float(score.get("total", 0) or 0)
-            row["max"] = score.get("max", "")
-            row["_points"] = stage_points(results)
-            for s in row["_points"]:
-                if s not in stages:
-                    stages.append(s)
-            counts = disposition_counts(results)
-            row["dispositions"] = " ".join(f"{d}:{n}" for d, n in sorted(counts.items()))
-        elif row["status"] != "graded":
-            row["dispositions"] = row["status"]
-        row["final"] = round(row["total"] * (1 - float(row["penalty_pct"]) / 100), 2)
-        if entry.get("review") or row["status"] == "tampered":  # an integrity case: a person decides
-            row["status"] = "needs_review"
-            row["message"] = f"{entry.get('review') or row['message']}: a person decides. " + _intact_note(sweep, entry)
-        elif open_until:  # graded as it stands, but the student may still hand in: not a score yet
-            got = f"{number_text(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
-            row["status"], row["message"] = "pending", f"due {open_until}: can still hand in (as it stands: {got})"
-        rows.append(_overridden(_blank_if_no_score(row), decided.get(entry["student"])))
+    for entry, row, fault in fault_boundary.each(
+            plan["students"], lambda e: row_of(sweep, e, decided, feedback), what="their gradebook row",
+            student=lambda e: e["student"], where=lambda e: grade_dir(sweep, e["student"], e["digest"])):
+        if fault is not None:
+            row = _overridden(_blank_if_no_score(_case_row(fault)), decided.get(fault.student))
+            if cases is not None:
+                cases.append(fault)
+        stages += [s for s in row["_points"] if s not in stages]
+        rows.append(row)
     stages += [s for s in stage_order if s not in stages]
     return rows, stages
+
+
+def row_of(sweep: Path, entry: dict, decided: dict, feedback=None) -> dict:
+    """One planned student's row (build): from their plan entry and their grade's records, which
+    are read with the drop box's schemas (attempt_records: a record of another shape is a case)."""
+    row = {"student": entry["student"], "attempt": entry.get("attempt_name", ""),
+           "submitted_at": entry.get("effective_time", ""), "extension": entry.get("extension", ""),
+           "late": "yes" if entry.get("late") else "no",
+           "days_late": entry.get("days_late", 0), "penalty_pct": entry.get("penalty_pct", 0.0),
+           "total": 0.0, "max": "", "final": 0.0, "dispositions": "", "message": entry.get("note", ""),
+           "node": "", "gpu": "", "gpu_changed": "", "report": entry.get("report", ""),
+           "decisions": "; ".join(_decision_note(e) for e in getattr(decided.get(entry["student"]), "history", [])),
+           "_points": {}, "_results": None}
+    open_until = entry.get("open_until")
+    if not entry.get("digest"):
+        row["status"] = "pending" if open_until else entry.get("status", "missing")
+        if open_until:
+            row["message"] = f"due {open_until}: can still hand in (no attempt yet)"
+        row["late"] = ""
+        if entry.get("review"):  # nothing of it can be graded (attempts.py): a person decides
+            row["status"] = "needs_review"
+            row["message"] = f"{entry['review']}: a person decides. " + _intact_note(sweep, entry)
+        return _overridden(_blank_if_no_score(row), decided.get(entry["student"]))
+    gdir = grade_dir(sweep, entry["student"], entry["digest"])
+    outcome = read_json(gdir / "outcome.json")
+    if outcome is None:
+        row.update(status="pending", message="not graded yet (task still queued, or it did not finish)")
+        return _overridden(_blank_if_no_score(row), decided.get(entry["student"]))
+    outcome = check_outcome(outcome, str(gdir / "outcome.json"))
+    row["status"] = outcome.get("status", "error")
+    row["message"] = outcome.get("message", "")
+    row["node"] = outcome.get("node") or outcome.get("host") or ""
+    row["gpu"] = gpu_label(outcome)
+    row["gpu_changed"] = gpu_change(sweep, entry, outcome, feedback)
+    results = read_json(gdir / "results.json")
+    if results is not None:
+        results = check_results(results, str(gdir / "results.json"))
+        row["_results"] = results
+        score = results.get("score") or {}
+        row["total"] = float(score.get("total", 0) or 0)
+        row["max"] = score.get("max", "")
+        row["_points"] = stage_points(results)
+        counts = disposition_counts(results)
+        row["dispositions"] = " ".join(f"{d}:{n}" for d, n in sorted(counts.items()))
+    elif row["status"] != "graded":
+        row["dispositions"] = row["status"]
+    row["final"] = round(row["total"] * (1 - float(row["penalty_pct"]) / 100), 2)
+    if entry.get("review") or row["status"] == "tampered":  # an integrity case: a person decides
+        row["status"] = "needs_review"
+        row["message"] = f"{entry.get('review') or row['message']}: a person decides. " + _intact_note(sweep, entry)
+    elif open_until:  # graded as it stands, but the student may still hand in: not a score yet
+        got = f"{number_text(row['final'])} point(s)" if row["status"] == "graded" else row["status"]
+        row["status"], row["message"] = "pending", f"due {open_until}: can still hand in (as it stands: {got})"
+    return _overridden(_blank_if_no_score(row), decided.get(entry["student"]))
+
+
+def _case_row(fault) -> dict:
+    """The row of a student whose row could not be made (build): needs_review, every other cell empty."""
+    columns = HEAD_COLUMNS + TAIL_COLUMNS + WHERE_COLUMNS + REPORT_COLUMNS + DECISION_COLUMNS
+    return dict(dict.fromkeys(columns, ""), student=fault.student, status="needs_review", _points={}, _results=None,
+                message=f"{fault}: a person decides")
 
 
 def _overridden(row: dict, decided) -> dict:
@@ -316,11 +341,11 @@ def summary_text(rows, stages, title) -> str:
 
 
 def texts(sweep: Path, stage_order: list[str], title: str, decided: dict | None = None,
-          feedback=None) -> tuple[dict, list[dict], list[str]]:
+          feedback=None, cases: list | None = None) -> tuple[dict, list[dict], list[str]]:
     """gradebook.csv and summary.md of a sweep as texts (sweeps.write_version keeps them), with
-    the rows and stage columns they were made from. The drop box's directories for names the roster
-    does not list (the plan's off_roster) are named in the summary: never a row."""
-    rows, stages = build(sweep, stage_order, decided, feedback)
+    the rows and stage columns they were made from (cases: as build's). The drop box's directories for
+    names the roster does not list (the plan's off_roster) are named in the summary: never a row."""
+    rows, stages = build(sweep, stage_order, decided, feedback, cases)
     summary = summary_text(rows, stages, title)
     off = (read_json(sweep / "plan.json") or {}).get("off_roster") or []
     if off:

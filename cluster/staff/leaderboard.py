@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import fault_boundary
 import staff_pages
 from records import write_atomic
 from staff_pages import esc
@@ -66,14 +67,16 @@ class Board:
                 + ([p.variant] if self.has_variants else []) + [_when(p.handed_in)])
 
 
-def results_stages(rows: list[dict]) -> list[str]:
-    """Stages the graded results name, in the order the grader writes them (the registry's)."""
-    seen = []
-    for r in rows:
-        for s in ((r.get("_results") or {}).get("score") or {}).get("stages", []):
-            if s.get("stage") not in seen:
-                seen.append(s["stage"])
-    return seen
+@dataclass
+class Standing:
+    """What one row of the gradebook gives the leaderboard, read once (standing): the stages its results
+    name, in their order; its scoring shape (None: its results name none); and — for a student who opted
+    in and was graded on a GPU — their one entry per (stage, precision): the fastest correct kernel, as
+    (GFLOPS to 0.1, handed in, alias, % of cuBLAS, variant)."""
+    student: str
+    stages: list[str]
+    shape: str | None
+    best: dict
 
 
 def _order(e) -> tuple:
@@ -81,30 +84,61 @@ def _order(e) -> tuple:
     return (-e[0], e[1], e[2])
 
 
-def boards(rows: list[dict], aliases: dict[str, str], wanted: list[str], size: int) -> tuple[list[Board], list[str]]:
-    """One board per stage x precision, and notes on the stages left out."""
-    present = results_stages(rows)
+def standing(row: dict, alias: str | None) -> Standing:
+    """One student's Standing, from their gradebook row (its results' score.stages and config)."""
+    results = row.get("_results") or {}
+    rows = (results.get("score") or {}).get("stages") or []
+    stages = []  # in the order the grader writes them (the registry's)
+    for s in rows:
+        if s.get("stage") not in stages:
+            stages.append(s["stage"])
+    shapes = (results.get("config") or {}).get("shapes") or []
+    best = {}
+    if alias is not None and row["status"] == "graded" and results:
+        for s in rows:
+            gflops = float(s.get("gflops") or 0)
+            if s.get("disposition") == "passed" and gflops > 0:
+                e = (round(gflops, 1), row.get("submitted_at") or "9999", alias, float(s.get("pct_cublas") or 0),
+                     s.get("variant_used", "") or "")
+                # The grader writes one row per stage x precision; should a results file hold several
+                # (one per variant), the student still has one place: the fastest.
+                key = (s.get("stage"), s.get("precision"))
+                if key not in best or _order(e) < _order(best[key]):
+                    best[key] = e
+    return Standing(row["student"], stages, str(shapes[0].get("shape", "")) if shapes else None, best)
+
+
+def standings(rows: list[dict], aliases: dict[str, str], cases: list | None = None) -> list[Standing]:
+    """Each row's Standing. A row that cannot be read for it is that student's case (a Fault added to
+    `cases`, for the staff: the pages never name a student) and on no board; the others are ranked as
+    if nothing happened (fault_boundary)."""
+    out = []
+    for _, found, fault in fault_boundary.each(rows, lambda r: standing(r, aliases.get(r["student"])),
+                                               what="their place on the leaderboard", student=lambda r: r["student"]):
+        if fault is None:
+            out.append(found)
+        elif cases is not None:
+            cases.append(fault)
+    return out
+
+
+def boards(rows: list[dict], aliases: dict[str, str], wanted: list[str], size: int,
+           cases: list | None = None) -> tuple[list[Board], list[str]]:
+    """One board per stage x precision, and notes on the stages left out (cases: as standings')."""
+    return boards_of(standings(rows, aliases, cases), wanted, size)
+
+
+def boards_of(ss: list[Standing], wanted: list[str], size: int) -> tuple[list[Board], list[str]]:
+    """boards(), from the students' Standings."""
+    present = []  # the stages the graded results name, in the order the grader writes them
+    for st in ss:
+        present += [s for s in st.stages if s not in present]
     notes = [f"{s}: no graded result of this class names this stage yet; left out"
              for s in wanted if s not in present]
     out = []
     for stage in [s for s in present if s in wanted]:
         for precision in PRECISIONS:
-            best = {}  # student -> their one entry on this board
-            for r in rows:
-                alias = aliases.get(r["student"])
-                if alias is None or r["status"] != "graded" or not r.get("_results"):
-                    continue
-                for s in r["_results"].get("score", {}).get("stages", []):
-                    if (s.get("stage"), s.get("precision")) != (stage, precision):
-                        continue
-                    gflops = float(s.get("gflops") or 0)
-                    if s.get("disposition") == "passed" and gflops > 0:
-                        e = (round(gflops, 1), r.get("submitted_at") or "9999", alias,
-                             float(s.get("pct_cublas") or 0), s.get("variant_used", "") or "")
-                        # The grader writes one row per stage x precision; should a results file hold
-                        # several (one per variant), the student still has one place: the fastest.
-                        if r["student"] not in best or _order(e) < _order(best[r["student"]]):
-                            best[r["student"]] = e
+            best = {st.student: st.best[stage, precision] for st in ss if (stage, precision) in st.best}
             if not best:
                 continue
             entries = sorted(best.values(), key=_order)
@@ -199,18 +233,16 @@ def html_page(title: str, bs: list[Board], notes: list[str], shape: str, png: by
     return staff_pages.page(title, "\n".join(parts))
 
 
-def scoring_shape(rows) -> str:
-    for r in rows:
-        shapes = ((r.get("_results") or {}).get("config") or {}).get("shapes") or []
-        if shapes:
-            return str(shapes[0].get("shape", ""))
-    return "the first scoring shape"
+def scoring_shape(ss: list[Standing]) -> str:
+    return next((st.shape for st in ss if st.shape is not None), "the first scoring shape")
 
 
 def write(sweep: Path, rows: list[dict], aliases: dict[str, str], wanted: list[str], size: int,
-          title: str) -> tuple[Path, list[Board], list[str]]:
-    bs, notes = boards(rows, aliases, wanted, size)
-    shape = scoring_shape(rows)
+          title: str, cases: list | None = None) -> tuple[Path, list[Board], list[str]]:
+    """The leaderboard's pages (cases: as standings')."""
+    ss = standings(rows, aliases, cases)
+    bs, notes = boards_of(ss, wanted, size)
+    shape = scoring_shape(ss)
     png = plot(bs)
     tmp = sweep / f".leaderboard-tmp-{os.getpid()}-{secrets.token_hex(3)}"
     tmp.mkdir()

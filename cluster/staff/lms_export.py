@@ -22,6 +22,7 @@ import io
 import re
 from pathlib import Path
 
+import fault_boundary
 from config import ConfigError
 from gradebook import NO_SCORE, number_text
 
@@ -29,22 +30,26 @@ CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Secti
 POINTS_POSSIBLE = "    Points Possible"  # Canvas's own label, four spaces included
 
 
-def stage_maxima(rows: list[dict], stages: list[str]) -> tuple[dict[str, float], float | None]:
-    """Points possible per stage (both precisions) and in all, from the graded results."""
+def row_maxima(row: dict) -> tuple[dict[str, float], float | None]:
+    """Points possible per stage (both precisions) and in all, as one row's graded results give them."""
+    score = (row.get("_results") or {}).get("score") or {}
+    if not score.get("stages"):
+        return {}, None
+    found = {}
+    for s in score["stages"]:
+        found[s["stage"]] = found.get(s["stage"], 0.0) + float(s.get("correctness_max", 0) or 0) \
+            + float(s.get("performance_max", 0) or 0)
+    return found, float(score["max"]) if score.get("max") not in (None, "") else None
+
+
+def stage_maxima(each_row: list[tuple[dict[str, float], float | None]]) -> tuple[dict[str, float], float | None]:
+    """Points possible per stage (both precisions) and in all, from each row's (row_maxima)."""
     per_stage, total = {}, None
-    for r in rows:
-        results = r.get("_results") or {}
-        score = results.get("score") or {}
-        if not score.get("stages"):
-            continue
-        found = {}
-        for s in score["stages"]:
-            found[s["stage"]] = found.get(s["stage"], 0.0) + float(s.get("correctness_max", 0) or 0) \
-                + float(s.get("performance_max", 0) or 0)
+    for found, top in each_row:
         for stage, value in found.items():
             per_stage[stage] = max(per_stage.get(stage, 0.0), value)
-        if score.get("max") not in (None, ""):
-            total = max(total or 0.0, float(score["max"]))
+        if top is not None:
+            total = max(total or 0.0, top)
     return per_stage, total
 
 
@@ -139,8 +144,20 @@ def canvas_csv(rows, stages, maxima, assignment: str, roster: dict[str, dict] | 
 
 def texts(cfg, rows: list[dict], stages: list[str]) -> tuple[dict[str, str], str, list[str]]:
     """export/canvas.csv and export/grades.csv as texts (sweeps.write_version keeps them as a
-    version of the gradebook), the Canvas columns they fill, and the warnings."""
-    maxima = stage_maxima(rows, stages)
+    version of the gradebook), the Canvas columns they fill, and the warnings. A row whose results
+    cannot be read for its cells is that student's case: left blank (needs_review) in both, named in
+    the warnings; the others are exported as if nothing happened (fault_boundary)."""
+    exported, each_row, warnings = [], [], []
+    for r, found, fault in fault_boundary.each(rows, row_maxima, what="their LMS cells",
+                                               student=lambda r: r["student"]):
+        if fault is not None:
+            r, found = dict(r, status="needs_review", _results=None, _points={}), ({}, None)
+            warnings.append(f"{fault}: left blank (needs_review) in canvas.csv and grades.csv; a person looks at "
+                            "their results")
+        exported.append(r)
+        each_row.append(found)
+    rows = exported
+    maxima = stage_maxima(each_row)
     per_stage = maxima[0]
     # Stages worth no points (the naive baseline) are no LMS column; unknown maxima keep the stage.
     scored = [s for s in stages if per_stage.get(s, 1.0) > 0] if cfg.setting("export", "stage_columns") else []
@@ -150,7 +167,8 @@ def texts(cfg, rows: list[dict], stages: list[str]) -> tuple[dict[str, str], str
     if roster_path is not None:
         roster, header = read_canvas_roster(roster_path, cfg.setting("export", "canvas_match"),
                                             f"{cfg.path}: [export] canvas_roster")
-    canvas, warnings = canvas_csv(rows, scored, maxima, assignment, roster, header)
+    canvas, canvas_warnings = canvas_csv(rows, scored, maxima, assignment, roster, header)
+    warnings += canvas_warnings
     plain_stages = [s for s in stages if per_stage.get(s, 1.0) > 0]
     written = next(csv.reader(io.StringIO(canvas)))[len(CANVAS_STUDENT_COLUMNS):]  # with Canvas's ids where reused
     columns = (f"Canvas columns {', '.join(map(repr, written))} ([export] assignment"

@@ -24,6 +24,11 @@ What the compiler reads as code is compared as code: the body of a #define (one 
 the lexer) is set on lines of its own, and bytes that are not UTF-8 are replaced, not a reason to
 leave a file out (see comparable).
 
+Each hand-in's code is written, tokenized and fingerprinted in a cell of its own (cell.py, with the
+course's [cells] limits: see prepared); the pairs are compared from those fingerprints. A hand-in that
+runs its cell into a limit, or that cannot be read, is its student's case, named first in the notes
+and on the terminal; the others are compared as they would be without it (fault_boundary.py).
+
 The handout's stubs are boilerplate: what every student was given never counts as shared — the
 stage's stub, and the stubs of the stages given complete. A hand-in whose code of a stage is the
 stage's stub and nothing else is not compared in that stage.
@@ -53,11 +58,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+import cell
+import fault_boundary
 import staff_pages
-from records import write_atomic
+from records import escaped, write_atomic
 from staff_pages import esc
 
 import matplotlib.pyplot as plt  # noqa: E402  (after staff_pages chose the Agg backend)
+import numpy as np  # noqa: E402  (matplotlib's and copydetect's)
 
 PAIR_COLUMNS = ["stage", "group", "a", "kind_a", "b", "kind_b", "similarity", "similarity_a", "similarity_b",
                 "matched_tokens", "page"]
@@ -125,26 +133,35 @@ def _copydetect():
     return copydetect
 
 
-def hand_ins(sweep: Path) -> tuple[dict, dict]:
+def hand_ins(sweep: Path, cases: list | None = None) -> tuple[dict, dict]:
     """student -> their attempt that counts (from plan.json), read through the drop box's door
     (attempts.py: its stage_bytes() are what is compared), and the plan. An attempt that cannot be read, or whose
-    files are no longer those the sweep planned, is left out (the sweep made it a case already)."""
-    import attempts
+    files are no longer those the sweep planned, is left out (the sweep made it a case already), and
+    named in `cases` (each a line for the report's notes)."""
     try:
         plan = json.loads((sweep / "plan.json").read_text())
     except (OSError, ValueError):
         raise SimilarityError(f"{sweep}/plan.json is missing or unreadable: run the sweep first "
                               "(`make sweep SWEEP=<name>`)") from None
     out = {}
-    for entry in plan.get("students", []):
-        if entry.get("digest") and entry.get("attempt"):
-            try:
-                a = attempts.at(Path(entry["attempt"]))
-            except (attempts.Case, OSError):
-                continue
-            if a.digest == entry["digest"]:
-                out[entry["student"]] = a
+    planned = [e for e in plan.get("students", []) if e.get("digest") and e.get("attempt")]
+    for entry, a, fault in fault_boundary.each(planned, _planned_attempt, what="reading the attempt the sweep planned",
+                                               student=lambda e: e["student"]):
+        if fault is None:
+            out[entry["student"]] = a
+        elif cases is not None:
+            cases.append(f"{fault}: not compared")
     return out, plan
+
+
+def _planned_attempt(entry: dict):
+    """The attempt a plan's entry names, read through the door; a Case where its files are no longer
+    those the sweep planned."""
+    import attempts
+    a = attempts.at(Path(entry["attempt"]))
+    if a.digest != entry["digest"]:
+        raise attempts.Case(a.problem or f"{a.where}: its files are no longer those the sweep planned")
+    return a
 
 
 def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict, list[str]]:
@@ -164,14 +181,24 @@ def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict, list[str]]:
             gone = sorted({e["student"] for e in plan.get("students", []) if e.get("digest")} - set(dirs))
         else:
             dirs, gone = {}, []
-            for user in attempts.directory_names(SimpleNamespace(dropbox_dir=path)):
-                kept = [a for a in attempts.in_directory(path / user) if not a.withdrawn and not a.problem]
-                if kept and kept[-1].stage_bytes():
-                    dirs[user] = kept[-1]
+            users = attempts.directory_names(SimpleNamespace(dropbox_dir=path))
+            for user, latest, fault in fault_boundary.each(users, lambda user: _latest(path / user),
+                                                           what="reading their hand-ins"):
+                if fault is not None:
+                    notes.append(f"archive {path}: {fault}: not compared")
+                elif latest is not None:
+                    dirs[user] = latest
         if gone:
             notes.append(f"archive {path}: the hand-ins of {', '.join(gone)} are no longer where its plan says")
         out.update({f"{name}/{s}": d for s, d in dirs.items()})
     return out, notes
+
+
+def _latest(student_dir: Path):
+    """A drop box student's latest attempt not withdrawn and intact, if it holds a stage file; else None."""
+    import attempts
+    kept = [a for a in attempts.in_directory(student_dir) if not a.withdrawn and not a.problem]
+    return kept[-1] if kept and kept[-1].stage_bytes() else None
 
 
 def given_complete(stub: bytes) -> bool:
@@ -243,11 +270,13 @@ def hand_in_notes(label: str, files: dict[str, bytes], handout: dict[str, bytes]
     return notes
 
 
-def compare_stage(stage_file: str, boilerplate: list[Path], entries: list[Entry], settings: dict) -> StageResult:
+def compare_stage(stage_file: str, boilerplate: list[Path], entries: list[Entry], settings: dict,
+                  prints: dict | None = None) -> StageResult:
     """Every student's code with every other student's and with every reference and archive entry,
     the boilerplate files (the handout's stubs) left out of every score; entries as handed out are
     left out. Pairs most similar first, then grouped: connected components of the pairs at or above
-    report_threshold."""
+    report_threshold. prints: path -> the fingerprint of an entry's code made in its hand-in's cell
+    (prepared); copydetect makes the others' (the reference's) here."""
     copydetect = _copydetect()
     stage = Path(stage_file).stem
     result = StageResult(stage, [])
@@ -262,15 +291,16 @@ def compare_stage(stage_file: str, boilerplate: list[Path], entries: list[Entry]
     result.students = len(students)
     if not students or len(students) + len(others) < 2:
         return result
-    detector = copydetect.CopyDetector(
-        noise_t=settings["noise_threshold"], guarantee_t=settings["guarantee_threshold"],
-        display_t=settings["report_threshold"], autoopen=False, silent=True, out_file=os.devnull)
+    detector = _detector(copydetect, settings, boilerplate)
     for e in students:
         detector.add_file(str(e.path), "testref")
     for e in others:
         detector.add_file(str(e.path), "ref")
-    for path in boilerplate:
-        detector.add_file(str(path), "boilerplate")
+    # The detector fingerprints only the files it has no fingerprint of; one the cell found not UTF-8
+    # (None) it reads, finds so at once and skips, as without the cell.
+    prints = prints or {}
+    detector.file_data.update({str(e.path): fingerprint_of(copydetect, prints[str(e.path)]) for e in kept
+                               if prints.get(str(e.path)) is not None})
     detector.run()
     matrix, tokens = detector.similarity_matrix, detector.token_overlap_matrix
     test_index = {path: i for i, path in enumerate(detector.test_files)}
@@ -292,6 +322,91 @@ def compare_stage(stage_file: str, boilerplate: list[Path], entries: list[Entry]
     result.pairs.sort(key=lambda p: (-p.similarity, -p.matched_tokens, p.a.label, p.b.label))
     result.groups = group(result.pairs, settings["report_threshold"])
     return result
+
+
+def _detector(copydetect, settings: dict, boilerplate: list[Path]):
+    """copydetect's detector with the course's [similarity] settings and the boilerplate files."""
+    detector = copydetect.CopyDetector(
+        noise_t=settings["noise_threshold"], guarantee_t=settings["guarantee_threshold"],
+        display_t=settings["report_threshold"], autoopen=False, silent=True, out_file=os.devnull)
+    for path in boilerplate:
+        detector.add_file(str(path), "boilerplate")
+    return detector
+
+
+# ---- each hand-in's code, made ready for the comparison in a cell of its own ------------------------
+# Tokenizing and fingerprinting a hand-in's files takes time and memory that the files decide: a
+# student's file up to the course's max_source_kb may be made to cost more than a class's report can
+# wait. So a hand-in is made ready in a cell (cell.py, with the course's [cells] limits): what its
+# stages compare is written for copydetect (staged), its notes read (hand_in_notes), and each stage's
+# code fingerprinted as copydetect's detector does it; the cell hands back plain values, and a hand-in
+# that runs it into a limit (or anything else that stops it) is its student's case, named in the
+# report, while the others are compared as they would be without it. The pairs are compared here, from
+# the fingerprints (bounded by what each cell could make). A fork keeps Python's string hash, which the
+# fingerprints are made of, so they are the very ones the detector would make here.
+@dataclass(frozen=True)
+class Preparation:
+    """What making each hand-in ready needs: where its code is written, the handout's stubs (stage
+    file -> bytes), the detector's settings (copydetect's config), the fingerprints of each stage's
+    boilerplate (stage file -> them) and the cells' limits."""
+    work: Path
+    handout: dict
+    conf: object
+    known: dict
+    limits: cell.Limits
+
+
+def prepared(how: Preparation, kind: str, label: str, a) -> tuple[dict[str, Entry], list[str], dict]:
+    """One hand-in (a: attempts.Attempt) made ready in its cell: stage file -> its Entry, the notes on
+    its files, and path -> the fingerprint (plain, fingerprint_plain) of each entry's code."""
+    answer = cell.run(_prepare, how.work / "hand-ins", label, a.stage_bytes(), how.handout, how.conf.noise_t, kind,
+                      a.path / "files", how.conf, how.known, limits=how.limits, what=f"comparing {label}'s hand-in")
+    entries = {name: Entry(label, kind, Path(e["path"]), Path(e["origin"]), tuple(e["common"]), e["as_handed_out"])
+               for name, e in answer["entries"].items()}
+    return entries, answer["notes"], answer["prints"]
+
+
+def _prepare(where: Path, label: str, files: dict[str, bytes], handout: dict[str, bytes], run: int, kind: str,
+             origin: Path, conf, known: dict) -> dict:
+    """prepared()'s work, in the hand-in's cell."""
+    entries = staged(where, label, files, handout, run, kind, origin)
+    return {"entries": {name: {"path": str(e.path), "origin": str(e.origin), "common": list(e.common),
+                               "as_handed_out": e.as_handed_out} for name, e in entries.items()},
+            "notes": hand_in_notes(label, files, handout),
+            "prints": {str(e.path): fingerprint_plain(e.path, conf, known[name])
+                       for name, e in entries.items() if not e.as_handed_out}}
+
+
+def fingerprint_plain(path: Path, conf, boilerplate) -> dict | None:
+    """copydetect's fingerprint of a file, made as its detector makes it (CopyDetector._preprocess_code,
+    with the detector's settings `conf`), as plain values; None where the file is not UTF-8 text."""
+    try:
+        fp = _copydetect().CodeFingerprint(str(path), conf.noise_t, conf.window_size, boilerplate,
+                                           not conf.disable_filtering, conf.force_language, encoding=conf.encoding)
+    except UnicodeDecodeError:
+        return None
+    return {"filename": fp.filename, "raw_code": fp.raw_code, "filtered_code": fp.filtered_code,
+            "offsets": fp.offsets.tolist(), "hashes": [int(h) for h in fp.hashes],
+            "hash_idx": [[int(h), [int(i) for i in idx]] for h, idx in fp.hash_idx.items()], "k": fp.k,
+            "token_coverage": float(fp.token_coverage)}
+
+
+def fingerprint_of(copydetect, plain: dict):
+    """The CodeFingerprint of fingerprint_plain's values: its attributes as copydetect documents them."""
+    fp = object.__new__(copydetect.CodeFingerprint)
+    fp.filename, fp.raw_code, fp.filtered_code = plain["filename"], plain["raw_code"], plain["filtered_code"]
+    fp.k = plain["k"]
+    fp.offsets = np.array(plain["offsets"])
+    fp.hashes = set(plain["hashes"])
+    fp.hash_idx = {h: idx for h, idx in plain["hash_idx"]}
+    fp.token_coverage = np.float64(plain["token_coverage"])
+    return fp
+
+
+def boilerplate_prints(copydetect, settings: dict, boilerplate: list[Path]):
+    """The fingerprints of the boilerplate files, as the detector leaves them out of every file's
+    (copydetect 0.5.0's own method, pinned in requirements-staff.txt)."""
+    return _detector(copydetect, settings, boilerplate)._get_boilerplate_hashes()
 
 
 def group(pairs: list[Pair], threshold: float) -> list[list[Entry]]:
@@ -325,7 +440,8 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
     copydetect = _copydetect()
     settings = {k: cfg.setting("similarity", k)
                 for k in ("noise_threshold", "guarantee_threshold", "report_threshold", "top_pairs")}
-    students, plan = hand_ins(sweep)
+    cases = []  # the hand-ins that cannot be compared: each its student's case, named first in the notes
+    students, plan = hand_ins(sweep, cases)
     earlier, notes = archive_hand_ins(cfg.similarity_archive())
     if not students:
         raise SimilarityError(f"{sweep}/plan.json names no student with an attempt that counts: nothing to compare")
@@ -341,13 +457,25 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
             edge = seam(name, settings["noise_threshold"])
             staged_stubs[name].write_text(edge + comparable(stub) + edge)
         given = [name for name, stub in handout.items() if given_complete(stub)]
-        units = {}  # (kind, label) -> stage file -> Entry
-        for kind, hand_in in (("student", students), ("archive", earlier)):
-            for label, a in sorted(hand_in.items()):
-                files = a.stage_bytes()
-                units[kind, label] = staged(work / "hand-ins", label, files, handout, settings["noise_threshold"], kind,
-                                           a.path / "files")
-                notes += hand_in_notes(label, files, handout)
+        boilerplate = {name: [staged_stubs[name], *(staged_stubs[g] for g in given)] for name in handout}
+        how = Preparation(work, handout, _detector(copydetect, settings, []).conf,
+                          {name: boilerplate_prints(copydetect, settings, boilerplate[name])
+                           for name in handout if name not in given}, cell.limits_of(cfg))
+        units, prints = {}, {}  # (kind, label) -> stage file -> Entry; a file compared -> its fingerprint
+        every = [(kind, label, a) for kind, hand_in in (("student", students), ("archive", earlier))
+                 for label, a in sorted(hand_in.items())]
+        for (kind, label, _), ready, fault in fault_boundary.each(
+                every, lambda h: prepared(how, *h), what="comparing their hand-in", student=lambda h: h[1]):
+            if fault is not None:
+                cases.append(f"{fault}: not compared")
+                continue
+            units[kind, label], found, fingerprints = ready
+            notes += found
+            prints.update(fingerprints)
+        for case in cases:
+            say(f"similarity: {escaped(case)}; a case for a person (the others are compared)")
+        notes = cases + notes
+        compared = {label for kind, label in units if kind == "student"}
         results, skipped = [], []
         for stage_file in stage_files:
             stage = Path(stage_file).stem
@@ -357,7 +485,7 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
                     f"of its own; a hand-in's {stage_file} that differs from it is compared with every stage")
                 continue
             entries = [u[stage_file] for (kind, _), u in units.items() if kind == "student" and stage_file in u]
-            missing = sorted(set(students) - {e.label for e in entries})
+            missing = sorted(compared - {e.label for e in entries})
             if missing:
                 notes.append(f"{stage}: no {stage_file} in the attempt of {', '.join(missing)}")
             reference = cfg.grader_dir / "reference" / stage_file
@@ -367,8 +495,7 @@ def run(cfg, sweep: Path, stage_files: list[str], say=print) -> Path:
                 staged_reference.write_text(comparable(reference.read_bytes()))
                 entries.append(Entry(REFERENCE, "reference", staged_reference, reference))
             entries += [u[stage_file] for (kind, _), u in units.items() if kind == "archive" and stage_file in u]
-            boilerplate = [staged_stubs[stage_file], *(staged_stubs[name] for name in given)]
-            result = compare_stage(stage_file, boilerplate, entries, settings)
+            result = compare_stage(stage_file, boilerplate[stage_file], entries, settings, prints)
             _write_pair_pages(tmp, result, settings["top_pairs"])
             results.append(result)
             notes += result.notes
