@@ -616,7 +616,8 @@ def confinement_note(cfg) -> str:
 def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -> dict:
     """Grade the stage files given as name -> bytes (what the drop box's door read: attempts.py, never a
     path into the drop box); write outcome.json (+ results.json, gradescope.json, build.log,
-    grader.log) into out, which must be a fresh directory. Returns the outcome."""
+    grader.log) into out, which must be a fresh directory. Returns the outcome. Where no private
+    scratch can be made (scratch.UnsafeScratch) the outcome is the machine's `error`, with why."""
     started = dt.datetime.now(dt.timezone.utc)
     outcome = dict(meta, schema=OUTCOME_SCHEMA, host=socket.gethostname(), started=iso(started),
                    job_id=os.environ.get("SLURM_JOB_ID", ""), array_task=os.environ.get("SLURM_ARRAY_TASK_ID", ""),
@@ -626,7 +627,11 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
     # gone before this one makes its own (scratch.py says what is never touched).
     for stale in scratch_space.reap(cfg.scratch_dir):
         print(f"removed the scratch of an earlier grading whose process is gone: {stale}", file=sys.stderr)
-    scratch = scratch_space.new(cfg.scratch_dir)
+    try:
+        scratch = scratch_space.new(cfg.scratch_dir)
+    except scratch_space.UnsafeScratch as e:  # the machine's set-up, never the hand-in: an error, graded again
+        outcome.update(status="error", message=f"no private scratch for the build on {socket.gethostname()}: {e}")
+        return finish_outcome(out, outcome)
     try:
         submission = scratch / "submission"
         submission.mkdir()

@@ -5,6 +5,7 @@ a sticky one, like /tmp); any other is refused, naming it and what to do. With r
 grading copied into its scratch while it builds them.
 """
 import datetime as dt
+import json
 import os
 import shutil
 import signal
@@ -78,6 +79,47 @@ def test_a_link_to_scratch_is_resolved_and_its_target_checked(tmp_path):
         scratch.new(tmp_path / "link")
     os.chmod(shared, 0o700)
     assert scratch.new(tmp_path / "link").parent == shared  # made where the link leads, named so
+
+
+def test_a_grading_with_no_private_scratch_is_the_machines_error(tmp_path):
+    """A scratch directory others could reach into is the machine's set-up, never the hand-in: the
+    grading records the machine's `error` outcome saying why (a sweep grades it again), instead of
+    ending with a message and no outcome at all. Through grade-attempt (a feedback job, a regrade)
+    and through a sweep's task."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)  # writable by everyone, not sticky
+    due = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    path = tmp_path / "course.toml"
+    path.write_text(f'[course]\nname = "scratch-error"\n[cluster]\nscheduler = "local"\ndropbox = "{tmp_path}/dropbox"\n'
+                    f'sweeps = "{tmp_path}/sweeps"\ngrader_root = "{ROOT}"\ntrusted_cache = "{tmp_path}/cache"\n'
+                    f'scratch = "{shared}"\n[deadline]\ndue = {due.isoformat()}\n')
+    cfg = config.load(path)
+    dropbox.setup_dirs(cfg)
+    attempt = dropbox.store_attempt(cfg, "ann", dropbox.collect(cfg, hand_in_dir(tmp_path / "src", "stub"), None))
+    (tmp_path / "regrade").mkdir()
+    into = tmp_path / "regrade" / "grading"
+    r = subprocess.run([PYTHON, str(TOOL), "--config", str(path), "grade-attempt", "--attempt", str(attempt),
+                        "--into", str(into)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and not r.stderr.startswith("error:"), r.stdout + r.stderr
+    outcome = json.loads((into / "outcome.json").read_text())
+    assert outcome["status"] == "error" and outcome["student"] == "ann", outcome
+    assert "no private scratch" in outcome["message"] and str(shared) in outcome["message"], outcome
+    assert "grade-attempt: error: no private scratch" in r.stdout, r.stdout
+    assert list(shared.iterdir()) == []
+
+    from staff_class import sweep_commands  # with the staff's tools on the path
+    sweep = cfg.sweeps_dir / "final"
+    (sweep / "runs" / "run-001").mkdir(parents=True)
+    plan = sweep_commands.plan_sweep(cfg)
+    task = {k: plan[0][k] for k in ("student", "attempt", "attempt_name", "digest")}
+    (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps([task]))
+    outcome = sweep_commands.run_task(cfg, sweep, "run-001", 0)
+    assert outcome["status"] == "error" and str(shared) in outcome["message"], outcome
+    placed = sweep / "grades" / "ann" / task["digest"][:16] / "outcome.json"
+    assert json.loads(placed.read_text())["status"] == "error"
+    work = sweep_commands.sweep_todo(sweep, [dict(plan[0])])
+    assert len(work.todo) == 1 and "graded again" in next(iter(work.why)), work  # the next sweep grades it again
 
 
 # ---- a classmate during grading, with real accounts -------------------------------------------
