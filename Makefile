@@ -753,9 +753,10 @@ help:  ## every target, by who runs it, and every variable
 	@$(HELP_TEXT)
 
 # A goal that is no target (make chek) is told the nearest ones make help lists (suggest_target.py), not
-# make's bare "No rule to make target". .DEFAULT serves only a file that no rule makes and that does not
-# exist, so files and pattern rules are as before; one that another target needs stays an error.
+# make's bare "No rule to make target". .DEFAULT serves every file that no rule makes: one that exists
+# (a source, the Makefile itself under make -B) is left as it is; a goal that does not is told the nearest
+# target; a missing file that another target needs stays an error.
 .DEFAULT:
-	$(if $(filter $@,$(MAKECMDGOALS)),$(error $(shell $(HELP_TEXT) | $(PYTHON) grader/scripts/suggest_target.py '$@')),$(error no rule makes '$@', a file that a target needs))
+	$(if $(wildcard $@),@:,$(if $(filter $@,$(MAKECMDGOALS)),$(error $(shell $(HELP_TEXT) | $(PYTHON) grader/scripts/suggest_target.py '$@')),$(error no rule makes '$@', a file that a target needs)))
 
 -include $(shell find $(BUILD) -name "*.d" 2>/dev/null)
