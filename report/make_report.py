@@ -15,6 +15,11 @@ Three steps, each usable alone, because the GPU node and the machine with Pandoc
                               (tests/fixtures/report), "EXAMPLE DATA" on every page
   report/make_report.py --from DIR --out /tmp/r.pdf     render other saved results, as example data
 
+Without a GPU, `make report` measures nothing and says where to run it; it also writes a draft,
+report/build/draft/report-draft.pdf (never report/report.pdf): your text, every measurement "not
+measured yet" with the command that measures it, and under each stage what the build knows of its file
+(registers, shared and local memory, its machine code counted: report_draft.py). "DRAFT" heads every page.
+
 Whose measurements: `make report` records the fingerprint of the stage files it measured
 (grader/scripts/fingerprint.py) in report-run.json, and the PDF states it — submission, fingerprint,
 GPU and date on the first page, and in the PDF's Subject and Keywords, which `make submit` reads back.
@@ -51,6 +56,8 @@ import fingerprint  # noqa: E402  (the one definition of a submission's fingerpr
 BUILD = HERE / "build"
 DEMO_RESULTS = ROOT / "tests" / "fixtures" / "report"  # the instructor's example measurements
 WATERMARK = "EXAMPLE DATA — not your measurements"
+DRAFT_MARK = "DRAFT — nothing measured yet"
+DRAFT_PDF = "report-draft.pdf"  # in <build>/draft: a draft never lands where make submit looks
 NO_GPU_EXIT = 3  # the grader's exit status when the machine has no GPU
 
 
@@ -256,6 +263,37 @@ def build_generated(ds, rs, generated_dir):
     return blocks
 
 
+def start_draft(grader, submission, draft_dir):
+    """A draft's results folder, for a machine without a GPU: the registry and a run record that says
+    nothing was measured, where, and the command that measures (the course's srun line and the command
+    typed, as the grader's own hint prints them). Returns it."""
+    listing = run_grader(grader, "list", "--json")
+    if listing.returncode != 0:
+        raise ReportError(f"`{grader} list --json` failed:\n{listing.stderr.strip()}")
+    shutil.rmtree(draft_dir, ignore_errors=True)
+    results = draft_dir / "results"
+    results.mkdir(parents=True)
+    (results / REGISTRY_FILE).write_text(listing.stdout)
+    commit, dirty = git_commit()
+    command = os.environ.get("GEMMLAB_COMMAND") or shlex.join([sys.executable, *sys.argv])
+    run = {"tool": "report/make_report.py", "draft": True,
+           "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": commit, "commit_dirty": dirty, "host": socket.gethostname(), "grader": str(grader),
+           "measure": f"{os.environ.get('GEMMLAB_SRUN') or 'srun ...'} {command}",
+           "submission_name": Path(submission).name if submission else ""}
+    (results / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
+    return results
+
+
+def add_build_facts(blocks, generated, facts):
+    """Each stage's block of a draft ends with what the build knows of its file (report_draft.py)."""
+    for name, text in facts.items():
+        key = f"stage-{name}"
+        if key in blocks:
+            blocks[key] = blocks[key].rstrip() + "\n\n" + text
+            (generated / f"{key}.md").write_text(blocks[key], encoding="utf-8")
+
+
 def measured_submission(ds):
     """The submission record make report measured (report-run.json `submission`), or None."""
     fp = ds.run.get("submission") if isinstance(ds.run, dict) else None
@@ -286,6 +324,17 @@ def describe_run(ds, example):
     measured_on = ", ".join(parts[:1] + ([f"max SM clock {clock} MHz"] if clock else []) + parts[1:])
     keywords = ["GEMM", "CUDA", "SGEMM", "DGEMM", gpu]
     fp = None if example else measured_submission(ds)
+    if run.get("draft"):
+        name = run.get("submission_name") or "your submission"
+        who = f"DRAFT of {name}"
+        subject = f"DRAFT of the GEMM Lab report of {name}: nothing measured yet (no GPU on {run.get('host', '?')})"
+        provenance = (f"{DRAFT_MARK}: the text of report.md and what the build of {name}/ knows, made where there "
+                      f"is no GPU ({run.get('host', '?')}, {when}). On a GPU node, {run.get('measure', 'make report')} "
+                      "measures it and writes report/report.pdf.")
+        footer = " · ".join([who, f"made {(run.get('created') or '')[:10]}",
+                             f"commit {run['commit'][:12]}" if run.get("commit") else "commit unknown"])
+        return footer, {"subject": subject, "keywords": ", ".join(["GEMM", "CUDA", "draft"])}, \
+            {"provenance": provenance, "watermark": DRAFT_MARK}
     if fp:
         who = f"{fp['name']} {fp['fingerprint'][:len(fingerprint.PREFIX) + 12]}"
         subject = f"GEMM Lab report of submission {fp['name']} ({fp['fingerprint']}) measured on {measured_on}"
@@ -338,6 +387,7 @@ def main(argv=None):
     args.build = args.build or str(example_dir if args.from_dir else BUILD)
     args.out = args.out or str(example_dir / "example-report.pdf" if args.from_dir else HERE / "report.pdf")
 
+    draft = False
     try:
         build = Path(args.build)
         rs = load_report_set(args.config)
@@ -347,7 +397,14 @@ def main(argv=None):
                 raise ReportError("measuring needs --grader (make report passes it); "
                                   "use --render-only to render saved results")
             grade = Path(args.results) / "results.json" if args.results else None
-            measure(args.grader, args.config, rs, results_dir, grade, args.reuse, args.submission)
+            try:
+                measure(args.grader, args.config, rs, results_dir, grade, args.reuse, args.submission)
+            except NoGpu:  # the grader has said where to run it; what can be known here goes into a draft
+                draft = True
+                build = build / "draft"
+                results_dir = start_draft(args.grader, args.submission, build)
+                args.out = str(build / DRAFT_PDF)
+                say(f"no GPU here: a draft of the report instead, from {args.template} and the build")
         elif args.results and not args.from_dir and results_dir.is_dir():
             copy_grade(Path(args.results) / "results.json", results_dir)
 
@@ -372,6 +429,10 @@ def main(argv=None):
         count = add_profiles(blocks, generated, profiles, ds.stage_names())
         if count:
             say(f"{count} profile(s) of make profile from {profiles}")
+        if draft:
+            from report_draft import build_facts
+            add_build_facts(blocks, generated, build_facts(args.grader, args.submission, ds.stage_names(),
+                                                            os.environ.get("CUDA_HOME")))
         for warning in scan_template(args.template, set(blocks), ROOT, ds.stage_names()):
             say(f"warning: {warning}")
         if not args.from_dir:  # the example report shows the template as it is
@@ -381,7 +442,7 @@ def main(argv=None):
             if todo:
                 say(f"warning: {len(todo)} thing(s) of the template still to write in {args.template}: replace "
                     "each prompt with your own text, and the header's placeholders with your name and ID")
-        example = bool(args.from_dir) or measured_submission(ds) is None
+        example = not draft and (bool(args.from_dir) or measured_submission(ds) is None)
         if example and not args.from_dir:
             say(f"note: {results_dir} does not say which stage files it measured (results from before "
                 "reports carried a fingerprint, or not measured by make report): the PDF is marked "
@@ -393,11 +454,19 @@ def main(argv=None):
             render(args.template, generated, build / "latex", args.out, ROOT, footer, pdf_meta, marks)
         except ToolsMissing as e:
             say(f"{e}: the PDF is not rendered here.")
+            if draft:
+                print(f"report: nothing was measured here, and the draft is not rendered ({e})", file=sys.stderr)
+                return NO_GPU_EXIT
             say(f"  Measurements, figures and tables are saved in {build}. Finish the PDF on a "
                 "machine with pandoc and xelatex or typst (`make setup` installs them, without root too), in this "
                 "same folder:")
             say("    make report-pdf")
             return 0
+        if draft:
+            say(f"wrote the draft {args.out}: your text and what the build knows, \"{DRAFT_MARK}\" on every page")
+            print(f"report: nothing was measured here: {ds.run['measure']} on a GPU node measures every stage and "
+                  "writes the report, report/report.pdf", file=sys.stderr)
+            return NO_GPU_EXIT
         say(f"wrote {args.out}")
         return 0
     except NoGpu:

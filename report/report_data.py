@@ -242,7 +242,8 @@ class Dataset:
         rs = [self.result(stage, v, precision) for v in self.variants(stage)]
         rs = [r for r in rs if r]
         if not rs:
-            return "not_measured", "not measured yet (run `make report` on a GPU)"
+            draft = isinstance(self.run, dict) and self.run.get("draft")  # it names the command once, on top
+            return "not_measured", "not measured yet" if draft else "not measured yet (run `make report` on a GPU)"
         for r in rs:
             if r.disposition not in ("not_implemented", "passed"):
                 return r.disposition, f"{r.disposition.replace('_', ' ')}: {r.problem}".rstrip(": ")

@@ -140,7 +140,8 @@ def unanswered(template):
 
 def latex_escape(text):
     table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+             "-": "-{}"}  # no ligature: "--partition" stays two hyphens, as a command is typed
     return "".join(table.get(c, c) for c in str(text))
 
 

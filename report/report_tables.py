@@ -184,7 +184,10 @@ def block_environment(ds, rs):
     if env.get("host"):
         rows.append(("Host", md_escape(env["host"])))
     when = (run.get("created") or ds.created or "").replace("T", " ").replace("Z", " UTC")
-    if when:
+    if run.get("draft"):
+        rows.append(("Measured", f"not yet: {md_escape(run.get('host', 'this machine'))} has no GPU; on a GPU node, "
+                                 f"`{run.get('measure', 'make report')}` measures every stage"))
+    elif when:
         took = f" (the report set took {run['seconds']:.0f} s)" if run.get("seconds") else ""
         rows.append(("Measured", when + took))
     if run.get("commit"):
@@ -273,6 +276,9 @@ def block_summary(ds, rs):
             rows.append(["cuBLAS", PREC_NAME[prec], "", fmt_gflops(cublas), fmt_x(cublas / naive if naive else None),
                          "100.0"] + ([""] if with_score else []))
     out = table(header, rows, "lllrrr" + ("r" if with_score else ""))
+    if ds.run.get("draft"):
+        out = notice(f"A draft: nothing is measured yet. On a GPU node, `{ds.run.get('measure', 'make report')}` "
+                     "measures every stage and writes the report.") + "\n" + out
     if with_score:
         out += (f"\nScores from `make grade` (total {_num(ds.grade.get('total')):g} of "
                 f"{_num(ds.grade.get('max')):g}); GFLOPS here are from the report set.{extra_credit_note(ds.grade)}\n")
@@ -421,7 +427,9 @@ def block_pitched(ds, rs, pairs):
                         fmt_x(vals[1] / vals[0]) if all(vals) else "—"]
             rows.append(row)
         if not any_data:
-            out.append(notice(f"Stages {dense} and {pitched}: {NOT_IMPLEMENTED}."))
+            unmeasured = {ds.status(n, p)[0] for n in (dense, pitched) for p in rs.precisions} == {"not_measured"}
+            why = ds.status(dense, rs.precisions[0])[1] if unmeasured else NOT_IMPLEMENTED
+            out.append(notice(f"Stages {dense} and {pitched}: {md_escape(why)}."))
         else:
             out.append(table(header, rows, align))
     return "\n".join(out)

@@ -384,7 +384,8 @@ def check_grading(rep, tree, env, log, no_gpu=False):
 TESTED_HERE = ["tests/py/report/test_report.py", "tests/py/report/test_report_provenance.py", "tests/py/report/test_report_reading.py"]
 TESTED_HERE_READS = ["report", "tests/fixtures/report", "student", "grader/scripts/fingerprint.py",
                      "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py",
-                     "grader/scripts/ncu_profile.py", "grader/scripts/registry.py", "grader/scripts/kernel_names.py", "Makefile", "tests/py/conftest.py"]
+                     "grader/scripts/ncu_profile.py", "grader/scripts/registry.py", "grader/scripts/kernel_names.py",
+                     "grader/scripts/stage_sass.py", "Makefile", "tests/py/conftest.py"]
 
 
 def tree_digest(top, rel):

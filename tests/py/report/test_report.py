@@ -454,18 +454,50 @@ def test_measure_runs_the_report_set_then_reuses_it(tmp_path):
     assert len(log.read_text().splitlines()) == 2 * runs
 
 
+DRAFT_TEMPLATE = """---
+title: "GEMM Lab report"
+name: "Ada"
+student_id: "42"
+---
+
+# Summary
+
+::: {include="summary"}
+:::
+
+# Measurement environment
+
+::: {include="environment"}
+:::
+
+# Naive
+
+::: {include="stage-naive"}
+:::
+
+My own words, written before any GPU was at hand.
+"""
+
+
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
-def test_measure_without_gpu_says_where_to_run(grader, tmp_path):
+def test_measure_without_gpu_says_where_to_run_and_writes_a_draft(grader, tmp_path):
     """The real grader, on a machine without a GPU: asked first, it says what to run — the command
-    typed (make passes it), on a GPU node — and make report says nothing of measuring, offers nothing
-    else, and keeps the earlier measurements."""
+    typed (make passes it), on a GPU node, after the course's srun line — and make report measures
+    nothing, keeps the earlier measurements, and writes a draft instead: never report.pdf (--out), but
+    <build>/draft/report-draft.pdf, DRAFT on every page, the student's text, every measurement "not
+    measured yet" with that command (its hyphens as typed), and under each stage what the build knows of
+    its file; no fingerprint, so nothing takes it for a measured report."""
     build = tmp_path / "build"
     shutil.copytree(FIXTURES, build / "results")  # earlier measurements
-    out = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf",
-                      env=dict(os.environ, GEMMLAB_COMMAND="make report HISTORY=reuse", GEMMLAB_SRUN="srun --gres=gpu:1"))
+    template = tmp_path / "report.md"
+    template.write_text(DRAFT_TEMPLATE)
+    srun = "srun --partition=gpu --account=cs101 --gres=gpu:1"
+    args = ["--grader", grader, "--build", build, "--out", tmp_path / "r.pdf", "--template", template,
+            "--submission", ROOT / "student"]
+    out = make_report(*args, env=dict(os.environ, GEMMLAB_COMMAND="make report HISTORY=reuse", GEMMLAB_SRUN=srun))
     assert out.returncode == 3, out.stdout + out.stderr
     assert "make report needs an NVIDIA GPU" in out.stderr
-    assert "srun --gres=gpu:1 make report HISTORY=reuse\n" in out.stderr, out.stderr
+    assert f"{srun} make report HISTORY=reuse\n" in out.stderr, out.stderr
     assert "measuring" not in out.stdout and "[1/" not in out.stdout, out.stdout
     for other in ("make submit", "report-pdf", "make check"):
         assert other not in out.stdout + out.stderr, other
@@ -473,8 +505,25 @@ def test_measure_without_gpu_says_where_to_run(grader, tmp_path):
     assert not (tmp_path / "r.pdf").exists()
     for f in FIXTURES.glob("*.json"):  # kept: a failed run never costs earlier measurements
         assert (build / "results" / f.name).read_text() == f.read_text(), f.name
+    draft = build / "draft" / "report-draft.pdf"
+    if missing_tools:
+        assert "the draft is not rendered" in out.stderr, out.stderr
+    else:
+        assert f"wrote the draft {draft}" in out.stdout, out.stdout
+        text = pdf_text(draft)
+        flat = squeeze(text)
+        assert text.count("DRAFT — nothing measured yet") >= 2  # the head of every page, and under the title
+        assert "My own words, written before any GPU was at hand." in text
+        assert squeeze(f"On a GPU node, {srun} make report HISTORY=reuse measures it") in flat, text
+        assert squeeze(f"{srun} make report HISTORY=reuse") in flat  # two hyphens each, not a dash
+        assert "not measured yet" in text and "GFLOPS" in text
+        assert squeeze("What the build knows of student/naive.cu") in flat, text
+        assert "naive_kernel<float>" in text and "registers" in text and "FFMA" in text
+        import fingerprint  # grader/scripts, on the path through report_data
+        stamp = fingerprint.read_report_stamp(draft)
+        assert not stamp.get("fingerprint") and not stamp.get("example"), stamp
     # run by hand, the hint is make_report.py's own command line
-    by_hand = make_report("--grader", grader, "--build", build, "--out", tmp_path / "r.pdf")
+    by_hand = make_report(*args, env=dict(os.environ, PATH=str(tmp_path / "no-tools")))
     assert f"srun ... {sys.executable} {MAKE_REPORT} --grader {grader}" in by_hand.stderr, by_hand.stderr
 
 
