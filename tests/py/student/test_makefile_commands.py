@@ -166,6 +166,8 @@ def test_a_mistyped_target_names_the_nearest_and_files_build_as_before(tmp_path)
     assert "No rule to make target" not in out.stderr
     out = make("Makefile")
     assert out.returncode == 0, out.stderr
+    out = make("-B", "-n", "help")  # -B remakes every file, the Makefile and sources too: they are left as they are
+    assert out.returncode == 0 and "no rule makes" not in out.stderr, out.stderr
     extra = tmp_path / "extra.mk"
     extra.write_text(f"needs-a-file: {tmp_path}/input.txt\n\t@echo built from it\n")
     out = make("-f", "Makefile", "-f", str(extra), "needs-a-file")
