@@ -226,7 +226,7 @@ NVCCFLAGS := $(NVCC_BASE) $(GRADER_INCLUDES)
 STAGE_NVCCFLAGS := $(NVCC_BASE) $(STAGE_INCLUDES) -Xcompiler -fPIC
 # REF_PTX=1 (the default): the reference's objects carry its PTX beside the machine code for ARCH (as
 # -arch=sm_XX does), so that a build for an older arch runs on a newer GPU, the driver compiling the PTX:
-# how the other archs are tested on one GPU (docs/developing.md). REF_PTX= : machine code only, for a
+# how the other archs are tested on one GPU (the developers' guide). REF_PTX= : machine code only, for a
 # build that students can read (the cluster's trusted build, cluster/grading.py): PTX is the reference's
 # code nearly as written. Hopper's sm_90a carries no PTX either way.
 REF_PTX ?= 1
