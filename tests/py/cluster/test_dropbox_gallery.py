@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,11 @@ ENTRIES = sorted(p for p in GALLERY.iterdir() if (p / "expected.json").is_file()
 CLASS = ["alice", "bob", "mallory"]
 ATTACKER, VICTIM = "mallory", "alice"
 TIME_LIMIT = 120  # seconds for the sweep, and for each command: a hang is a failure, never a stuck test
+# The gallery's course runs each per-student step in a cell of these limits; a sweep with one attacker
+# takes at most the honest class's time plus the attacker's cells run out: reading her directory, her
+# counted attempt's report and its feedback gradings (ATTACKER_CELLS), each up to its wall time.
+CELLS = "[cells]\nwall_seconds = 10\ncpu_seconds = 5\n"
+CELL_WALL_SECONDS, ATTACKER_CELLS = 10, 3
 # A terminal's control characters (C0 but tab and newline, DEL, C1): no_raw_controls finds none of them
 # in what the staff read. The staff's commands and files that show what a student wrote:
 RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -103,7 +109,7 @@ def staff(cfg, *args) -> subprocess.CompletedProcess:
 
 def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     """The course, its hand-ins, the plant and the sweep; returns (cfg, sweep, graded bytes)."""
-    path = staff_class.write_config(base, roster=CLASS)
+    path = staff_class.write_config(base, extra=CELLS, roster=CLASS)
     if expected.get("due"):  # a due date the hand-ins below come after
         path.write_text(path.read_text().replace(f"due = {staff_class.DUE.isoformat()}", f"due = {expected['due']}"))
     cfg = config.load(path)
@@ -156,6 +162,7 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     if expected.get("root_submits"):  # with the stand-in grader: a local grading of it grades nothing
         root_submits(cfg, base, expected["root_submits"])
     sweep = cfg.sweeps_dir / "final"
+    started = time.monotonic()
     with time_limit(TIME_LIMIT, "the sweep"):
         entries = sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)
         sweep.mkdir(parents=True)
@@ -167,7 +174,24 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
         for i in range(len(todo)):
             sweep_commands.run_task(cfg, sweep, run.name, i)
     assert fired is None or fired, "the race's script never ran: the door did not open the file"
-    return cfg, sweep, graded
+    return cfg, sweep, graded, time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def honest_sweep_seconds(accounts):
+    """How long the sweep of the gallery's class takes when nobody attacks (the same mount, no plant)."""
+    acc, _ = accounts
+    base = Path(tempfile.mkdtemp(prefix="gemmlab-dropbox-gallery-", dir="/tmp"))
+    os.chmod(base, 0o755)  # the students reach the drop box, and the plant, through it
+    entry = base / "no-attack"
+    entry.mkdir(mode=0o755)
+    (entry / "plant.sh").write_text("exit 0\n")
+    os.chmod(entry / "plant.sh", 0o644)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            return mount(entry, {}, acc, base, mp)[3]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def outside(base: Path, mine: Path) -> dict:
@@ -216,7 +240,7 @@ def race(monkeypatch, spec: dict, entry: Path, env: dict, acc):
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda p: p.name)
-def test_the_drop_box_gallery(entry, accounts, monkeypatch):
+def test_the_drop_box_gallery(entry, accounts, honest_sweep_seconds, monkeypatch):
     expected = json.loads((entry / "expected.json").read_text())
     acc, why = accounts
     if expected.get("needs_accounts") and acc is None:
@@ -224,7 +248,10 @@ def test_the_drop_box_gallery(entry, accounts, monkeypatch):
     base = Path(tempfile.mkdtemp(prefix="gemmlab-dropbox-gallery-", dir="/tmp"))
     os.chmod(base, 0o755)  # the students reach the drop box through it
     try:
-        cfg, sweep, graded = mount(entry, expected, acc, base, monkeypatch)
+        cfg, sweep, graded, seconds = mount(entry, expected, acc, base, monkeypatch)
+        bound = honest_sweep_seconds + ATTACKER_CELLS * CELL_WALL_SECONDS
+        assert seconds <= bound, f"the sweep took {seconds:.1f} s, more than the honest class's {honest_sweep_seconds:.1f} s " \
+                                 f"and the attacker's {ATTACKER_CELLS} cells' wall time"
         monkeypatch.undo()  # the staff's commands below run as they are
         for cmd in expected.get("staff_commands", []):
             r = staff(cfg, *cmd)
