@@ -356,7 +356,8 @@ STAGE_API := $(wildcard grader/include/gemmlab/*.h)
 # CONFINE=<dir>:<dir>... (what the cluster passes when it grades: cluster/grading.py) compiles each
 # stage file in a Landlock sandbox (grader/scripts/confine.py): it may read only these directories
 # and the system compiler's own files, and write only its object's directory, within CONFINE_LIMITS
-# (CPU seconds:wall seconds:MiB of address space; the cluster passes course.toml's [cells] compile_*).
+# (CPU seconds:wall seconds:MiB of address space:MiB of the largest file[:the time the hand-in's compiles
+# end together]; the cluster passes course.toml's [cells] compile_*).
 # Empty (the default): not confined, as `make check` compiles.
 CONFINE ?=
 CONFINE_LIMITS ?=

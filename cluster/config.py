@@ -84,9 +84,12 @@ DEFAULTS = {
     ("cells", "output_mb"): (16, "largest answer of one cell, in MiB"),
     ("cells", "compile_cpu_seconds"): (300, "CPU seconds of each process of a grading's compile of one stage file "
                                        "(one that runs into a compile limit does not compile: the student's)"),
-    ("cells", "compile_wall_seconds"): (600, "wall-clock seconds of a grading's compile of one stage file"),
+    ("cells", "compile_wall_seconds"): (600, "wall-clock seconds of a grading's compiles of the hand-in's stage files, "
+                                        "all of them together"),
     ("cells", "compile_memory_mb"): (4096, "address space of each process of a grading's compile of one stage file, "
                                      "in MiB"),
+    ("cells", "compile_file_mb"): (64, "largest file each process of a grading's compile of one stage file may "
+                                   "write (its object, its temporary files), in MiB"),
     ("similarity", "noise_threshold"): (25, "shortest run of matching (tokenized) characters that counts"),
     ("similarity", "guarantee_threshold"): (30, "runs at least this long are always found (>= noise_threshold)"),
     ("similarity", "report_threshold"): (0.5, "pairs at or above this similarity (0 to 1) are shown side by "

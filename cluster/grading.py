@@ -112,10 +112,17 @@ def machine_failure(rc, build: Path, oom_kills: int = 0) -> str | None:
     return f"the build failed because of the machine: {full}" if full else None
 
 
-def compile_limits(cfg) -> "confine.Limits":
-    """What each confined compile of a stage file may use: course.toml's [cells] compile_*."""
+def compile_limits(cfg, until=0) -> "confine.Limits":
+    """What each confined compile of a stage file may use: course.toml's [cells] compile_*; until: the
+    time by which all the compiles of one hand-in end (confine.Limits), 0 for none."""
     return confine.Limits(*(int(cfg.setting("cells", f"compile_{k}")) for k in ("cpu_seconds", "wall_seconds",
-                                                                                  "memory_mb")))
+                                                                                  "memory_mb", "file_mb")), until=until)
+
+
+# The longest a grading waits for another grading's compile of a file both hold (Toolchain._compiling):
+# a stage file compiles in well under a minute; the other grading's make may hold the lock for all of
+# its own compiles (a hand-in of files that never end), and no one's compile waits on that.
+LOCK_WAIT_SECONDS = 120
 
 
 def jobs() -> int:
@@ -286,13 +293,14 @@ class Toolchain:
         self.cuda_home = Path(self.nvcc).resolve().parents[1]
 
     # ---- the confinement of each stage compile (grader/scripts/confine.py) -----------------------
-    def confinement(self, submission: Path) -> list[str]:
+    def confinement(self, submission: Path, starts=False) -> list[str]:
         """The make variables that confine each stage compile of `submission` to what it may read:
         the hand-in's scratch copy, the stage API headers (grader/include, never the rest of the
         trusted tree), the CUDA toolkit, a host compiler installed outside the system's directories
         (and the system compiler's files, confine.py), and to the course's compile limits
-        (compile_limits); [] where the course turned it off. BuildError, the machine's, where it cannot be confined: never compiled
-        unconfined instead."""
+        (compile_limits; starts: the hand-in's compiles start now, and together end within
+        compile_wall_seconds); [] where the course turned it off. BuildError, the machine's, where it
+        cannot be confined: never compiled unconfined instead."""
         if not self.cfg.confine_builds:
             return []
         reads = [self.cuda_home, *confine.host_compiler_home()]
@@ -305,8 +313,10 @@ class Toolchain:
             raise BuildError(f"{e}. This course compiles every hand-in confined ([cluster] confine_builds = true "
                              f"in {self.cfg.source}) and compiles none without it: grade on nodes whose kernel "
                              "has Landlock, or set confine_builds = false to compile unconfined") from None
+        limits = compile_limits(self.cfg)
+        until = int(time.time()) + limits.wall_seconds if starts else 0
         return ["CONFINE=" + ":".join(map(str, [submission, self.root / "grader" / "include", *reads])),
-                f"CONFINE_LIMITS={compile_limits(self.cfg)}"]
+                f"CONFINE_LIMITS={compile_limits(self.cfg, until)}"]
 
     # ---- the trusted build ------------------------------------------------------------------
     def find_trusted(self) -> Path | None:
@@ -425,13 +435,16 @@ class Toolchain:
             cache = self.object_cache()
         except BuildError:
             missing = []
+        # The other grading holds its locks for all of its make: a wait has an end (LOCK_WAIT_SECONDS),
+        # after which this grading compiles what it waited for itself.
+        give_up = time.monotonic() + LOCK_WAIT_SECONDS
         with contextlib.ExitStack() as held:  # the lock files stay (one per object, empty): removing
             for key in missing:               # one while another grading waits on it would let a third in
                 try:
                     lock = held.enter_context(open(cache / f"{key}.lock", "w"))
                 except OSError:
                     continue
-                fcntl.flock(lock, fcntl.LOCK_EX)
+                _lock_by(lock, give_up)
             if missing:  # all of them again: each object newer than the stamp _seed writes anew
                 self._seed(v, keys, submission)
             yield
@@ -455,10 +468,11 @@ class Toolchain:
         keys = self._object_keys(v, submission)
         stage_objs = {obj: k for obj, k in keys.items() if obj.parent.name == "stages"}
         self._seed(v, stage_objs, submission)
-        cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
-               f"SUBMISSION={submission}", f"ARCH={self.arch}", *confined, *stage_objs]
         oom_before = compile_stage.oom_kills()
         with self._compiling(v, stage_objs, submission):
+            cmd = [*MAKE, "-s", "--no-print-directory", "-k", f"-j{jobs()}", f"BUILD={build}",
+                   f"SUBMISSION={submission}", f"ARCH={self.arch}", *self.confinement(submission, starts=True),
+                   *stage_objs]
             if on_line is None:
                 rc = run_logged(cmd, self.root, log)
             else:
@@ -487,9 +501,10 @@ class Toolchain:
         except BuildError:
             scan_cache = []
         oom_before = compile_stage.oom_kills()
-        with self._compiling(v, keys, submission):
+        with self._compiling(v, keys, submission):  # the hand-in's compiles start once no other grading holds them
             rc = run_logged([*MAKE, "-k", f"-j{jobs()}", *keep, f"BUILD={build}", f"SUBMISSION={submission}",
-                             f"ARCH={self.arch}", *confined, *libs, *scan_cache, v["GRADER"]], self.root, log)
+                             f"ARCH={self.arch}", *self.confinement(submission, starts=True), *libs, *scan_cache,
+                             v["GRADER"]], self.root, log)
             self._store(keys, submission)
         # A stage file that does not compile or link is left out of the submission's library by the
         # build itself (its stages are `rejected`, the others graded): only a build that produced no
@@ -504,6 +519,21 @@ class Toolchain:
             raise BuildError(machine, tail(log))
         raise BuildError("the submission does not build: no grader could be linked with it (see build.log)",
                          tail(log), submission_fault=True)
+
+
+def _lock_by(lock, give_up: float) -> bool:
+    """An exclusive lock on the open file `lock`, waited for until time.monotonic() reaches give_up;
+    whether it was had."""
+    pause = 0.01
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= give_up:
+                return False
+            time.sleep(pause)
+            pause = min(2 * pause, 0.5)
 
 
 # One node's line of `scontrol show job -d`: "Nodes=gpu07 CPU_IDs=0-1 Mem=0 GRES=gpu:h100:1(IDX:0)";

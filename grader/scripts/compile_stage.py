@@ -36,13 +36,16 @@ compiler's own files, and write only OBJ's directory and a private TMPDIR there,
 that includes (or .incbin's, or #embed's) anything else does not compile, with its own file and
 line named. A confined compile never uses the object cache (an object compiled unconfined could
 hold what the confinement refuses), and where Landlock is unavailable it is an OBJ.error, never a
-compile without it. It also runs within --limits CPU:WALL:MEMORY_MB (confine.Limits: CPU seconds and
-address space of each of its processes, wall time of the whole compile, which ends its process group):
-a file whose compile runs into them does not compile, with the limit named — the file's failure,
-never the machine's, and never a grading that hangs.
+compile without it. It also runs within --limits CPU:WALL:MEMORY_MB:FILE_MB[:UNTIL] (confine.Limits: CPU
+seconds, address space and largest file of each of its processes, wall time of the whole compile,
+which ends its process group; UNTIL: when all the compiles of the hand-in end together, so a compile
+started later has what is left, and one started after it does not run): a file whose compile runs
+into them does not compile, with the limit named — the file's failure, never the machine's, and
+never a grading that hangs.
 """
 import argparse
 import contextlib
+import dataclasses
 import errno
 import json
 import os
@@ -79,7 +82,11 @@ _EDG = re.compile(r"^(?P<file>\S[^(]*)\((?P<line>\d+)\):\s*" + _KIND + r":\s*(?P
 _TOOL = re.compile(r"^(?P<tool>ptxas|nvlink|fatbinary|nvcc|cicc)(?: fatal)?\s*(?:error|fatal)\s*:\s*(?P<msg>.*)$", re.I)
 # The assembler's message on the compiler's temporary file ("/tmp/ccX.s:5: Error: file not found: F"):
 # what an asm statement of the stage file made it do (an .incbin of a file it may not read, say).
-_GAS = re.compile(r"^(?P<file>\S+\.s):(?P<line>\d+): (?:Fatal )?[Ee]rror: (?P<msg>.*)$")
+# Without a line where it names no line of it ("/tmp/ccX.s: Fatal error: can't write ... of tiled.o").
+_GAS = re.compile(r"^(?P<file>\S+\.s):(?:(?P<line>\d+):)? (?:Fatal )?[Ee]rror: (?P<msg>.*)$")
+# What a tool says when a write of it fails: past the largest file a compile may write (EFBIG; the
+# assembler says ENOSPC for it), once machine_cause found the disk not full.
+_WRITE_REFUSED = re.compile(r"File too large|No space left on device")
 # nvcc's advice after a numbered warning; the build log keeps it, the student is not shown it.
 _REMARK = re.compile(r"^Remark: The warnings can be suppressed with ")
 
@@ -177,6 +184,7 @@ class Run:
     cpu_seconds: float = 0.0  # all of its processes together, as the kernel accounted them
     timed_out: bool = False   # ended at its wall-time limit (its process group killed)
     oom_kills: int = 0        # processes the out-of-memory killer ended on this machine meanwhile
+    wall_seconds: float = 0.0  # the wall time it was given (confine.Limits.seconds_left)
 
 
 def oom_kills() -> int:
@@ -227,7 +235,7 @@ def machine_cause(run: Run, directories, canary=None) -> str | None:
     writes (`directories`), or — for a confined compile (`canary`: a function giving its cause or None)
     — the same compiler, confined and limited alike, failing a one-line kernel too (a tool missing or
     broken, the sandbox refusing the compiler its own files)."""
-    if run.returncode < 0 and -run.returncode != signal.SIGXCPU:
+    if run.returncode < 0 and -run.returncode not in (signal.SIGXCPU, signal.SIGXFSZ):  # those two: its limits
         try:
             name = signal.Signals(-run.returncode).name
         except ValueError:
@@ -245,9 +253,15 @@ def limit_reached(run: Run, limits, source) -> str | None:
     """The verdict of a compile that ran into its limits (the file's failure), or None."""
     if limits is None:
         return None
+    if run.timed_out and run.wall_seconds < limits.wall_seconds:
+        return (f"{shown_path(source)}: its compile was stopped when the hand-in's compiles together reached their "
+                f"limit of {limits.wall_seconds} s (a template, constexpr evaluation or #include that never ends, "
+                "here or in another file of the hand-in?)")
     if run.timed_out:
         return (f"{shown_path(source)}: its compile ran past its limit of {limits.wall_seconds} s and was stopped "
                 "(a template, constexpr evaluation or #include that never ends?)")
+    if run.returncode == -signal.SIGXFSZ:
+        return f"{shown_path(source)}: its compile wrote a file past its limit of {limits.file_mb} MiB"
     if run.returncode == -signal.SIGXCPU or run.cpu_seconds >= limits.cpu_seconds:
         return (f"{shown_path(source)}: its compile ran into its limit of {limits.cpu_seconds} CPU seconds "
                 "(a template, constexpr evaluation or #include that never ends?)")
@@ -262,7 +276,9 @@ def canary_cause(command, source, obj, confine, limits) -> str | None:
         src, out = work / f"canary{Path(source).suffix}", work / "canary.o"
         src.write_text(CANARY)
         swapped = {str(source): str(src), str(obj): str(out)}
-        run = run_compiler([swapped.get(w, w) for w in command], out, confine, limits)
+        # Its own wall time: the hand-in's compiles may have spent theirs (confine.Limits.until).
+        own = dataclasses.replace(limits, until=0) if limits is not None else None
+        run = run_compiler([swapped.get(w, w) for w in command], out, confine, own)
         if run.returncode == 0 and out.is_file():
             return None
         said = next((line.strip() for line in run.output.splitlines() if line.strip()), "no output")
@@ -391,14 +407,16 @@ def run_compiler(command, obj, confine, limits=None) -> Run:
         kept = bytearray()
         reader = threading.Thread(target=_keep_output, args=(proc.stdout, kept), daemon=True)
         reader.start()
+        wall = limits.seconds_left(time.time()) if limits is not None else 0.0
         if limits is None:
             proc.wait()
             timed_out = False
         else:
-            timed_out = _wait_then_end_group(proc, limits.wall_seconds)
+            timed_out = _wait_then_end_group(proc, wall)
         reader.join()
         output = kept.decode(errors="replace")
-        return Run(proc.returncode, output, children_cpu_seconds() - cpu_before, timed_out, oom_kills() - oom_before)
+        return Run(proc.returncode, output, children_cpu_seconds() - cpu_before, timed_out, oom_kills() - oom_before,
+                   wall)
     finally:
         if rules is not None:
             os.close(rules)
@@ -445,7 +463,10 @@ def compile_now(command, source, obj, failed, warned, log, cmdline, confine=None
     object when it compiled. MachineError when the machine stopped it (machine_cause)."""
     obj.unlink(missing_ok=True)
     warned.unlink(missing_ok=True)
-    run = run_compiler(command, obj, confine, limits)
+    if limits is not None and limits.seconds_left(time.time()) <= 0:  # the hand-in's compiles spent their time
+        run = Run(returncode=1, output="", timed_out=True, wall_seconds=0.0)
+    else:
+        run = run_compiler(command, obj, confine, limits)
     limit = limit_reached(run, limits, source)
     log.write_text(f"$ {cmdline}\n{run.output}" + ("" if run.returncode == 0 else f"(exit {run.returncode})\n")
                    + (f"{limit}\n" if limit else ""))
@@ -462,8 +483,11 @@ def compile_now(command, source, obj, failed, warned, log, cmdline, confine=None
         if cause:
             raise MachineError(cause)
     obj.unlink(missing_ok=True)
+    first = limit or first_error(run.output, source)
+    if limits is not None and not limit and _WRITE_REFUSED.search(run.output):  # the disk is not full: the limit
+        first += f" (a compile may write no file larger than {limits.file_mb} MiB)"
     verdict = {"schema": SCHEMA, "source": str(source), "shown": shown_path(source), "exit": run.returncode,
-               "first_error": limit or first_error(run.output, source), "command": cmdline,
+               "first_error": first, "command": cmdline,
                "output": run.output[-20000:]}
     write_json(failed, verdict)
     return verdict
@@ -477,7 +501,8 @@ def main():
     ap.add_argument("--depends", nargs="*", default=[])
     ap.add_argument("--verbose", action="store_true", help="print the command line (make V=1)")
     ap.add_argument("--confine", default="", help="DIR:DIR...: compile confined, these directories readable")
-    ap.add_argument("--limits", default="", help="CPU:WALL:MEMORY_MB: a confined compile's limits (confine.Limits)")
+    ap.add_argument("--limits", default="", help="CPU:WALL:MEMORY_MB:FILE_MB[:UNTIL]: a confined compile's limits "
+                    "(confine.Limits)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -485,7 +510,7 @@ def main():
         ap.error("no compile command after --")
     confine = [d for d in args.confine.split(":") if d] if args.confine else None
     if confine is not None and not args.limits:
-        ap.error("--confine needs --limits CPU_SECONDS:WALL_SECONDS:MEMORY_MB (the Makefile's CONFINE_LIMITS, "
+        ap.error("--confine needs --limits CPU_SECONDS:WALL_SECONDS:MEMORY_MB:FILE_MB (the Makefile's CONFINE_LIMITS, "
                  "which the cluster passes from [cells] compile_* in course.toml): a confined compile is never "
                  "run without them")
     try:

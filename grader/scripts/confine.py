@@ -10,10 +10,11 @@ can never compile another student's hand-in, the reference solutions or a staff 
 The rules are built in the parent (ruleset(): an error here is the machine's, named, before anything
 runs) and applied in the compile's child just before exec (restrict(), a subprocess preexec_fn):
 no_new_privs, then landlock_restrict_self. They hold for every process the compile starts and cannot
-be lifted. Next to them the child takes its Limits (limit(): CPU seconds and address space of each
-process the compile starts; compile_stage.py keeps its wall time): a stage file whose compile never
-ends (a template that instantiates without end, an #include of /dev/urandom) runs into them, and
-that is the file's failure, not the machine's. The numbers come from the course ([cells] compile_*
+be lifted. Next to them the child takes its Limits (limit(): CPU seconds, address space and the
+largest file of each process the compile starts; compile_stage.py keeps its wall time, and a
+hand-in's compiles share one deadline): a stage file whose compile never ends (a template that
+instantiates without end, an #include of /dev/urandom), writes without end (an asm statement's
+.fill) or is one of many such files runs into them, and that is the file's failure, not the machine's. The numbers come from the course ([cells] compile_*
 in course.toml, cluster/config.py), which the cluster passes down (CONFINE_LIMITS=). Rights follow the kernel's ABI as grader/src/judge/sandbox.cpp does for the runners: REFER
 from ABI 2, TRUNCATE from 3, IOCTL_DEV from 5; a right the kernel does not know is neither handled
 nor granted.
@@ -22,6 +23,7 @@ import ctypes
 import os
 import resource
 import shutil
+import signal
 import stat
 from dataclasses import dataclass
 
@@ -130,24 +132,34 @@ def restrict(fd: int):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one confined compile may use: CPU seconds and address space (MiB) of each of its processes,
-    and wall time (seconds) of the whole compile."""
+    """What confined compiles may use: CPU seconds, address space (MiB) and the largest file (MiB) of each
+    of their processes, and wall time (seconds): of one compile, or — with `until` (the time.time() by
+    which they must end) — of all the compiles of one hand-in together, so a hand-in of many files that
+    each take their whole limit costs one limit, not one per file."""
     cpu_seconds: int
     wall_seconds: int
     memory_mb: int
+    file_mb: int
+    until: int = 0  # 0: each compile has wall_seconds of its own
 
     @classmethod
     def parse(cls, text: str) -> "Limits":
-        """From "CPU:WALL:MEMORY_MB" (the Makefile's CONFINE_LIMITS); ValueError names what is wrong."""
+        """From "CPU:WALL:MEMORY_MB:FILE_MB[:UNTIL]" (the Makefile's CONFINE_LIMITS); ValueError names what is wrong."""
         parts = text.split(":")
-        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-            raise ValueError(f"compile limits {text!r}: expected CPU_SECONDS:WALL_SECONDS:MEMORY_MB, each a whole "
-                             "number above 0 (the cluster passes [cells] compile_cpu_seconds, compile_wall_seconds "
-                             "and compile_memory_mb)")
+        if len(parts) not in (4, 5) or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise ValueError(f"compile limits {text!r}: expected CPU_SECONDS:WALL_SECONDS:MEMORY_MB:FILE_MB, each a "
+                             "whole number above 0, and optionally :UNTIL, the time (seconds since 1970) by which "
+                             "a hand-in's compiles end together (the cluster passes [cells] compile_cpu_seconds, "
+                             "compile_wall_seconds, compile_memory_mb and compile_file_mb)")
         return cls(*map(int, parts))
 
+    def seconds_left(self, now: float) -> float:
+        """The wall time a compile started at `now` may take."""
+        return min(self.wall_seconds, self.until - now) if self.until else self.wall_seconds
+
     def __str__(self):
-        return f"{self.cpu_seconds}:{self.wall_seconds}:{self.memory_mb}"
+        return ":".join(map(str, (self.cpu_seconds, self.wall_seconds, self.memory_mb, self.file_mb)
+                            + ((self.until,) if self.until else ())))
 
 
 # Seconds past the CPU limit before the kernel's SIGKILL: at the limit itself a process gets SIGXCPU,
@@ -156,10 +168,14 @@ CPU_GRACE_SECONDS = 5
 
 
 def limit(limits: Limits):
-    """In the child, before exec: its CPU seconds and address space, inherited by every process the
-    compile starts (each counts its own). A limit already lower stays as it is."""
+    """In the child, before exec: its CPU seconds, address space and largest file, inherited by every
+    process the compile starts (each counts its own). A limit already lower stays as it is. A write past
+    the largest file fails (EFBIG: the tool says "File too large" and exits) instead of the kernel's
+    SIGXFSZ ending the tool, which would read as a signal from outside (the machine's)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited through exec, by every process of the compile
     for what, soft, hard in ((resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + CPU_GRACE_SECONDS),
-                             (resource.RLIMIT_AS, limits.memory_mb << 20, limits.memory_mb << 20)):
+                             (resource.RLIMIT_AS, limits.memory_mb << 20, limits.memory_mb << 20),
+                             (resource.RLIMIT_FSIZE, limits.file_mb << 20, limits.file_mb << 20)):
         _, old_hard = resource.getrlimit(what)
         if old_hard != resource.RLIM_INFINITY:
             soft, hard = min(soft, old_hard), min(hard, old_hard)

@@ -28,7 +28,7 @@ DUE = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
 REAL_NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 needs_nvcc = pytest.mark.skipif(not os.path.exists(REAL_NVCC), reason="needs nvcc (the CUDA toolkit)")
 ENOSPC = "<built-in>: fatal error: when writing output to /tmp/tmpxft_1-5_tiled.cpp4.ii: No space left on device"
-LIMITS = confine.Limits(cpu_seconds=20, wall_seconds=60, memory_mb=2048)
+LIMITS = confine.Limits(cpu_seconds=20, wall_seconds=60, memory_mb=2048, file_mb=64)
 # What each failure of the machine looks like to compile_stage.py: the stand-in compiler's shell lines
 # (it fails every compile, the one-line kernel a confined compile is set against too: a broken
 # machine), and the words of the cause it must name. "$VMSTAT" is the kernel's count of the
@@ -135,7 +135,7 @@ def test_a_compile_past_its_wall_time_is_the_students_and_leaves_nothing_running
     src, obj = stage_file(tmp_path), tmp_path / "build" / "tiled.o"
     obj.parent.mkdir(exist_ok=True)
     verdict = compile_stage.compile_stage([compiler(tmp_path, work), "-c"], src, obj, confine=[str(tmp_path)],
-                                          limits=confine.Limits(cpu_seconds=20, wall_seconds=2, memory_mb=2048))
+                                          limits=confine.Limits(cpu_seconds=20, wall_seconds=2, memory_mb=2048, file_mb=64))
     assert verdict and "ran past its limit of 2 s" in verdict["first_error"], verdict
     assert json.loads(Path(f"{obj}.failed").read_text())["first_error"] == verdict["first_error"]
     assert not Path(f"{obj}.error").exists()
