@@ -13,6 +13,10 @@ can read it"):
     device never blocks) and checked again on the open descriptor (fstat: the same file, a regular
     one, one link, no larger than its cap, owned by the directory's student), then read through that
     descriptor: a file swapped for a link after the look is never read.
+  * Every attempt's files are read and hashed in the cell that lists the attempt (cell.py: within its
+    limits, however many attempts a directory holds); the staff's process reads the bytes of an attempt
+    only to grade or compare it (stage_bytes; `at` reads them at once), each file checked against the
+    cell's hash: what it holds of a student is one attempt, never all of them.
   * Only a student with an account here is held to owning their files (pwd); for a name with no
     local account (a synthetic class) the owner is not checked. A student's directory owned by another
     account is a case of its own: nothing in it is graded.
@@ -38,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attempt_records import (ATTEMPT_RE, EARLIEST, ENTERED_RE, FILE_NAME_RE, MAX_FILES, RECORD_CAP, RECORDS,
-                             REPORT_NAME, TOKEN_CAP, WITHDRAWN_NAME, Caps, Case, attempt_digest, caps, check_manifest, check_outcome,
+                             REPORT_NAME, SHA256_RE, TOKEN_CAP, WITHDRAWN_NAME, Caps, Case, attempt_digest, caps, check_manifest, check_outcome,
                              check_withdrawn, parse_json, report_check)
 import cell
 from config import COURSE_DIR
@@ -187,7 +191,7 @@ class Attempt:
     owner: str = ""                # the student whose directory it lies in (never the manifest's word)
     problem: str = ""
     marked_withdrawn: bool = False
-    mark_time: dt.datetime | None = None  # when the student made that mark: its change time (ctime), not its word
+    mark_time: dt.datetime | None = None  # when the mark was made: its ctime (not its word), never before the attempt
     mark_late: bool = False        # made after the student's due date: not honoured (commands.common.attempts_of)
     changes: list = field(default_factory=list)   # (ctime, name) of the manifest, files/ and each file in it
     dir_ctime: dt.datetime | None = None
@@ -195,7 +199,8 @@ class Attempt:
     caps: Caps = field(default_factory=caps)
     record_problems: dict = field(default_factory=dict)
     limits: cell.Limits = field(default_factory=cell.Limits)  # of the cells that parse what lies beside it
-    _read: dict | None = None      # name -> (sha256, bytes or None): one pass of the checked files
+    _hashes: dict | None = None    # name -> sha256 of each file of files/, as the cell that listed it read them
+    _read: dict | None = None      # name -> (sha256, bytes or None): the staff's process's own reading (stage_bytes)
     _records: dict = field(default_factory=dict)  # name -> the checked record (or None), read in the listing's cell
 
     # -- as plain values: what a cell hands back (to_plain in the cell, from_plain in the staff's process) --
@@ -205,7 +210,7 @@ class Attempt:
                 "mark_time": self.mark_time.isoformat() if self.mark_time else None,
                 "changes": [[t.isoformat(), n] for t, n in self.changes],
                 "dir_ctime": self.dir_ctime.isoformat() if self.dir_ctime else None, "dir_uid": self.dir_uid,
-                "record_problems": self.record_problems, "records": self._records}
+                "record_problems": self.record_problems, "records": self._records, "hashes": self._hashes}
 
     @classmethod
     def from_plain(cls, d: dict, cap: Caps, limits: cell.Limits) -> "Attempt":
@@ -217,7 +222,7 @@ class Attempt:
                 changes=[(dt.datetime.fromisoformat(t), str(n)) for t, n in d["changes"]],
                 dir_ctime=dt.datetime.fromisoformat(d["dir_ctime"]) if d["dir_ctime"] else None,
                 dir_uid=d["dir_uid"], caps=cap, record_problems=dict(d["record_problems"]), limits=limits,
-                _records=dict(d["records"]))
+                _records=dict(d["records"]), _hashes=_checked_hashes(d.get("hashes")))
         try:
             check_manifest(a.manifest, f"{a.where}: manifest.json")
         except Case as e:
@@ -249,7 +254,11 @@ class Attempt:
         # A hand-in the staff entered lies in their area: only a decision withdraws it.
         return self.staff_withdrawn is not None or (not self.entered and self.marked_withdrawn and not self.mark_late)
 
-    # -- the files, read once through the door --
+    # -- the files: hashed in the cell that listed the attempt; their bytes read here only when asked --
+    # A student's directory may hold any number of attempts, so what the staff's process holds of them
+    # must not grow with it: the listing's cell hashes every attempt's files (within its limits), and
+    # the staff's process reads the bytes of the one attempt it grades or compares (stage_bytes), each
+    # file checked against the cell's hash.
     def _files(self) -> dict:
         if self._read is None:
             if self.problem:
@@ -257,6 +266,10 @@ class Attempt:
             else:
                 try:
                     self._read = _read_files(self)
+                    got = {n: h for n, (h, _) in self._read.items()}
+                    if self._hashes is not None and got != self._hashes:
+                        changed = sorted(n for n in set(got) | set(self._hashes) if got.get(n) != self._hashes.get(n))
+                        raise Case(f"files/{changed[0]} changed while the attempt was read")
                 except Case as e:
                     self.problem = self.problem or f"{self.where}: {e}"
                     self._read = {}
@@ -266,7 +279,10 @@ class Attempt:
         return self._read
 
     def file_hashes(self) -> dict[str, str]:
-        """name -> sha256 of each file as read (not as the manifest says)."""
+        """name -> sha256 of each file as read (not as the manifest says): by the cell that listed the
+        attempt, else by this process."""
+        if self._hashes is not None:
+            return dict(self._hashes)
         return {n: h for n, (h, _) in self._files().items()}
 
     def stage_bytes(self) -> dict[str, bytes]:
@@ -274,9 +290,12 @@ class Attempt:
         return {n: b for n, (_, b) in self._files().items() if b is not None}
 
     def report_bytes(self) -> bytes | None:
-        if REPORT_NAME not in self._files():
+        """The report's bytes, read here, or None (none handed in, or not the bytes that were hashed)."""
+        expected = self.file_hashes().get(REPORT_NAME)
+        if expected is None:
             return None
-        return _read_one(self, REPORT_NAME)
+        data = _read_one(self, REPORT_NAME)
+        return data if data is not None and hashlib.sha256(data).hexdigest() == expected else None
 
     @property
     def digest(self) -> str:
@@ -292,7 +311,7 @@ class Attempt:
         a cell: a report's PDF is the student's bytes. A report that runs the cell into a limit is
         "unstamped" (it names no files that can be read back)."""
         files = dict(self.stage_bytes())
-        if not files and REPORT_NAME not in self._files():
+        if not files and REPORT_NAME not in self.file_hashes():
             return ""
         report = self.report_bytes()
         try:
@@ -470,26 +489,41 @@ def _report_verdict(files: dict, report: bytes | None) -> str:
 
 def _read_files(a: Attempt) -> dict:
     """name -> (sha256, bytes of a stage file, None for the report) of files/, each checked."""
-    out = {}
     with _Walk(a) as fd:
-        files = open_dir(fd, "files", f"{a.where}: files/")
-        try:
-            names = []
-            with os.scandir(files) as entries:  # never more than one past the cap: a huge directory costs nothing
-                for entry in entries:
-                    names.append(entry.name)
-                    if len(names) > MAX_FILES:
-                        raise Case(f"files/ holds more than the {MAX_FILES} entries a hand-in may hold")
-            names.sort()
-            for name in names:
-                where = f"files/{name}"
-                if not FILE_NAME_RE.match(name):
-                    raise Case(f"{where[:60]!r} is not a file name a hand-in holds")
-                data, _ = read_file(files, name, a.caps.of(name), _content_owners(a), where)
-                out[name] = (hashlib.sha256(data).hexdigest(), data if name.endswith(".cu") else None)
-        finally:
-            os.close(files)
+        return _read_files_at(fd, a, keep=True)
+
+
+def _read_files_at(fd: int, a: Attempt, keep: bool) -> dict:
+    """_read_files of the attempt's directory fd; keep: the stage files' bytes too (else None)."""
+    out = {}
+    files = open_dir(fd, "files", f"{a.where}: files/")
+    try:
+        names = []
+        with os.scandir(files) as entries:  # never more than one past the cap: a huge directory costs nothing
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) > MAX_FILES:
+                    raise Case(f"files/ holds more than the {MAX_FILES} entries a hand-in may hold")
+        names.sort()
+        for name in names:
+            where = f"files/{name}"
+            if not FILE_NAME_RE.match(name):
+                raise Case(f"{where[:60]!r} is not a file name a hand-in holds")
+            data, _ = read_file(files, name, a.caps.of(name), _content_owners(a), where)
+            out[name] = (hashlib.sha256(data).hexdigest(), data if keep and name.endswith(".cu") else None)
+    finally:
+        os.close(files)
     return out
+
+
+def _checked_hashes(hashes) -> dict | None:
+    """A cell's hashes of an attempt's files, checked for their shape (the answer's only way in)."""
+    if hashes is None:
+        return None
+    if not isinstance(hashes, dict) or not all(isinstance(n, str) and FILE_NAME_RE.match(n) and isinstance(h, str)
+                                               and SHA256_RE.match(h) for n, h in hashes.items()):
+        raise Case("the cell that read the attempt answered hashes of another shape")
+    return dict(hashes)
 
 
 def _read_one(a: Attempt, name: str) -> bytes | None:
@@ -582,11 +616,20 @@ def _scan(parent_fd: int, parent: Path, name: str, number: int, student: str, en
         try:
             mark, mark_st = read_file(fd, WITHDRAWN_NAME, RECORD_CAP, owners, WITHDRAWN_NAME)
             check_withdrawn(parse_json(mark, WITHDRAWN_NAME), WITHDRAWN_NAME)
-            a.marked_withdrawn, a.mark_time = True, _ctime(mark_st)
+            # A mark is never older than what it marks: one made early, in a directory the attempt was
+            # moved into later, counts as made when the attempt came to be.
+            a.marked_withdrawn, a.mark_time = True, max(_ctime(mark_st), a.effective_time())
         except FileNotFoundError:
             pass
         except Case as e:
             a.problem = a.problem or f"{a.where}: {e}"
+        if not a.problem:  # its files hashed here, in the cell: never all of a student's bytes in the staff's process
+            try:
+                a._hashes = {n: h for n, (h, _) in _read_files_at(fd, a, keep=False).items()}
+            except Case as e:
+                a.problem = f"{a.where}: {e}"
+            except OSError as e:
+                a.problem = f"{a.where}: cannot be read ({e.strerror or e})"
     finally:
         os.close(fd)
     return a
@@ -737,7 +780,9 @@ def at(path: Path, cap: Caps | None = None, limits: cell.Limits | None = None) -
                          what=f"reading {path}")
     except cell.CellError as e:
         raise Case(str(e)) from None
-    return Attempt.from_plain(plain, cap, limits or cell.Limits())
+    a = Attempt.from_plain(plain, cap, limits or cell.Limits())
+    a.stage_bytes()  # one attempt, to grade or compare: its bytes read now, checked against its cell's hashes
+    return a
 
 
 def _one(path: Path, entered: bool, number: int, cap: Caps) -> dict:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,8 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
         root_submits(cfg, base, expected["root_submits"])
     sweep = cfg.sweeps_dir / "final"
     started = time.monotonic()
+    if expected.get("staff_memory_mb"):
+        tracemalloc.start()
     with time_limit(TIME_LIMIT, "the sweep"):
         entries = sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)
         sweep.mkdir(parents=True)
@@ -174,6 +177,10 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
         for i in range(len(todo)):
             sweep_commands.run_task(cfg, sweep, run.name, i)
     assert fired is None or fired, "the race's script never ran: the door did not open the file"
+    if expected.get("staff_memory_mb"):
+        held = tracemalloc.get_traced_memory()[1] / (1 << 20)
+        tracemalloc.stop()
+        assert held <= expected["staff_memory_mb"], f"the sweep's process held {held:.0f} MiB at once"
     return cfg, sweep, graded, time.monotonic() - started
 
 
@@ -224,12 +231,14 @@ def root_submits(cfg, base: Path, says: list[str]):
 
 def race(monkeypatch, spec: dict, entry: Path, env: dict, acc):
     """Run spec's script (as the attacker) the instant after the door first opens the attacker's
-    files/<spec file>: the worst timing a student could hit."""
-    real_open, fired = os.open, []
+    files/<spec file> in the staff's own process (a cell may start no process): the worst timing a
+    student could hit."""
+    real_open, fired, staff_process = os.open, [], os.getpid()
 
     def open_then_swap(path, flags, mode=0o777, *, dir_fd=None):
         fd = real_open(path, flags, mode, dir_fd=dir_fd)
-        if not fired and path == spec["file"] and dir_fd is not None and flags == attempts.FILE_FLAGS:
+        if not fired and os.getpid() == staff_process and path == spec["file"] and dir_fd is not None \
+                and flags == attempts.FILE_FLAGS:
             where = os.readlink(f"/proc/self/fd/{dir_fd}")
             if where.startswith(str(Path(env["BOX"]) / ATTACKER)):
                 fired.append(where)
