@@ -451,13 +451,19 @@ class Toolchain:
 
     def _store(self, keys: dict[Path, str], submission: Path):
         """Keep each object this make compiled, with what its compile read: the dependency list it wrote
-        beside it (-MMD's <object>.d, paths relative to the trusted tree, where make runs). An object
+        beside it (-MMD's <object>.d, paths relative to the trusted tree, where make runs), and every file
+        of the hand-in that is not a stage file of the course (student/*.cu, the drop box's whitelist) by
+        its bytes. A compile reads those without its dependency list saying so where an asm statement
+        .incbin's a name built from __FILE__ ("tiled.cu" then ".cu": an extra file tiled.cu.cu); it cannot
+        build a stage file's name from another's. Only a hand-in made by hand holds such files. An object
         with none (one seeded from the cache) is not kept again: what its compile read is not known here."""
         cache = self.object_cache()
+        stage_names = {p.name for p in (self.root / "student").glob("*.cu")}
+        extra = [str(p) for p in sorted(submission.iterdir()) if p.name not in stage_names]
         for obj, key in keys.items():
             depends = obj.with_suffix(".d")
             if obj.is_file() and depends.is_file():
-                object_cache.keep(cache, key, obj, self._source(obj, submission), depends, cwd=self.root)
+                object_cache.keep(cache, key, obj, self._source(obj, submission), depends, cwd=self.root, also=extra)
 
     def compile_only(self, submission: Path, build: Path, log: Path, on_line=None) -> list[str]:
         """Compile each stage file as the Makefile does; returns the names that do not compile.

@@ -152,11 +152,12 @@ def find(cache, key, source):
     return None
 
 
-def keep(cache, key, obj, source, dfile=None, cwd=None, sidecars=()):
+def keep(cache, key, obj, source, dfile=None, cwd=None, sidecars=(), also=()):
     """Keeps a freshly compiled object under `key` with what its compile read (the dependency list it
-    wrote, `dfile`; the source alone where it wrote none) and its sidecars (files `<obj><suffix>` its
-    compile left), atomically; a cache that cannot be written is no cache."""
-    recorded = inputs(dependency_list(dfile) if dfile else [], source, cwd)
+    wrote, `dfile`; the source alone where it wrote none; `also`: files it may have read that the list
+    does not name, by absolute path) and its sidecars (files `<obj><suffix>` its compile left),
+    atomically; a cache that cannot be written is no cache."""
+    recorded = inputs([*(dependency_list(dfile) if dfile else []), *also], source, cwd)
     name = hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()
     d = Path(cache) / key
     try:

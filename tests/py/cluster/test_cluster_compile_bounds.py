@@ -124,3 +124,18 @@ def test_a_grading_waits_a_bounded_time_for_another_gradings_compile_of_a_file_b
         assert not mallory_done.is_set(), "alice's grading waited for all of mallory's compiles"
     finally:
         thread.join(120)
+
+
+def test_an_object_is_never_reused_for_a_hand_in_whose_extra_file_it_did_not_read(tmp_path):
+    """tiled.cu .incbin's the bytes of tiled.cu.cu (a name built from __FILE__: its dependency list does
+    not name the file). Two hand-ins with the same tiled.cu and their own tiled.cu.cu: each object holds
+    its own hand-in's bytes, never the first's from the object cache."""
+    cfg = limited_course(tmp_path, "incbin")
+    tiled = STUB + f'// {secrets.token_hex(8)}\nasm(".pushsection .rodata\\n.incbin \\"" __FILE__ ".cu\\"\\n.popsection");\n'
+    for who in ("FIRST", "SECOND"):
+        sub = hand_in(tmp_path, who, {"tiled.cu": tiled, "tiled.cu.cu": f"// PAYLOAD-OF-{who}\n"})
+        build = tmp_path / f"{who}-build"
+        assert grading.Toolchain(cfg).compile_only(sub, build, tmp_path / f"{who}.log") == []
+        (obj,) = build.rglob("stages/tiled.o")
+        held = [w for w in ("FIRST", "SECOND") if f"PAYLOAD-OF-{w}".encode() in obj.read_bytes()]
+        assert held == [who], f"{who.lower()} hand-in's object holds the bytes of: {held}"
