@@ -9,7 +9,8 @@ Build time is kept down by two caches, both keyed by content so they are never s
     `sweep` before it queues anything, or by the first job that needs it (under a lock);
   * the object cache: each compiled stage file under the hash of its source, the compile command and
     the toolchain, kept with what its compile read (every file of its dependency list by its bytes:
-    what it #includes from the hand-in too, and the hand-in's file names); reused only where all of
+    what it #includes from the hand-in too; the hand-in's file names; the bytes of its files that are
+    not stage files, which an .incbin may read unlisted); reused only where all of
     that is the same, so identical files compile once per class and no grade is built from bytes
     another hand-in held.
 The Makefile stays the one place that knows how to compile and link: this module asks it for its
