@@ -189,12 +189,19 @@ def private_cache() -> Path:
 
 def _writable_dir(d: Path, public=False) -> bool:
     """d exists (made if need be) and this user may write it. public: everyone may read it (the
-    trusted build; never the object cache, which holds compiled student code)."""
+    trusted build; never the object cache, which holds compiled student code). Below this user's own
+    cache (private_cache) every directory is this user's alone (0700, whatever the umask): a classmate
+    in the same group lists nothing of it."""
     try:
         if not d.exists():
             d.mkdir(parents=True)
             if public:
                 os.chmod(d, 0o755)
+        mine = private_cache()
+        if not public and (d == mine or mine in d.parents):
+            for p in [mine, *reversed([q for q in d.parents if mine in q.parents]), d]:
+                if p.stat().st_uid == os.getuid():
+                    os.chmod(p, 0o700)
     except OSError:
         return False
     return os.access(d, os.W_OK | os.X_OK)

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import threading
 import time
 from pathlib import Path
@@ -139,3 +140,16 @@ def test_an_object_is_never_reused_for_a_hand_in_whose_extra_file_it_did_not_rea
         (obj,) = build.rglob("stages/tiled.o")
         held = [w for w in ("FIRST", "SECOND") if f"PAYLOAD-OF-{w}".encode() in obj.read_bytes()]
         assert held == [who], f"{who.lower()} hand-in's object holds the bytes of: {held}"
+
+
+def test_a_students_own_cache_is_theirs_alone_whatever_the_umask(tmp_path, monkeypatch):
+    """The object cache below ~/.cache/gemmlab holds a student's compiled code and what the symbol check
+    found in it: made 0700 at every level, even under umask 000."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    old = os.umask(0)
+    try:
+        assert grading._writable_dir(grading.private_cache() / "objects")
+    finally:
+        os.umask(old)
+    for d in (grading.private_cache(), grading.private_cache() / "objects"):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700, (d, oct(d.stat().st_mode))
