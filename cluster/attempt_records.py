@@ -161,10 +161,16 @@ NUMBER = (int, float)
 # The times a record may hold: a hand-in's, a job's. Outside them a time is no time of this course, and
 # arithmetic on it (a time zone, a late penalty's days) could leave the calendar.
 EARLIEST, LATEST = dt.datetime(1971, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9000, 1, 1, tzinfo=dt.timezone.utc)
+# A time as the tools write one (records.iso): ASCII digits, a 'T', a zone. Python's fromisoformat alone
+# takes any one character between the date and the time (a control character too, which the staff's
+# commands would then print) and digits of other scripts.
+TIME_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})$")
 
 
 def check_time(value, where: str, key: str) -> dt.datetime:
     try:
+        if not TIME_RE.match(value):
+            raise ValueError(value)
         t = parse_iso(value)
     except (TypeError, ValueError, AttributeError):
         raise Case(f"{where}: {key!r} is not a time ({str(value)[:40]!r})") from None

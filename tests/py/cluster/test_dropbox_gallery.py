@@ -262,9 +262,11 @@ def test_the_drop_box_gallery(entry, accounts, honest_sweep_seconds, monkeypatch
         assert seconds <= bound, f"the sweep took {seconds:.1f} s, more than the honest class's {honest_sweep_seconds:.1f} s " \
                                  f"and the attacker's {ATTACKER_CELLS} cells' wall time"
         monkeypatch.undo()  # the staff's commands below run as they are
+        decided = {}  # what each of the staff's commands printed (no_raw_controls reads it too)
         for cmd in expected.get("staff_commands", []):
             r = staff(cfg, *cmd)
             assert r.returncode == 0, r.stdout + r.stderr
+            decided[" ".join(cmd)] = r.stdout + r.stderr
         if expected.get("similar"):
             r = staff(cfg, "similarity", "--name", "final")
             assert r.returncode == 0, r.stdout + r.stderr
@@ -304,7 +306,7 @@ def test_the_drop_box_gallery(entry, accounts, honest_sweep_seconds, monkeypatch
             r = tool(cfg.path, "status", user=ATTACKER, timeout=TIME_LIMIT)
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
         if expected.get("no_raw_controls"):  # the bytes as a terminal gets them (text mode would turn CR into LF)
-            texts = {}
+            texts = dict(decided)
             for cmd in STAFF_VIEWS:
                 r = subprocess.run([PYTHON, str(TOOL), "--config", str(cfg.path), *cmd], capture_output=True,
                                    cwd=staff_class.ROOT, timeout=TIME_LIMIT)
