@@ -257,18 +257,21 @@ class Attempt:
     # -- the files: hashed in the cell that listed the attempt; their bytes read here only when asked --
     # A student's directory may hold any number of attempts, so what the staff's process holds of them
     # must not grow with it: the listing's cell hashes every attempt's files (within its limits), and
-    # the staff's process reads the bytes of the one attempt it grades or compares (stage_bytes), each
-    # file checked against the cell's hash.
+    # the staff's process reads the bytes of the one attempt it grades or compares (stage_bytes; the
+    # report: report_bytes), each file checked against the cell's hash.
     def _files(self) -> dict:
         if self._read is None:
             if self.problem:
                 self._read = {}
             else:
                 try:
-                    self._read = _read_files(self)
+                    hashed = self._hashes
+                    if hashed is not None:  # hashed whole by the cell: the stage files are what is read here
+                        hashed = {n: h for n, h in hashed.items() if n.endswith(".cu")}
+                    self._read = _read_files(self, stages_only=hashed is not None)
                     got = {n: h for n, (h, _) in self._read.items()}
-                    if self._hashes is not None and got != self._hashes:
-                        changed = sorted(n for n in set(got) | set(self._hashes) if got.get(n) != self._hashes.get(n))
+                    if hashed is not None and got != hashed:
+                        changed = sorted(n for n in set(got) | set(hashed) if got.get(n) != hashed.get(n))
                         raise Case(f"files/{changed[0]} changed while the attempt was read")
                 except Case as e:
                     self.problem = self.problem or f"{self.where}: {e}"
@@ -487,13 +490,14 @@ def _report_verdict(files: dict, report: bytes | None) -> str:
     return report_check(files)["verdict"]
 
 
-def _read_files(a: Attempt) -> dict:
-    """name -> (sha256, bytes of a stage file, None for the report) of files/, each checked."""
+def _read_files(a: Attempt, stages_only=False) -> dict:
+    """name -> (sha256, bytes of a stage file, None for the report) of files/, each checked;
+    stages_only: of the stage files (*.cu) only."""
     with _Walk(a) as fd:
-        return _read_files_at(fd, a, keep=True)
+        return _read_files_at(fd, a, keep=True, stages_only=stages_only)
 
 
-def _read_files_at(fd: int, a: Attempt, keep: bool) -> dict:
+def _read_files_at(fd: int, a: Attempt, keep: bool, stages_only=False) -> dict:
     """_read_files of the attempt's directory fd; keep: the stage files' bytes too (else None)."""
     out = {}
     files = open_dir(fd, "files", f"{a.where}: files/")
@@ -509,6 +513,8 @@ def _read_files_at(fd: int, a: Attempt, keep: bool) -> dict:
             where = f"files/{name}"
             if not FILE_NAME_RE.match(name):
                 raise Case(f"{where[:60]!r} is not a file name a hand-in holds")
+            if stages_only and not name.endswith(".cu"):
+                continue
             data, _ = read_file(files, name, a.caps.of(name), _content_owners(a), where)
             out[name] = (hashlib.sha256(data).hexdigest(), data if keep and name.endswith(".cu") else None)
     finally:

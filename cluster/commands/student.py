@@ -294,9 +294,13 @@ def cmd_withdraw(cfg, args):
         raise Refused(f"{user} has no attempt #{args.attempt}; `make status` lists yours")
     deadline, whose = common.student_deadline(cfg, user)
     closes = common.withdraw_closes(deadline)
-    if closes is not None and now() > closes:
-        raise Refused(f"attempt #{a.number} was not {'counted again' if args.undo else 'withdrawn'}: it is after your due "
-                      f"date ({deadline.shown(closes)}{whose}), and after your due date which of your attempts counts is "
+    # A mark counts as made no earlier than its attempt (attempts.py): on one handed in after the due
+    # date, it would not be honoured either.
+    late = "it is after your due date" if closes is not None and now() > closes else \
+        "it was handed in after your due date" if closes is not None and a.effective_time() > closes else ""
+    if late:
+        raise Refused(f"attempt #{a.number} was not {'counted again' if args.undo else 'withdrawn'}: {late} "
+                      f"({deadline.shown(closes)}{whose}), and after your due date which of your attempts counts is "
                       "no longer yours to change (it would be chosen after seeing the feedback). Nothing was changed. "
                       f"If attempt #{a.number} should {'count' if args.undo else 'not count'}, ask the course staff: "
                       "they can withdraw an attempt for you, or count it again")

@@ -49,24 +49,28 @@ def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tm
                                "of your on-time attempt #1") and lines[2].endswith(
         "After the due date only the course staff can change that: if #1 should count instead, ask them"), lines[2]
 
-    # make withdraw ATTEMPT=2, by alice while it is still hers to do (the clock is before the due date
-    # here; the late hand-in's time is set): the on-time attempt counts again; make status marks it
+    # make withdraw ATTEMPT=2 is refused, even while the clock is before the due date (the late hand-in's
+    # time is set here): a withdrawal of a hand-in made after the due date is the staff's to make
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    args = gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2"])
-    assert student.cmd_withdraw(cfg, args) == 0
+    with pytest.raises(student.Refused, match="attempt #2 was not withdrawn: it was handed in after your due date"):
+        student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2"]))
+    assert not (late / "withdrawn.json").exists()
+
+    # make withdraw ATTEMPT=1, while it is still hers to do: the late attempt counts, make status marks both
+    assert student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "1"])) == 0
     out = capsys.readouterr().out
-    assert "attempt #2 is withdrawn" in out and "counts now: #1" in out and "UNDO=1" in out, out
+    assert "attempt #1 is withdrawn" in out and "counts now: #2" in out and "UNDO=1" in out, out
     pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
-    assert pick.path == first and not info["late"] and "withdrawn by the student: #2" in info["note"]
+    assert pick.path == late and info["penalty_pct"] == 20 and "withdrawn by the student: #1" in info["note"]
     student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     status = capsys.readouterr().out.splitlines()
     assert "(due 2026-12-04T23:59:00Z; policy latest)" in status[0], status
-    assert status[1].endswith("<- counts") and "[withdrawn, late 1 day 3 h]" in status[2], status
+    assert "[withdrawn]" in status[1] and "[late 1 day 3 h]  <- counts" in status[2], status
 
-    # undone: the late attempt counts again
-    student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "2", "--undo"]))
-    pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
-    assert pick.path == late and info["penalty_pct"] == 20
+    # undone: the on-time attempt is back (the late one, the latest, still counts)
+    student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "1", "--undo"]))
+    (a1, a2) = attempts.in_directory(cfg.dropbox_dir / "alice")
+    assert not a1.withdrawn and a1.path == first
 
 
 def test_the_due_date_is_shown_in_the_courses_time_zone_too(tmp_path, capsys):
