@@ -828,13 +828,35 @@ def students(cfg) -> list[str]:
     return sorted(directory_names(cfg))
 
 
+OFF_ROSTER_SHOWN = 50  # names of off-roster directories a plan names; the rest are counted
+
+
 def off_roster(cfg) -> list[str]:
-    """The drop box's directories for names the roster does not list (never students: the staff look)."""
+    """The drop box's directories for names the roster does not list (never students: the staff look):
+    the first OFF_ROSTER_SHOWN by name, then "(and N more)". A student who makes a million directories
+    costs one pass over the listing, never a million names in the plan, the sweep's output or the summary."""
     if not cfg.roster_path:
         return []
     from class_files import read_roster
     roster = set(read_roster(cfg))
-    return [n for n in directory_names(cfg) if n not in roster]
+    try:
+        root = open_root(cfg.dropbox_dir, listing=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    shown, more = [], 0
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in roster:
+                    continue
+                shown.append(entry.name)
+                if len(shown) > OFF_ROSTER_SHOWN:  # keep the first names by order, count the rest
+                    shown.sort()
+                    shown.pop()
+                    more += 1
+    finally:
+        os.close(root)
+    return sorted(shown) + ([f"(and {more} more)"] if more else [])
 
 
 # ---- the student's token ------------------------------------------------------------------------

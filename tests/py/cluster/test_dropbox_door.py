@@ -133,3 +133,15 @@ def test_an_attempt_holding_more_files_than_a_hand_in_is_a_case_and_none_of_them
     assert a.stage_bytes() == {} and a.digest == ""
     assert f"more than the {attempt_records.MAX_FILES} entries a hand-in may hold" in a.problem
     assert "more than the" in a.integrity_problem()
+
+
+def test_a_drop_box_flooded_with_directories_costs_the_plan_a_few_names(tmp_path):
+    """Off-roster directories are named up to OFF_ROSTER_SHOWN (the first by name), the rest counted."""
+    cfg = course(tmp_path)
+    dropbox.setup_dirs(cfg)
+    extra = attempts.OFF_ROSTER_SHOWN + 37
+    for i in range(extra):
+        (cfg.dropbox_dir / f"squat{i:05d}").mkdir()
+    names = attempts.off_roster(cfg)
+    assert names[:-1] == [f"squat{i:05d}" for i in range(attempts.OFF_ROSTER_SHOWN)]
+    assert names[-1] == "(and 37 more)"
