@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -157,6 +158,20 @@ OWN_CACHES = ("XDG_CACHE_HOME", "CCACHE_DIR")
 
 def as_user_env(env=None) -> dict:
     return {k: v for k, v in (os.environ if env is None else env).items() if k not in OWN_CACHES}
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int, what: str):
+    """A block that must end within `seconds` (SIGALRM): a hang is a failure, never a stuck test."""
+    def stop(signum, frame):
+        raise TimeoutError(f"{what} did not finish in {seconds} s (a hang)")
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def tool(cfg_path, *args, user=None, env=None, timeout=900):

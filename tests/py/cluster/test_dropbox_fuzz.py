@@ -16,7 +16,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import socket
 import tempfile
 from pathlib import Path
@@ -24,12 +23,10 @@ from pathlib import Path
 import pytest
 
 import staff_class
-from cluster_helpers import tool
+from cluster_helpers import time_limit, tool
 
-import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
-import config  # noqa: E402
+import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
-import records  # noqa: E402
 from commands import sweep as sweep_commands  # noqa: E402
 
 HONEST = ["alice", "bob", "carol"]
@@ -151,19 +148,6 @@ def plant_beside(rng: random.Random, student_dir: Path, template: Path) -> str:
     with contextlib.suppress(OSError):  # an earlier oddity may have made .token a directory
         (student_dir / ".token").write_bytes(hostile_json(rng))
     return "the token"
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int, what: str):
-    def stop(signum, frame):
-        raise TimeoutError(f"{what} did not finish in {seconds} s (a hang)")
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import PYTHON, TOOL, read_gradebook, tool
+from cluster_helpers import PYTHON, TOOL, read_gradebook, time_limit, tool
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
@@ -71,19 +70,6 @@ def accounts():
         yield acc, ""
     finally:
         acc.__exit__(None, None, None)
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int, what: str):
-    def stop(signum, frame):
-        raise TimeoutError(f"{what} did not finish in {seconds} s (a hang)")
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def hand_in(cfg, base: Path, student: str, solutions=None) -> Path:
