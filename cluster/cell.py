@@ -161,7 +161,8 @@ _EXIT_LIMIT = 71   # the child's own word that it ran into a limit (MemoryError,
 def _child(w: int, limits: Limits, base: int, fn, args) -> int:
     try:
         os.dup2(w, 3, inheritable=False)
-        os.closerange(4, 1 << 16)
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        os.closerange(4, hard if hard != resource.RLIM_INFINITY else 1 << 20)  # every descriptor it inherited
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
