@@ -209,6 +209,26 @@ def test_make_in_student_is_make_in_the_folder_above(tmp_path):
     assert out.returncode != 0 and "did you mean 'check'?" in out.stderr, out.stderr
 
 
+def test_make_in_report_is_make_in_the_folder_above(tmp_path):
+    """report/, where a student writes report.md, has student/'s Makefile rules: make there is make in
+    the folder above, goals and variables as typed."""
+    def rules(folder):
+        return [line for line in (ROOT / folder / "Makefile").read_text().splitlines() if not line.startswith("#")]
+    assert rules("report") == rules("student")
+
+    def in_report(*args):
+        return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT / "report"), *args], capture_output=True,
+                              text=True, timeout=120)
+    assert in_report("-s", "MAKE=echo").stdout == "-C ..\n"
+    assert in_report("-s", "MAKE=echo", "report", "report-pdf").stdout == "-C .. report report-pdf\n"
+    course = tmp_path / "course.toml"
+    course.write_text(f'[cluster]\ngrader_root = "{ROOT}"\naccount = "cs101"\n')
+    out = in_report("-s", "hint", f"CONFIG={course}")
+    assert out.returncode == 0 and out.stdout == "srun --account=cs101 --gres=gpu:1\n", out.stdout + out.stderr
+    out = in_report("repotr")
+    assert out.returncode != 0 and "did you mean 'report'" in out.stderr, out.stderr
+
+
 def test_the_tests_build_one_short_line_per_file(tmp_path):
     """`make test` builds its own objects as the rest of the build does: one line per file (V=1 shows
     the commands), not the compiler's command line."""
