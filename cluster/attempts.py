@@ -780,13 +780,12 @@ def at(path: Path, cap: Caps | None = None, limits: cell.Limits | None = None) -
     m = (ENTERED_RE if entered else ATTEMPT_RE).match(path.name)
     if not m:
         raise Case(f"{path} is not named like an attempt (attempt-NNNN-<time>)")
-    student, cap = path.parent.name, cap or caps()
+    cap, limits = cap or caps(), limits or cell.Limits()
     try:
-        plain = cell.run(_one, path, entered, int(m.group(1)), cap, limits=limits or cell.Limits(),
-                         what=f"reading {path}")
+        plain = cell.run(_one, path, entered, int(m.group(1)), cap, limits=limits, what=f"reading {path}")
     except cell.CellError as e:
         raise Case(str(e)) from None
-    a = Attempt.from_plain(plain, cap, limits or cell.Limits())
+    a = Attempt.from_plain(plain, cap, limits)
     a.stage_bytes()  # one attempt, to grade or compare: its bytes read now, checked against its cell's hashes
     return a
 
