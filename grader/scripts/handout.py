@@ -319,7 +319,10 @@ def check(cfg, dist_override=None, keep=False, no_gpu=False, object_cache_dir=No
             summary = proc.stdout.strip().splitlines()[-1] if target[-1] == "test" else ""
             rep.ok(what, f"{summary} ({secs:.0f} s){left_out if target[-1] == 'test' else ''}".strip())
         else:
-            tail = "\n        ".join(proc.stdout.splitlines()[-15:])
+            lines = proc.stdout.splitlines()
+            # the failures by name and their assertion lines first (they may lie far above the tail), then the tail
+            named = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR ")) or ln.lstrip().startswith("E  ")][:40]
+            tail = "\n        ".join(named + ["..."] * bool(named) + lines[-15:])
             rep.fail(what, f"exit {proc.returncode} after {secs:.0f} s; last lines:\n        {tail}")
             break
     else:

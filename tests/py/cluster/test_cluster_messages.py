@@ -39,7 +39,9 @@ def test_a_missing_module_is_named_not_a_traceback(tmp_path, monkeypatch, capsys
     path = staff_class.write_config(tmp_path, roster=["alice"])
     staff_class.plan(staff_class.config.load(path))
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # this Python has no matplotlib
-    monkeypatch.delitem(sys.modules, "leaderboard", raising=False)
+    # the command's module and the staff tools it imports are imported afresh, whatever ran before here
+    for name in ("commands.pages", "leaderboard", "similarity"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.delitem(sys.modules, "matplotlib.pyplot", raising=False)
     assert gemmlab_cluster.main(["--config", str(path), "leaderboard", "--name", "final"]) == 2
     err = capsys.readouterr().err
