@@ -490,7 +490,7 @@ sanitize: $(GRADER)  ## one small case under compute-sanitizer memcheck and race
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(STAGE_RUNNER) run --stage $(STAGE) --prec $(or $(PREC),float) $(if $(SHAPE),--shape $(SHAPE)) $(if $(SEED),--seed $(SEED))
 
-# Profiling (docs/student-guide.md, "Profiling your kernels"). make profile runs Nsight Compute on one
+# Profiling (docs/student-tools.md, "Profiling your kernels"). make profile runs Nsight Compute on one
 # call of a stage in the submission's runner, the command make sanitize runs (not sandboxed when started
 # by hand: the judge applies the sandbox), and writes results/<submission>/profile/<stage>-<prec>.{json,md,csv};
 # make report includes them. It checks for a GPU and ncu before it builds anything. make resources needs no
@@ -510,7 +510,7 @@ resources:  ## registers, shared memory and spills of every kernel, from the com
 	@$(PYTHON) grader/scripts/stage_resources.py --nvcc "$(NVCC)" --jobs $(shell nproc 2>/dev/null || echo 2) $(if $(STAGE),--stage $(STAGE)) \
 	    --flags "$(NVCC_OPTS) $(ARCH_FLAGS) $(STAGE_INCLUDES) -DGEMMLAB_NS=submission" $(RESOURCE_SOURCES)
 
-# make sass (grader/scripts/stage_sass.py; docs/student-guide.md "Reading the machine code") needs no GPU:
+# make sass (grader/scripts/stage_sass.py; docs/student-tools.md "Reading the machine code") needs no GPU:
 # the stage's object as the build makes it for ARCH, disassembled (cuobjdump -sass), with the vector loads,
 # the FMAs of each loop, spills and tensor-core instructions counted, and the whole listing marked in
 # results/<submission>/sass/. The reference's stage files are compiled once for the reference library:

@@ -56,7 +56,8 @@ STUBS_COPY = "tests/stubs/student"
 WRITTEN_STAGE = "tiled.cu"
 MANIFEST_SCHEMA = "gemmlab.handout/1"
 
-DEFAULT_DOCS = ["student-guide.md", "correctness.md", "timing.md", "scoring.md", "results-schema.md"]
+DEFAULT_DOCS = ["student-guide.md", "student-tools.md", "correctness.md", "timing.md", "scoring.md",
+                "results-schema.md"]
 
 
 # ---- configuration ---------------------------------------------------------------------------------

@@ -36,8 +36,8 @@ NEVER = [
     "reference",                    # solution sources and the tuning tool (the library is built)
     "grader/scripts/handout.py",    # this script, its parts and templates: instructor tools
     "grader/scripts/handout",
-    "docs/instructor-guide.md",
-    "docs/instructor-grading.md",
+    "docs/instructor-*.md",         # the instructor guide and its parts: setting up, the term, grading
+    "docs/security.md",             # what the staff's tools defend against, and what stays open
     "docs/handout.md",
     "docs/developing.md",           # developing the kit itself: its test suite, toolchains, lent GPUs
     # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and
@@ -63,6 +63,10 @@ NEVER = [
 # (handout_checks.py, solution_matches).
 SOLUTIONS = ["reference/*.cu", "reference/tuning/*.h", "tests/broken/*/*.cu", "tests/profile_padding/*.cu",
              "tests/fixtures/similarity/*.cu", "tests/fixtures/similarity/*.cu.part"]
+
+# Docs split into parts: a doc that ships brings its parts, whatever [handout] docs lists (a course.toml
+# written before the split names only the first), so that its links lead inside the handout.
+DOC_PARTS = {"student-guide.md": ("student-tools.md",)}
 
 # Names that never ship wherever they are.
 NEVER_NAMED = ["__pycache__", "*.pyc", ".pytest_cache", ".git", ".DS_Store", "*~"]
@@ -144,7 +148,8 @@ def select_files(cfg):
                     left_out.append((rel, f"it names instructor-only material ({hit.group(0)})"))
                     continue
             chosen.append(rel)
-    for doc in cfg["docs"]:
+    listed = list(dict.fromkeys(part for doc in cfg["docs"] for part in (doc, *DOC_PARTS.get(doc, ()))))
+    for doc in listed:
         rel = f"docs/{doc}"
         if (ROOT / rel).is_file() and not matches(rel, never):
             chosen.append(rel)

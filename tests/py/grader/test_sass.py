@@ -293,9 +293,9 @@ def test_make_sass_needs_a_stage_and_names_a_missing_file():
 @needs_cuobjdump
 @pytest.mark.skipif(not HAS_REFERENCE, reason="the instructor repository only")
 def test_the_guides_tiled_against_reuse_lines_are_what_make_sass_prints(sass_of_every_stage):
-    """docs/student-guide.md quotes the main loops of the reference's tiled and reuse kernels: each quoted
+    """docs/student-tools.md quotes the main loops of the reference's tiled and reuse kernels: each quoted
     line is a line make sass prints today (a new compiler changes them: quote its lines)."""
-    guide = (ROOT / "docs" / "student-guide.md").read_text()
+    guide = (ROOT / "docs" / "student-tools.md").read_text()
     block = guide[guide.index("<!-- sass-example:"):guide.index("<!-- /sass-example -->")]
     quoted = [line.strip() for line in block.splitlines()[1:] if line.strip()]
     printed = {line.strip() for stage in ("tiled", "reuse") for line in

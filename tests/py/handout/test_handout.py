@@ -43,7 +43,8 @@ def test_selection_never_ships_solutions_or_instructor_tests():
         assert not rel.startswith(("tests/broken/", "tests/gallery/")), rel
         assert not rel.startswith("tests/py/handout/"), rel
         assert rel not in ("grader/scripts/handout.py", "docs/handout.md", "docs/instructor-guide.md",
-                       "docs/instructor-grading.md"), rel
+                       "docs/instructor-setup.md", "docs/instructor-term.md", "docs/instructor-grading.md",
+                       "docs/security.md"), rel
         assert "__pycache__" not in rel, rel
 
 

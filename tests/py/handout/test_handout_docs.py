@@ -34,7 +34,7 @@ def test_the_docs_a_student_reads_cite_only_what_they_have(tmp_path):
     folders = {"/".join(f.split("/")[:i]) for f in have for i in range(1, f.count("/") + 1)}
     tops = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith("."))
     docs = sorted(f for f in have if f.endswith(".md") and not f.startswith("tests/"))
-    assert {"README.md", "docs/student-guide.md", "report/README.md"} <= set(docs), docs
+    assert {"README.md", "docs/student-guide.md", "docs/student-tools.md", "report/README.md"} <= set(docs), docs
     missing = [f"{doc}:{n}: {p}" for doc in docs for n, p in cited_paths((out / doc).read_text(), tops)
                if p not in have and p not in folders and not handout.matches(p, handout.OUTPUTS)]
     assert not missing, "the handout's docs cite what it does not ship:\n" + "\n".join(missing)

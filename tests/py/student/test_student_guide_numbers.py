@@ -1,8 +1,8 @@
-"""The numbers docs/student-guide.md quotes from the example data are the example data's: its profile table
-is generated from the example report's profile (tests/fixtures/report/profile/tiled-16-float.json), the
+"""The numbers the student's docs quote from the example data are the example data's: the profile table of
+docs/student-tools.md is generated from the example report's profile (tests/fixtures/report/profile/tiled-16-float.json), the
 walkthrough's numbers are computed from it here, and its `make resources` line is the compiler's.
 
-  /usr/bin/python3 tests/py/student/test_student_guide_numbers.py --write    regenerates the guide's table
+  /usr/bin/python3 tests/py/student/test_student_guide_numbers.py --write    regenerates the tools page's table
 """
 import json
 import re
@@ -20,6 +20,7 @@ import registry  # noqa: E402
 import stage_resources  # noqa: E402
 
 GUIDE = ROOT / "docs" / "student-guide.md"
+TOOLS = ROOT / "docs" / "student-tools.md"  # the guide's tools: reading a failure, profiling
 EXAMPLE = ROOT / "tests" / "fixtures" / "report" / "profile" / "tiled-16-float.json"
 BLOCK = re.compile(r"(<!-- example-profile:[^\n]*-->\n)(.*?)(<!-- /example-profile -->)", re.S)
 
@@ -35,17 +36,17 @@ def generated_block(doc):
 
 
 def section(title, text=None):
-    text = text if text is not None else GUIDE.read_text()
+    text = text if text is not None else (TOOLS if title in TOOLS.read_text() else GUIDE).read_text()
     start = text.index(title)
     end = text.find("\n#", start + len(title))
     return text[start:end if end > 0 else None]
 
 
 def test_the_guides_profile_table_is_generated_from_the_example_report():
-    m = BLOCK.search(GUIDE.read_text())
-    assert m, "docs/student-guide.md has lost its <!-- example-profile --> block"
+    m = BLOCK.search(TOOLS.read_text())
+    assert m, "docs/student-tools.md has lost its <!-- example-profile --> block"
     assert m.group(2) == generated_block(example_doc()), \
-        "the guide's example profile differs from the example report's: run this file with --write"
+        "the tools page's example profile differs from the example report's: run this file with --write"
 
 
 def test_the_walkthrough_quotes_the_example_profile():
@@ -72,7 +73,7 @@ def test_the_walkthrough_quotes_the_example_profile():
     missing = [e for e in expected if e not in text]
     assert not missing, missing
     for stale in ("114 GB/s", "92.3%", "mio throttle (42%)", "3.4% of"):  # an earlier, hand-written example
-        assert stale not in GUIDE.read_text(), stale
+        assert stale not in GUIDE.read_text() + TOOLS.read_text(), stale
     assert doc["submission"] == "reference" and "reference solution's** `tiled/16`" in text
 
 
@@ -102,18 +103,19 @@ def test_the_guides_make_resources_line_is_the_compilers(tmp_path):
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit(__doc__)
-    guide = GUIDE.read_text()
-    new = BLOCK.sub(lambda m: m.group(1) + generated_block(example_doc()) + m.group(3), guide)
-    GUIDE.write_text(new)
-    print(f"{GUIDE}: the example profile {'rewritten' if new != guide else 'was up to date'}")
+    tools = TOOLS.read_text()
+    new = BLOCK.sub(lambda m: m.group(1) + generated_block(example_doc()) + m.group(3), tools)
+    TOOLS.write_text(new)
+    print(f"{TOOLS}: the example profile {'rewritten' if new != tools else 'was up to date'}")
 
 
 def test_the_docs_count_the_stage_runs_of_the_registry():
     """`make check` prints "Checking N stage run(s)": every stage × variant × precision of the registry.
-    The guide and correctness.md quote that line; their N is the registry's, whatever stages it gains."""
+    The student's tools page and correctness.md quote that line; their N is the registry's, whatever stages
+    it gains."""
     runs = {run for found in registry.entry_point_runs().values() for run in found}
     assert len(runs) >= 20
-    for doc in ("student-guide.md", "correctness.md"):
+    for doc in ("student-tools.md", "correctness.md"):
         quoted = re.findall(r"Checking (\d+) stage run\(s\)", (ROOT / "docs" / doc).read_text())
         assert quoted and {int(n) for n in quoted} == {len(runs)}, f"docs/{doc} quotes {quoted}; the registry has {len(runs)}"
 
