@@ -19,6 +19,12 @@ nlohmann::json clocks_json(const ClockReading& r) {
             {"clock_reasons", clock_reason_names(r.reasons)}};
 }
 
+void stop_item(ItemRun& r, Disposition d, const std::string& why) {
+    r.result.disposition = d;
+    r.result.problem = why;
+    r.done = true;
+}
+
 Timing lost_timing(const Shape& s, Disposition d, const std::string& why) {
     Timing t;
     t.shape = s;
@@ -61,6 +67,5 @@ void finish_item(ItemRun& r, const std::map<int, double>& calibration, const Sha
     t.clock_reasons = clock_reason_names(r.reasons);
     t.throttled = is_throttled(r.reasons);
 }
-
 
 }  // namespace gemmlab

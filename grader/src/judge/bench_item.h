@@ -52,6 +52,9 @@ struct CallReport {
     unsigned poisoned = 0, unanswered = 0;
 };
 
+// Ends r's run at this shape with disposition d, and why.
+void stop_item(ItemRun& r, Disposition d, const std::string& why);
+
 // The NVML reading as results keep it (null when there is none).
 nlohmann::json clocks_json(const ClockReading& r);
 
