@@ -4,7 +4,7 @@ student's token).
 Every student writes the drop box; the staff's tools read it with the staff's rights. What lies there
 is hostile input, so nothing else in cluster/ opens a path below the drop box: it asks this module,
 which hands back plain values — the checked bytes of each file, the parsed manifest, times — or a
-named case for a person. The rules, in one place (docs/instructor-guide.md, "The drop box and who
+named case for a person. The rules, in one place (docs/instructor-setup.md, "The drop box and who
 can read it"):
 
   * Every level below the drop box root (the student's own directory included) is opened with

@@ -63,7 +63,7 @@ def _read_toml(path: Path, what: str, setting: str) -> tuple[dict, list[str]]:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise ConfigError(f"{setting} = {str(path)!r}: no such file. Create it (docs/instructor-guide.md and "
+        raise ConfigError(f"{setting} = {str(path)!r}: no such file. Create it (docs/instructor-term.md and "
                           f"instructor-grading.md show the format of the {what}) or set {setting} = \"\"") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the {what} ({e.strerror})") from None

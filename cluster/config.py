@@ -68,7 +68,7 @@ DEFAULTS = {
     ("cluster", "python"): ("", "Python 3.11+ on the compute nodes; \"\" = the one running this tool"),
     ("deadline", "due"): ("", "due date with a time zone, e.g. 2026-12-04T23:59:00Z; \"\" = no deadline"),
     ("deadline", "grace_minutes"): (0, "minutes after `due` that still count as on time"),
-    ("late", "policy"): ("latest", '"latest", "prefer-on-time" or "on-time-only" (see docs/instructor-guide.md)'),
+    ("late", "policy"): ("latest", '"latest", "prefer-on-time" or "on-time-only" (see docs/instructor-term.md)'),
     ("late", "cutoff"): ("", "after this date nothing counts; \"\" = no cutoff"),
     ("late", "penalty_percent_per_day"): (0, "percent of the total taken per started day late"),
     ("late", "max_penalty_percent"): (100, "the most the late penalty takes"),

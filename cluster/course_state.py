@@ -65,7 +65,7 @@ CLASS_FILES = ((("cluster", "roster"), "roster.txt"),
 # state.json without the staff's note and the class files' hashes, and members/ (mode 0711: one empty
 # file per roster login, so a student can test their own name but list nobody's).
 MEMBERS_DIR = "members"
-# What a decision may be (docs/instructor-grading.md, "Decisions"); each names a student but publish.
+# What a decision may be (docs/instructor-term.md, "Decisions"); each names a student but publish.
 ACTIONS = ("publish", "accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter",
            "publish-grades")
 

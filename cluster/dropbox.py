@@ -3,7 +3,7 @@ a student's withdrawal mark, and choosing the attempt that counts under the dead
 Everything that READS the drop box goes through attempts.py, its one door (links, owners, types,
 schemas).
 
-Layout (docs/instructor-guide.md explains the permissions):
+Layout (docs/instructor-setup.md explains it, docs/security.md, "Who reads what", the permissions):
 
     <dropbox>/                        owner: staff, group: staff_group, mode 3773 (setgid, sticky,
                                       students may create their own directory but not list others)

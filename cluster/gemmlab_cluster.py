@@ -24,7 +24,7 @@ to load Slurm, a hand-in is stored (its time counts) without its grading. Gradin
 purpose (scheduler = "local", or sweep --local: local_grading.py), says where it runs first, and a
 local sweep runs detached from the terminal.
 Everything is configured in course.toml: [cluster], [deadline], [late], and for the staff tools
-[extensions], [similarity], [export] and [leaderboard]; docs/instructor-guide.md and docs/instructor-grading.md explain them. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
+[extensions], [similarity], [export] and [leaderboard]; docs/instructor-guide.md and the pages it lists explain them. Exit status: 0 done, 1 refused or failed (the message says why), 2 bad configuration.
 """
 
 import argparse
@@ -196,7 +196,7 @@ STAFF_TOOL_MODULES = ("sweep", "pages")
 
 def parser():
     ap = argparse.ArgumentParser(prog="gemmlab_cluster.py", description=__doc__.splitlines()[0],
-                                 epilog="docs/instructor-guide.md and docs/instructor-grading.md explain every command.")
+                                 epilog="docs/instructor-guide.md lists the page that explains each command.")
     ap.add_argument("--config", default="course.toml", help="the course configuration (default: course.toml)")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for c in COMMANDS:
@@ -266,7 +266,7 @@ def tell_the_staff(state, live=None, path=None, mistake: ConfigError | None = No
 
 def _staffs_own_file(path, state) -> bool:
     """Whether `path` is the course.toml the published state was made from: the staff's own file, which
-    students name in CONFIG= (docs/instructor-guide.md, step 5). Its unpublished edits and mistakes are
+    students name in CONFIG= (docs/instructor-setup.md, step 5). Its unpublished edits and mistakes are
     told to the staff, never to a student, who could do nothing about them; a student's own copy is
     another file, and they are told it is not used."""
     try:

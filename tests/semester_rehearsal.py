@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """semester_rehearsal.py — a term of GEMM Lab on one machine, as the course staff live it, ending in a
 comparison with the gradebook the course's rules say it must produce. The dry run before a term
-(docs/instructor-grading.md, "The dry run before a term").
+(docs/instructor-term.md, "The dry run before a term").
 
     python3 tests/semester_rehearsal.py [--scheduler slurm|local] [--work DIR] [--keep]
 

@@ -185,7 +185,7 @@ def student_exposure(cfg) -> list[tuple[Path, str, str]]:
     trusted build, which the published state names); the staff's live files (course.toml with the
     staff's sections, the roster, extensions, aliases: students read the published state), the
     staff's state (the sweeps, the decision log) and the roster of a state published before the
-    state had a students' half. docs/instructor-guide.md, "Who reads what", is the table of it."""
+    state had a students' half. docs/security.md, "Who reads what", is the table of it."""
     out = []
     tree = cfg.grader_dir
     for d, dirs, files in os.walk(tree):

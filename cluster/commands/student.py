@@ -319,7 +319,7 @@ def _compile_check(cfg, files):
     """Compiles each stage file as the grader will. A file that does not compile is handed in all the
     same, with a warning naming it and the stages that will score 0: a grading job grades every stage
     that builds (a bad file costs only its own stages), and a question here could cost the hand-in
-    itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Handing in").
+    itself near a deadline, or hang where no one can answer (docs/student-guide.md, "Rules").
     What the student is shown: handin.compile_check. Returns the files that do not compile (the hand-in's
     manifest keeps them: make status shows them)."""
     return handin.compile_check(cfg, files, warn=lambda line: print(line, file=sys.stderr, flush=True),

@@ -307,7 +307,7 @@ def cmd_sweep(cfg, args):
     if review:
         print(f"sweep {args.name}: {len(review)} integrity case(s) need a person (needs_review, blank in every export): "
               + "; ".join(f"{e['student']}: {records.escaped(e['review'])}" for e in review[:5])
-              + ". Settle each with `make settle STUDENT=... ATTEMPT=...|ZERO=1 WHY=...` (docs/instructor-grading.md, \"Decisions\")")
+              + ". Settle each with `make settle STUDENT=... ATTEMPT=...|ZERO=1 WHY=...` (docs/instructor-term.md, \"Decisions\")")
     todo = work.todo
     run = sweep / "runs" / f"run-{len(runs) + 1:03d}"
     (run / "logs").mkdir(parents=True)

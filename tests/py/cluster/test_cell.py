@@ -97,16 +97,18 @@ def test_a_course_sets_the_limits_in_its_cells_table():
 
 
 def test_the_instructor_guide_names_every_limit_and_quotes_none_but_its_own():
-    """The instructor guide's security section names each key of [cells]; the numbers stay in
-    course.toml, and wherever the guide quotes one beside its key ("`compile_wall_seconds`, 600") it
-    is course.toml's."""
+    """The security page's section on cells names each key of [cells]; the numbers stay in course.toml,
+    and wherever an instructor's page quotes one beside its key ("`compile_wall_seconds`, 600") it is
+    course.toml's."""
     import re
     import tomllib
     import config
     keys = [k for s, k in config.DEFAULTS if s == "cells"]
-    guide = (staff_class.ROOT / "docs" / "instructor-guide.md").read_text()
-    start = guide.index("### Security: what the drop box defends against")
-    section = guide[start:guide.index("\n### ", start + 1)]
+    docs = staff_class.ROOT / "docs"
+    security = (docs / "security.md").read_text()
+    start = security.index("## Each student's step runs in a cell")
+    section = security[start:security.index("\n## ", start + 1)]
+    guide = "\n".join(p.read_text() for p in sorted([docs / "security.md", *docs.glob("instructor-*.md")]))
     assert not [k for k in keys if f"`{k}`" not in section], "keys of [cells] the security section does not name"
     shown = tomllib.loads((staff_class.ROOT / "course.toml").read_text())["cells"]
     quoted = re.findall(r"`(\w+)`, (\d+)", " ".join(guide.split()))

@@ -1,4 +1,4 @@
-"""Who may do and read what in an installed course (docs/instructor-guide.md, "Who reads what").
+"""Who may do and read what in an installed course (docs/security.md, "Who reads what").
 The course staff are a group: what one TA's command writes (the course state, the decision log,
 sweeps, gradebook versions, exports, the students' views) a second TA in the staff group carries on
 with — publish, decide, sweep, export, publish grades — and the log says who did each; a publish is

@@ -70,6 +70,19 @@ def test_the_developer_doc_never_ships_and_no_shipped_doc_sends_students_there()
         assert "developing.md" not in (ROOT / rel).read_text(errors="replace"), rel
 
 
+def test_the_staff_docs_never_ship_and_the_student_guide_brings_its_parts():
+    """The instructor guide's pages and the security page stay out even where a course lists them in
+    [handout] docs; the student guide's tools page ships with the guide even where a course.toml written
+    before the split lists the guide alone (the guide links to it)."""
+    cfg = handout.load_config(ROOT / "course.toml")
+    staff = sorted(p.name for p in (ROOT / "docs").glob("instructor-*.md")) + ["security.md"]
+    assert {"instructor-guide.md", "instructor-setup.md", "instructor-term.md", "instructor-grading.md"} <= set(staff)
+    files, _ = handout.select_files({**cfg, "docs": [*cfg["docs"], *staff]})
+    assert not [f"docs/{doc}" for doc in staff if f"docs/{doc}" in files]
+    files, _ = handout.select_files({**cfg, "docs": ["student-guide.md", "timing.md"]})
+    assert {"docs/student-guide.md", "docs/student-tools.md", "docs/timing.md"} <= set(files)
+
+
 def test_the_students_cluster_commands_run_without_the_staff_tools(tmp_path):
     """A copy of the shipped cluster/ alone: `status` and `submit --help` work; a staff command says
     it is not in the handout."""
