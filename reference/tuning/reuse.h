@@ -3,7 +3,8 @@
 // Included at the end of reference/reuse.cu in -DGEMMLAB_TUNE builds only (reference/tuning/run.sh
 // --tune): it sees the stage file's own kernel templates and instantiates them with other
 // parameters, for reference/tuning/ladder.cu to check and time beside the stage. It also holds a
-// schedule the stage does not ship, stream-K. Their measurements are in docs/reference-kernels.md.
+// schedule the stage does not ship, stream-K. Their measurements are in the tuning rounds of
+// docs/performance-log.md (docs/reference-kernels.md lists them).
 #pragma once
 
 #include "candidates.h"
@@ -21,7 +22,7 @@ namespace {
 // writes its partial sums to `partials` and counts itself in `arrivals`; the last of a tile's
 // blocks to arrive adds every part in the order of K (the sum does not depend on who came last),
 // writes C and resets the count for the next call. Nobody waits for anybody, so no block can wait
-// for one that has not started. Not shipped: it gained 0.1–0.2% (docs/reference-kernels.md), and
+// for one that has not started. Not shipped: it gained 0.1–0.2% (docs/performance-log/2026-11-23.md), and
 // it allocates its workspace in its first call, which a stage may not do in a timed call
 // (docs/student-guide.md); shipped, the workspace would have to be a fixed device array.
 struct StreamK {
@@ -221,7 +222,7 @@ void reuse_candidates(std::vector<tuning::Candidate<float>>& f32,
     f64.push_back(candidate<ReuseConfig<double, 64, 128, 8, 32, 64, 8, 8, 4, 2>>("64x128x8 w32x64 t8x8 s4"));
     f64.push_back(candidate<ReuseConfig<double, 64, 64, 8, 32, 32, 8, 4, 3, 3>>("64x64x8 w32x32 t8x4 s3"));
     // (The Ampere-era m8n8k4 variant of reuse_kernel, Math::dmma, is retired: it measured 61–64% of
-    // cuBLAS DGEMM where Part 2 measures 103–105%; docs/reference-kernels.md.)
+    // cuBLAS DGEMM where Part 2 measures 103–105%; docs/performance-log/2026-11-23.md.)
     // Part 2: the m16n8kK kernel (labels: block, warp tile, mma k, stages, blocks per SM).
     auto dmma = [&](auto cfg, const char* label) {
         using Cfg = decltype(cfg);

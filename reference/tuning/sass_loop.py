@@ -16,7 +16,7 @@ a kernel with edge and interior paths has one of each) and prints for each:
   instruction that reads one of its registers. Loads used sooner than 40 instructions later make
   the warps wait on shared memory (short scoreboard). On the H100, float reuse variants with 30 or
   more such loads per slab were all slow; few of them did not make a variant fast
-  (docs/reference-kernels.md): a screen that costs no GPU time, not a substitute for timing.
+  (docs/performance-log/2026-11-24.md): a screen that costs no GPU time, not a substitute for timing.
 """
 import argparse
 import re

@@ -3,7 +3,7 @@
 // Included at the end of reference/tensor.cu in -DGEMMLAB_TUNE builds only (reference/tuning/run.sh
 // --tune): it sees the stage file's own kernel templates and instantiates them with other
 // parameters, for reference/tuning/ladder.cu to check and time beside the stage. Their measurements
-// are in docs/reference-kernels.md. The mma.sync candidates run where their scheme's instructions
+// are in docs/performance-log.md (docs/reference-kernels.md lists them). The mma.sync candidates run where their scheme's instructions
 // exist (run_config launches them unconditionally: time them on sm_80 or later).
 #pragma once
 

@@ -2,8 +2,8 @@
 //
 // Included at the end of reference/tiled.cu in -DGEMMLAB_TUNE builds only (reference/tuning/run.sh
 // --tune): it adds a kernel of its own, the student version, as a baseline for
-// reference/tuning/ladder.cu to check and time beside the stage. Measurements:
-// docs/reference-kernels.md.
+// reference/tuning/ladder.cu to check and time beside the stage. Measurements: the tuning rounds of
+// docs/performance-log.md (docs/reference-kernels.md lists them).
 #pragma once
 
 #include "candidates.h"

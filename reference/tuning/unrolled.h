@@ -3,7 +3,7 @@
 // Included at the end of reference/unrolled.cu in -DGEMMLAB_TUNE builds only (reference/tuning/run.sh
 // --tune): it sees the stage file's own kernel templates and instantiates them with other
 // parameters, for reference/tuning/ladder.cu to check and time beside the stage. Their
-// measurements are in docs/reference-kernels.md.
+// measurements are in the tuning rounds of docs/performance-log.md (docs/reference-kernels.md lists them).
 #pragma once
 
 #include "candidates.h"
