@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gpu_test.h"
-#include "judge/bench_command.h"
 #include "judge/bench_engine.h"
+#include "judge/bench_planning.h"
 
 using namespace gemmlab;
 

@@ -9,8 +9,8 @@
 #include "common/shapes.h"
 #include "common/sides.h"
 #include "gpu_test.h"
-#include "judge/check_command.h"
 #include "judge/check_engine.h"
+#include "judge/pipeline.h"
 
 using namespace gemmlab;
 using nlohmann::json;

@@ -1,12 +1,12 @@
-// Tests of collect_stage_run (check_command.h): how a child's reports and the way it ended turn
+// Tests of collect_stage_run (pipeline.h): how a child's reports and the way it ended turn
 // into a stage's disposition — without running any child.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "judge/check_command.h"
-#include "judge/check_engine.h"
 #include "common/check_result.h"
+#include "judge/check_engine.h"
+#include "judge/pipeline.h"
 
 using namespace gemmlab;
 using nlohmann::json;

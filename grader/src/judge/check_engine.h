@@ -39,7 +39,7 @@ struct CheckRun {
 };
 
 // Runs every case; returns what happened as a runner's outcome (the judge's own case reports as its
-// events, and how the runner ended), for collect_stage_run (check_command.h) to turn into the run's
+// events, and how the runner ended), for collect_stage_run (pipeline.h) to turn into the run's
 // record. on_case(i) is called as case i starts (progress). `runner`, when given, is this run's runner
 // started ahead (start_check_runner); one that did not start is replaced by a fresh one, whose start
 // alone speaks for the run.

@@ -13,7 +13,6 @@
 // tools compare between course states. --rescore scores a stored grade's results.json again under
 // this rubric, from its measured speeds (score_document.h), and writes DIR/results.json and
 // DIR/gradescope.json; exit 3 when the rubric needs speeds the grade did not measure (regrade it).
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -74,13 +73,6 @@ json rubric_json(const CourseConfig& c) {
             {"notes", c.notes},
             {"measurement", measurement_json(c)},
             {"rubric", rubric_only_json(c)}};
-}
-
-std::string utc_now() {
-    char buf[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    return buf;
 }
 
 // A stored grade scored again under `c`: results.json and gradescope.json written into out_dir.

@@ -1,21 +1,22 @@
-// grade_command.cpp — `gemmlab grade` (see grade_command.h).
+// grade_command.cpp — `gemmlab grade` (see grade_command.h): the check, bench and score steps, and the
+// results files they make.
 #include "judge/grade_command.h"
 
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <sstream>
-#include <tuple>
 
-#include "judge/bench_command.h"
-#include "judge/check_command.h"
 #include "common/check_result.h"
+#include "common/sides.h"
+#include "judge/bench_planning.h"
 #include "judge/environment.h"
+#include "judge/format.h"
 #include "judge/gradescope.h"
+#include "judge/pipeline.h"
 #include "judge/results_io.h"
 #include "judge/score.h"
 #include "judge/score_document.h"
-#include "common/sides.h"
 #include "judge/symbol_scan.h"
 
 namespace gemmlab {
@@ -23,49 +24,6 @@ namespace gemmlab {
 using nlohmann::json;
 
 namespace {
-
-std::vector<Shape> scoring_shapes(const CourseConfig& cfg) {
-    std::vector<Shape> shapes;
-    for (const ScoringShape& s : cfg.scoring.shapes) shapes.push_back(s.shape);
-    return shapes;
-}
-
-std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
-std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s; }
-
-void print_score(const Score& score, const std::map<Precision, std::vector<ScoringShape>>& shapes, const CourseConfig& cfg,
-                 const MessageStyle& style) {
-    std::string head;
-    for (const auto& [p, list] : shapes)
-        if (!list.empty() && head.find(list.front().shape.dims()) == std::string::npos)
-            head += (head.empty() ? "" : " / ") + list.front().shape.dims();
-    std::cout << "\nScore (speeds at " << head << ", " << interpolation_name(cfg.scoring.interpolation)
-              << " scale from naive to the target, a % of the reference solution's speed in this run)\n"
-              << "  " << pad("stage", 10) << pad("prec", 8) << pad("variant", 8) << lpad("correct", 12)
-              << lpad("speed", 12) << lpad("GFLOPS", 10) << lpad("x naive", 9) << lpad("% cuBLAS", 10)
-              << lpad("% ref", 8) << "  \n";
-    for (const StageScore& s : score.stages) {
-        std::cout << "  " << pad(s.stage + (s.extra_credit ? "*" : ""), 10) << pad(s.precision, 8)
-                  << pad(s.variant_used.empty() ? "-" : s.variant_used, 8)
-                  << lpad(fixed(s.correctness, 2) + "/" + fixed(s.correctness_max, 0), 12)
-                  << lpad(fixed(s.performance, 2) + "/" + fixed(s.performance_max, 0), 12);
-        if (s.disposition == Disposition::passed)
-            std::cout << lpad(fixed(s.gflops, 0), 10) << lpad(fixed(s.x_naive, 2), 9) << lpad(fixed(s.pct_cublas, 1) + "%", 10)
-                      << lpad(s.pct_reference > 0 ? fixed(s.pct_reference, 1) + "%" : "-", 8);
-        else
-            std::cout << "  " << pad(paint_disposition(s.disposition, style), style.color ? 44 : 35);
-        if ((s.disposition != Disposition::passed || s.performance_max == 0) && !s.note.empty()) std::cout << "  " << s.note;
-        std::cout << "\n";
-    }
-    double extra = 0;
-    bool any_extra = false;
-    for (const StageScore& s : score.stages)
-        if (s.extra_credit) extra += s.correctness + s.performance, any_extra = true;
-    if (any_extra) std::cout << "  * extra credit: added to the total, not to the maximum (course.toml extra_credit)\n";
-    std::cout << "\n  total: " << fixed(score.total, 2) << " / " << fixed(score.max, 2);
-    if (extra > 0) std::cout << " (with " << fixed(extra, 2) << " points of extra credit)";
-    std::cout << "\n";
-}
 
 void write_outputs(const GradeOptions& opt, const json& doc, const Score& score, const std::string& summary,
                    double seconds, const CourseConfig& cfg) {
@@ -86,24 +44,23 @@ json base_document(const GradeOptions& opt, const CourseConfig& cfg) {
                 {"config", scoring_config_json(cfg)}};
 }
 
+SymbolScan load_scan(const GradeOptions& opt) {
+    return load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
+}
+
 }  // namespace
 
 void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const std::string& reason) {
     const std::string problem = "not run: " + reason;  // gpu_probe.h's words: "this machine has no GPU (...)"
     // What the build left out is known without a GPU: those runs are `rejected`, not no_gpu.
-    const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
+    const SymbolScan scan = load_scan(opt);
     json results = json::array();
     for (Precision p : {Precision::f32, Precision::f64})
         for (const StageInfo& st : stages(Side::submission))
             for (const StageVariant& v : st.variants) {
                 const std::string rejected = scan_rejection(scan, st.name, v.label, precision_name(p));
-                results.push_back({{"stage", st.name},
-                                   {"variant", v.label},
-                                   {"precision", precision_name(p)},
-                                   {"disposition", rejected.empty() ? "no_gpu" : "rejected"},
-                                   {"problem", rejected.empty() ? problem : rejected},
-                                   {"cases", json::array()},
-                                   {"bench", json::array()}});
+                results.push_back(not_run_row(st.name, v.label, p, rejected.empty() ? "no_gpu" : "rejected",
+                                              rejected.empty() ? problem : rejected));
             }
     json doc = base_document(opt, cfg);
     doc["status"] = "no_gpu";
@@ -111,8 +68,7 @@ void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const 
     doc["symbol_scan"] = to_json(scan);
     doc["baselines"] = json::object();
     doc["reference"] = json::array();
-    const Score score = score_document(doc, cfg).score;
-    doc["score"] = to_json(score);
+    const Score score = score_step(doc, cfg);
     const std::string summary = "Not graded: no usable NVIDIA GPU on the grading machine: " + reason +
                                 ". No score; this is a problem of the grading machine, not of the submission.";
     write_outputs(opt, doc, score, summary, 0, cfg);
@@ -121,48 +77,37 @@ void write_no_gpu_grade(const GradeOptions& opt, const CourseConfig& cfg, const 
 int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg) {
     const auto t0 = std::chrono::steady_clock::now();
     const MessageStyle style{opt.color};
-    for (const std::string& n : cfg.notes) std::cout << "note: " << n << "\n";
+    print_notes(cfg.notes);
 
-    CheckOptions check;
+    // 1. check: the full shape set.
+    CheckStepInput check;
     check.quick = false;
     check.seed = opt.seed;
     check.color = opt.color;
     check.progress = opt.progress;
-    json checked = run_checks(ctx, check);
+    CheckStepResult checked = check_step(ctx, check);
     // A stage the build's symbol check refused is rejected (its file is not even linked), and is
     // therefore never timed.
-    const SymbolScan scan = load_symbol_scan(opt.symbols_path.empty() ? default_symbol_scan_path() : opt.symbols_path);
-    if (int changed = apply_symbol_scan(scan, checked["results"]))
+    const SymbolScan scan = load_scan(opt);
+    if (int changed = apply_symbol_scan(scan, checked.results))
         std::cout << "symbol scan (" << scan.path << "): " << changed << " stage run(s) rejected\n";
 
-    // Each precision's graded shapes, fitted to this GPU's peak in it ([scoring] max_call_ms_at_peak).
-    std::map<Precision, std::vector<ScoringShape>> graded;
-    json shapes_used = json::object();
-    std::vector<std::string> shape_notes;
-    TimedStagesRequest req;
-    for (Precision p : {Precision::f32, Precision::f64}) {
-        std::string why;
-        graded[p] = shapes_for_gpu(cfg.scoring, peak_gflops(p, ctx.shape), &why);
-        json list = json::array();
-        for (const ScoringShape& s : graded[p]) {
-            list.push_back({{"shape", s.shape.dims()}, {"weight", s.weight}});
-            req.shapes_for[p].push_back(s.shape);
-        }
-        shapes_used[precision_name(p)] = {{"shapes", list}, {"why", why}};
-        if (!why.empty()) {
-            shape_notes.push_back(std::string(precision_name(p)) + ": " + why);
-            std::cout << "note: " << precision_name(p) << ": " << why << "\n";
-        }
-    }
+    // 2. bench: each precision's graded shapes, fitted to this GPU's peak in it ([scoring] max_call_ms_at_peak).
+    const GradedShapes graded = graded_shapes(cfg.scoring, ctx.shape);
+    print_notes(graded.notes);
+    BenchStepInput req;
+    for (const auto& [p, shapes] : graded.shapes)
+        for (const ScoringShape& s : shapes) req.shapes_for[p].push_back(s.shape);
     req.precisions = {Precision::f32, Precision::f64};
     req.shapes = scoring_shapes(cfg);
     req.config = cfg.bench;
     req.seed = opt.seed;
     req.progress = opt.progress;
-    req.checked = checked["results"];
+    req.checked = checked.results;
     if (opt.with_reference) req.reference_runs = expand(Side::reference, Selection{});
-    const TimedStages timed = time_checked_stages(ctx, req);
+    const BenchStepResult timed = bench_step(ctx, req);
 
+    // 3. score: the document, scored as a rescore of it would be.
     json doc = base_document(opt, cfg);
     doc["status"] = "graded";
     doc["results"] = timed.results;
@@ -174,23 +119,18 @@ int run_grade(GpuContext& ctx, const GradeOptions& opt, const CourseConfig& cfg)
                       {"gpu_arch", "sm_" + std::to_string(ctx.device_arch)},
                       {"build_arch", "sm_" + std::to_string(ctx.code_arch)},
                       {"measured", "in this grade, beside the submission"},
-                      {"shapes", shapes_used}};
-    // The score comes from the document itself, as a rescore of it would (score_document.h).
-    const Score score = score_document(doc, cfg).score;
-    doc["score"] = to_json(score);
-    print_score(score, graded, cfg, style);
-    for (const std::string& r : timed.notes) std::cout << "  note: " << r << "\n";
+                      {"shapes", graded.used}};
+    const Score score = score_step(doc, cfg);
+    print_score(score, graded.shapes, cfg, style);
+    print_notes(timed.notes, "  ");
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     doc["device"] = timed.devices;
     doc["environment"]["clocks"] = clocks_from_devices(timed.devices);
     doc["symbol_scan"] = to_json(scan);
     doc["notes"] = timed.notes;
-    for (const std::string& n : shape_notes) doc["notes"].push_back(n);
+    for (const std::string& n : graded.notes) doc["notes"].push_back(n);
     doc["seconds"] = seconds;
-    json settings = to_json(plan_from_config(cfg.bench, Precision::f32, scoring_shapes(cfg), opt.seed));
-    settings.erase("precision");
-    settings.erase("items");
-    doc["settings"] = settings;
+    doc["settings"] = settings_json(cfg.bench, scoring_shapes(cfg), opt.seed);
     std::ostringstream summary;
     summary << "Score " << fixed(score.total, 2) << " / " << fixed(score.max, 2) << " (seed " << opt.seed
             << "; on " << ctx.name << ", speeds measured next to naive, cuBLAS and the reference solution in the same"

@@ -1,7 +1,7 @@
-// grade_command.h — `gemmlab grade`: the full check, then the benchmark of every stage that passed
-// (next to naive, cuBLAS and the reference's own stages, on the judge's clock), then the score of
-// course.toml [scoring]. Writes <out>/results.json (docs/results-schema.md) and
-// <out>/gradescope.json, and prints a table.
+// grade_command.h — `gemmlab grade`: the whole pipeline (pipeline.h): the full check, then the
+// benchmark of every stage that passed (next to naive, cuBLAS and the reference's own stages, on the
+// judge's clock), then the score of course.toml [scoring]. Writes <out>/results.json
+// (docs/results-schema.md) and <out>/gradescope.json, and prints a table.
 //
 // Without a GPU it still writes both files — status "no_gpu", every result no_gpu, score 0 — so
 // the cluster tooling always finds a record; the caller then exits with status 3.

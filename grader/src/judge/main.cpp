@@ -8,8 +8,9 @@
 //   gemmlab bench [--stage S] [--prec P] [--shapes L] GFLOPS next to naive and cuBLAS (quick check first)
 //   gemmlab grade --config course.toml --out DIR  full check + bench + score: results.json, gradescope.json
 //
-// main is the table of these commands; each is a function below. The Makefile wraps them (make check,
-// make sanitize, ...); `gemmlab --help` lists everything.
+// main is the table of these commands; each is a function below. check, bench and grade run the steps
+// of one pipeline (pipeline.h: check → bench → score), each the steps it needs. The Makefile wraps
+// them (make check, make sanitize, ...); `gemmlab --help` lists everything.
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,9 +31,9 @@
 #include "common/shapes.h"
 #include "common/sides.h"
 #include "judge/bench_command.h"
+#include "judge/bench_engine.h"
 #include "judge/check_command.h"
 #include "judge/config.h"
-#include "judge/environment.h"
 #include "judge/grade_command.h"
 #include "judge/results_io.h"
 #include "judge/runner_launch.h"
@@ -220,22 +221,18 @@ int cmd_list(const Args& a) {
 }
 
 int cmd_check(const Args& a) {
-    CheckOptions opt;
-    opt.selection = parse_selection(Side::submission, a.stage, a.prec);  // named before the machine is asked
-    opt.seed = a.seed ? a.seed : fresh_seed();
+    CheckCommandOptions opt;
+    opt.check.selection = parse_selection(Side::submission, a.stage, a.prec);  // named before the machine is asked
+    opt.check.seed = a.seed ? a.seed : fresh_seed();
     int rc = 0;
-    const auto ctx = open_judge(a, "check", opt.seed, &rc);
+    const auto ctx = open_judge(a, "check", opt.check.seed, &rc);
     if (!ctx) return rc;
-    opt.quick = !a.full;
-    opt.color = use_color(a);
-    opt.progress = isatty(STDOUT_FILENO);
-    opt.limits.idle_seconds = a.idle_timeout;
-    json out = run_checks(*ctx, opt);
-    out["schema"] = kResultsSchema;
-    out["kind"] = "check";
-    out["environment"] = describe_environment();
-    if (!a.json_out.empty()) write_json_atomically(a.json_out, out);
-    return exit_status(out["results"]);
+    opt.check.quick = !a.full;
+    opt.check.color = use_color(a);
+    opt.check.progress = isatty(STDOUT_FILENO);
+    opt.check.limits.idle_seconds = a.idle_timeout;
+    opt.json_out = a.json_out;
+    return run_check_command(*ctx, opt);
 }
 
 // One call in gemmlab-stages itself, which holds the submission (for compute-sanitizer and debuggers).

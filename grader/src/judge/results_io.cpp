@@ -1,4 +1,4 @@
-// results_io.cpp — atomic writes of results files (see results_io.h).
+// results_io.cpp — the creation time and atomic writes of results files (see results_io.h).
 #include "judge/results_io.h"
 
 #include <fcntl.h>
@@ -6,10 +6,18 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
 namespace gemmlab {
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buf;
+}
 
 void write_text_atomically(const std::string& path, const std::string& text) {
     const std::string tmp = path + ".tmp." + std::to_string(getpid());

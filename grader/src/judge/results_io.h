@@ -1,5 +1,6 @@
-// results_io.h — results files: the schema name and atomic writes (a killed grader never leaves
-// a half-written file: write a temporary file beside the target, flush, then rename).
+// results_io.h — results files: the schema name, the time they were created, and atomic writes (a
+// killed grader never leaves a half-written file: write a temporary file beside the target, flush,
+// then rename).
 #pragma once
 
 #include <string>
@@ -9,6 +10,9 @@
 namespace gemmlab {
 
 constexpr const char* kResultsSchema = "gemmlab.results/1";
+
+// "2026-11-21T14:00:00Z": the `created` field of results files (UTC, to the second).
+std::string utc_now();
 
 void write_text_atomically(const std::string& path, const std::string& text);
 void write_json_atomically(const std::string& path, const nlohmann::json& j);
