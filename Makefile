@@ -756,8 +756,9 @@ help:  ## every target, by who runs it, and every variable
 # A goal that is no target (make chek) is told the nearest ones make help lists (suggest_target.py), not
 # make's bare "No rule to make target". .DEFAULT serves every file that no rule makes: one that exists
 # (a source, the Makefile itself under make -B) is left as it is; a goal that does not is told the nearest
-# target; a missing file that another target needs stays an error.
+# target; a missing file that another target needs stays an error. A dependency list (.d) that another
+# make removed between the find below and its reading (a build beside this one) is nothing to make.
 .DEFAULT:
-	$(if $(wildcard $@),@:,$(if $(filter $@,$(MAKECMDGOALS)),$(error $(shell $(HELP_TEXT) | $(PYTHON) grader/scripts/suggest_target.py '$@')),$(error no rule makes '$@', a file that a target needs)))
+	$(if $(wildcard $@)$(filter %.d,$@),@:,$(if $(filter $@,$(MAKECMDGOALS)),$(error $(shell $(HELP_TEXT) | $(PYTHON) grader/scripts/suggest_target.py '$@')),$(error no rule makes '$@', a file that a target needs)))
 
 -include $(shell find $(BUILD) -name "*.d" 2>/dev/null)

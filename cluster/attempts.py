@@ -232,7 +232,7 @@ class Attempt:
 
     @property
     def student(self) -> str:
-        return self.owner or self.path.parent.name
+        return self.owner or folder_student(self.path.parent.name) or self.path.parent.name
 
     @property
     def label(self) -> str:
@@ -651,14 +651,139 @@ def _list(parent_fd: int, parent: Path, student: str, entered: bool, cap: Caps) 
     return sorted(out, key=lambda a: a.number)
 
 
+# ---- a student's folder: a name nobody else can guess ----------------------------------------------
+# A student's directory in the drop box is <login>+<32 random hex digits> (FOLDER_RE). Students may
+# create entries in the drop box but not list it, so a classmate who tries `stat <dropbox>/<name>`
+# learns nothing of who handed in, or when: only the student, who keeps the name in their own home
+# (home_token), and the staff and root, who list the drop box, find it. A folder named for a student but
+# made by another account is the maker's case (folders_by_owner), never the named student's.
+USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$")
+FOLDER_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,63})\+([0-9a-f]{32})$")
+HOME_TOKEN_CAP = 64
+
+
+def folder_student(name: str) -> str | None:
+    """The login a folder's name is made for; None for a name that is no folder's."""
+    m = FOLDER_RE.match(name)
+    return m.group(1) if m else None
+
+
+def home_token(box: Path, home: str) -> Path:
+    """Where a student keeps the name of their folder in this drop box: a file of their own home
+    (never in the drop box, which any student may probe by name)."""
+    key = hashlib.sha256(os.path.realpath(box).encode()).hexdigest()[:16]
+    return Path(home) / ".local" / "state" / "gemmlab" / f"handin-{key}"
+
+
+def _read_home_token(box: Path, uid: int) -> str | None:
+    """This account's own folder token for the drop box (the caller is the student): 32 hex digits, or None."""
+    try:
+        path = home_token(box, pwd.getpwuid(uid).pw_dir)
+        fd = os.open(path, FILE_FLAGS)
+    except (KeyError, OSError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_size > HOME_TOKEN_CAP:
+            return None
+        text = os.read(fd, HOME_TOKEN_CAP).decode("ascii", errors="replace").strip()
+    finally:
+        os.close(fd)
+    return text if re.fullmatch(r"[0-9a-f]{32}", text) else None
+
+
+_LISTED: dict = {}  # the drop box's folders as last listed: {box: ((dev, ino, mtime_ns), {student: [(name, uid)]})}
+
+
+def _folders(box: Path) -> dict | None:
+    """{student: [(folder name, owner uid)]} of every folder in the drop box, or None where this account
+    may not list it (a student). Listed again only when the drop box changed (its mtime)."""
+    try:
+        root = open_root(box, listing=True)
+    except (PermissionError, FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        st = os.fstat(root)
+        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
+        known = _LISTED.get(str(box))
+        if known and known[0] == stamp:
+            return known[1]
+        found: dict = {}
+        with os.scandir(root) as entries:
+            for entry in entries:
+                who = folder_student(entry.name)
+                if who is None:
+                    continue
+                try:
+                    uid = entry.stat(follow_symlinks=False).st_uid
+                except OSError:
+                    continue
+                found.setdefault(who, []).append((entry.name, uid))
+        _LISTED[str(box)] = (stamp, found)
+        return found
+    except PermissionError:
+        return None
+    finally:
+        os.close(root)
+
+
+def folder_of(box: Path, student: str) -> str | None:
+    """The name of the student's folder in the drop box, or None where they have none (or this account,
+    another student, may not know it). Case where the student has several (a lost home token: a person
+    joins them)."""
+    if not USER_RE.match(student):
+        raise Case(f"{student[:40]!r} is not a user name")
+    uid = account_uid(student)
+    listed = _folders(box)
+    if listed is None:  # a student: only their own folder, by the name in their home
+        if uid is None or os.getuid() != uid:
+            return None
+        token = _read_home_token(box, uid)
+        return f"{student}+{token}" if token else None
+    theirs = sorted(name for name, owner in listed.get(student, []) if uid is None or owner == uid)
+    if len(theirs) > 1:
+        raise Case(f"{student} has {len(theirs)} folders in the drop box ({', '.join(theirs[:3])}"
+                   f"{', ...' if len(theirs) > 3 else ''}): their commands lost the name of the first (it is kept in "
+                   f"their home, {home_token(box, '~')}). Nothing of theirs is graded until a person keeps one")
+    return theirs[0] if theirs else None
+
+
+def planted_folders(box: Path) -> dict[str, list[str]]:
+    """{maker's login or uid: [folder names]} of folders named for one student but made by another
+    account: each the maker's case (a student cannot plant a folder that counts for another)."""
+    listed = _folders(box) or {}
+    out: dict[str, list[str]] = {}
+    for student, names in listed.items():
+        uid = account_uid(student)
+        for name, owner in names:
+            if uid is not None and owner != uid:
+                try:
+                    maker = pwd.getpwuid(owner).pw_name
+                except KeyError:
+                    maker = f"uid {owner}"
+                out.setdefault(maker, []).append(name)
+    return out
+
+
 # ---- a student's directory ----------------------------------------------------------------------
 def _open_student(box: Path, student: str, entered: bool) -> tuple[int, int]:
-    """(root fd, the student's directory fd) — Case for a directory that is not the student's own."""
-    if not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$", student) or len(student) > 64:
+    """(root fd, the student's directory fd) — Case for a directory that is not the student's own.
+    student: a login (its folder found: folder_of) or, in the drop box, the folder's own name.
+    FileNotFoundError where the student has no folder (or this account may not know it)."""
+    name = student
+    if not entered:
+        who = folder_student(student)
+        if who is None:
+            name = folder_of(box, student)
+            if name is None:
+                raise FileNotFoundError(errno.ENOENT, "no folder in the drop box", f"{box}/{student}+...")
+        else:
+            student = who
+    elif not USER_RE.match(student):
         raise Case(f"{student[:40]!r} is not a user name")
     root = open_root(box)
     try:
-        d = open_dir(root, student, f"the directory {box / student}")
+        d = open_dir(root, name, f"the directory {box / name}")
     except BaseException:
         os.close(root)
         raise
@@ -667,13 +792,18 @@ def _open_student(box: Path, student: str, entered: bool) -> tuple[int, int]:
         if uid is not None and st.st_uid != uid:
             os.close(d)
             os.close(root)
-            raise Case(f"the directory {box / student} was created by another account (uid {st.st_uid}): {student}'s "
+            raise Case(f"the directory {box / name} was created by another account (uid {st.st_uid}): {student}'s "
                        "hand-ins cannot be told from a planted one")
     return root, d
 
 
 def student_case(cfg, student: str) -> str:
-    """'' when the student's directory in the drop box is theirs (or they have none), else the case."""
+    """'' when the student's directory in the drop box is theirs (or they have none) and they made no
+    folder in another's name, else the case."""
+    planted = planted_folders(cfg.dropbox_dir).get(student)
+    if planted:
+        return (f"{student} made {len(planted)} folder(s) in the drop box in another student's name "
+                f"({', '.join(planted[:3])}): a person looks at it; nothing of {student}'s is graded until then")
     try:
         root, d = _open_student(cfg.dropbox_dir, student, False)
     except FileNotFoundError:
@@ -738,11 +868,12 @@ LISTED_RECORDS = ("job.json", "grading/outcome.json")  # read with the listing; 
 def _listing(parent: Path, student: str, entered: bool, cap: Caps) -> list[dict]:
     """_attempts_in's work, in its cell: each attempt scanned, the small records beside it read."""
     try:
-        root, d = _open_student(parent, student, entered)
+        name = student if entered or folder_student(student) else folder_of(parent, student)
+        root, d = _open_student(parent, name or student, entered)
     except (FileNotFoundError, Case):
         return []
     try:
-        found = _list(d, parent / student, student, entered, cap)
+        found = _list(d, parent / name, folder_student(name) or name, entered, cap)
     finally:
         os.close(d)
         os.close(root)
@@ -794,7 +925,7 @@ def _one(path: Path, entered: bool, number: int, cap: Caps) -> dict:
     """at()'s work, in its cell."""
     root, d = _open_student(path.parent.parent, path.parent.name, entered)
     try:
-        a = _scan(d, path.parent, path.name, number, path.parent.name, entered, cap)
+        a = _scan(d, path.parent, path.name, number, folder_student(path.parent.name) or path.parent.name, entered, cap)
     finally:
         os.close(d)
         os.close(root)
@@ -807,33 +938,53 @@ def _one(path: Path, entered: bool, number: int, cap: Caps) -> dict:
 
 # ---- who is a student ------------------------------------------------------------------------
 def directory_names(cfg) -> list[str]:
-    """The names of the entries in the drop box that stand for students (not the staff's `.course`)."""
+    """The logins with a folder of their own in the drop box (made by their own account)."""
+    listed = _folders(cfg.dropbox_dir) or {}
+    return sorted(who for who, names in listed.items()
+                  if any(account_uid(who) in (None, owner) for _, owner in names))
+
+
+def folders_in(box: Path) -> dict[str, str]:
+    """{login: folder name} of a drop box the staff may list: each login's own folder (<login>+<token>),
+    or, in an earlier term's drop box made before folders had tokens, the directory named for the login."""
+    out = {}
+    listed = _folders(box) or {}
+    for who, names in listed.items():
+        uid = account_uid(who)
+        own = sorted(name for name, owner in names if uid in (None, owner))
+        if own:
+            out[who] = own[0]
     try:
-        root = open_root(cfg.dropbox_dir, listing=True)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+        root = open_root(box, listing=True)
+    except (PermissionError, FileNotFoundError, NotADirectoryError):
+        return out
     try:
-        return [n for n in list_names(root) if not n.startswith(".")]
+        for name in list_names(root):
+            if USER_RE.match(name) and name not in out and not name.startswith("."):
+                out[name] = name
     finally:
         os.close(root)
+    return out
 
 
 def students(cfg) -> list[str]:
     """The class: the roster when there is one (checked: class_files.read_roster) — only its students
-    are students; without a roster, everyone with a directory in the drop box."""
+    are students; without a roster, everyone with a folder in the drop box."""
     from class_files import read_roster
     if cfg.roster_path:
         return sorted(read_roster(cfg))
-    return sorted(directory_names(cfg))
+    return directory_names(cfg)
 
 
 OFF_ROSTER_SHOWN = 50  # names of off-roster directories a plan names; the rest are counted
 
 
 def off_roster(cfg) -> list[str]:
-    """The drop box's directories for names the roster does not list (never students: the staff look):
-    the first OFF_ROSTER_SHOWN by name, then "(and N more)". A student who makes a million directories
-    costs one pass over the listing, never a million names in the plan, the sweep's output or the summary."""
+    """The drop box's entries that are no roster student's own folder (never students: the staff look):
+    folders of logins the roster does not list, folders one account made in another's name (with the
+    maker) and anything else but the staff's dot-entries; the first OFF_ROSTER_SHOWN by name, then "(and
+    N more)". A student who makes a million entries costs one pass over the listing, never a million
+    names in the plan, the sweep's output or the summary."""
     if not cfg.roster_path:
         return []
     from class_files import read_roster
@@ -846,9 +997,23 @@ def off_roster(cfg) -> list[str]:
     try:
         with os.scandir(root) as entries:
             for entry in entries:
-                if entry.name.startswith(".") or entry.name in roster:
+                if entry.name.startswith("."):
                     continue
-                shown.append(entry.name)
+                who, label = folder_student(entry.name), entry.name
+                if who is not None:
+                    try:
+                        owner = entry.stat(follow_symlinks=False).st_uid
+                    except OSError:
+                        owner = None
+                    uid = account_uid(who)
+                    if who in roster and uid in (None, owner):
+                        continue
+                    if uid is not None and owner != uid:
+                        try:
+                            label += f" (made by {pwd.getpwuid(owner).pw_name})"
+                        except (KeyError, TypeError):
+                            label += f" (made by uid {owner})"
+                shown.append(label)
                 if len(shown) > OFF_ROSTER_SHOWN:  # keep the first names by order, count the rest
                     shown.sort()
                     shown.pop()

@@ -107,13 +107,11 @@ def _unknown_student(path, line, student, known, class_source) -> ConfigError:
 
 
 def on_roster(cfg, user: str) -> bool | None:
-    """Whether `user` is on the course's roster (None: the course has none). A published state answers
-    it from members/ (all a student may learn of the roster); the roster file otherwise."""
+    """Whether `user` is on the course's roster (None: the course has none). Only the staff can tell:
+    the roster file is theirs, and a student learns nothing of it (PermissionError for them)."""
     if cfg.roster_path is None:
         return None
-    state = getattr(cfg, "state", None)
-    member = state.is_member(user) if state is not None else None
-    return member if member is not None else user in read_roster(cfg)
+    return user in read_roster(cfg)
 
 
 def read_roster(cfg) -> list[str]:

@@ -97,7 +97,7 @@ DEFAULTS = {
     ("similarity", "top_pairs"): (10, "most pairs shown per group of similar hand-ins (index page and side-by-side "
                                   "pages); every group is shown"),
     ("similarity", "archive"): ([], "earlier terms' hand-ins every hand-in is also compared with: a list of "
-                                "drop boxes (<user>/attempt-*/) or sweep directories (plan.json), relative to course.toml"),
+                                "drop boxes (<folder>/attempt-*/) or sweep directories (plan.json), relative to course.toml"),
     ("export", "assignment"): ("", "name of the LMS assignment; columns are '<name>: <stage>' and "
                                "'<name>: total'; \"\" = [course] name"),
     ("export", "canvas_roster"): ("", "the course's Canvas gradebook export (CSV), which gives each student's "
@@ -272,7 +272,7 @@ class ClusterConfig:
 
     def similarity_archive(self) -> list[tuple[Path, str]]:
         """[similarity] archive as (directory, layout): "sweep" (a sweep directory, its plan.json naming
-        each student's attempt that counted) or "dropbox" (<user>/attempt-*/ below it). Checked where
+        each student's attempt that counted) or "dropbox" (<folder>/attempt-*/ below it). Checked where
         it is used (make validate, make sweep, make similarity), not on every load: a moved archive
         must not stop the students' `make submit`. ConfigError names the entry and what was found."""
         out = []
@@ -289,7 +289,7 @@ class ClusterConfig:
                 out.append((p, "dropbox"))
             else:
                 raise ConfigError(f"{where}: {p} is neither a sweep directory (no plan.json) nor a drop box "
-                                  "(no <user>/attempt-*/ directories in it)")
+                                  "(no <folder>/attempt-*/ directories in it)")
         return out
 
     def file_setting(self, section: str, key: str) -> Path | None:

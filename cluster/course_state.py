@@ -11,10 +11,9 @@ run manifests and gradebook versions. Nothing else reads a decision or a publish
         states/<id>/course.toml              the students' half: course.toml without the staff's
                                              sections (what student commands and their jobs read)
         states/<id>/state.json               when, by whom, the grader tree it pins, its grading keys
-        states/<id>/members/<login>          one empty file per roster login (0711: tested, not listed)
         to-student/<token>.json              one student's view: their own due dates, the staff's
                                              decisions about their attempts, their official grade
-    <dropbox>/<user>/.token                  the student's token (their own file; the staff read it)
+    <dropbox>/<user>+<token>/.token          the student's view token (their own file; the staff read it)
     <sweeps>/.course/                        the staff's only (group-writable: any TA carries on)
         states/<id>/course.toml, state.json  the staff's half: the whole file, the whole record
         states/<id>/roster.txt, extensions.toml, aliases.toml   the class files of a state
@@ -57,14 +56,13 @@ DECISION_SCHEMA = "gemmlab.decision/1"
 POINTER_SCHEMA = "gemmlab.course-pointer/1"
 # The class files a state holds beside course.toml, by (setting, file name in the state): all of them
 # the staff's (the roster names every student; extensions carry their reasons; the leaderboard's
-# aliases). A student learns only their own membership (members/<login>) and their own view.
+# aliases). A student learns nothing of the roster, not even their own place on it (a name anyone could
+# test is everyone's to test), and only their own view.
 CLASS_FILES = ((("cluster", "roster"), "roster.txt"),
                (("extensions", "file"), "extensions.toml"),
                (("leaderboard", "aliases"), "aliases.toml"))
 # The students' half of a state: course.toml without the staff's sections (as the handout ships it),
-# state.json without the staff's note and the class files' hashes, and members/ (mode 0711: one empty
-# file per roster login, so a student can test their own name but list nobody's).
-MEMBERS_DIR = "members"
+# state.json without the staff's note and the class files' hashes.
 # What a decision may be (docs/instructor-term.md, "Decisions"); each names a student but publish.
 ACTIONS = ("publish", "accept", "withdraw", "unwithdraw", "override", "clear-override", "settle", "enter",
            "publish-grades")
@@ -186,15 +184,6 @@ class CourseState:
     def staff_half(self) -> bool:
         """Whether this account reads the staff's half of the state (the staff), or only the students'."""
         return os.access(self.private_dir, os.R_OK | os.X_OK)
-
-    def is_member(self, user: str) -> bool | None:
-        """Whether `user` is on the published roster, as anyone may ask it of their own name (members/);
-        None where this state has no members/ (no roster, or published before it had one)."""
-        import class_files
-        members = self.public_dir / MEMBERS_DIR
-        if not self.info.get("members") or not members.is_dir():
-            return None
-        return bool(class_files.USER_NAME_RE.match(user)) and (members / user).is_file()
 
     def config(self):
         """The course's configuration as published: course.toml of the state, its paths resolved
@@ -452,18 +441,16 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
         for d in (tmp_pub, tmp_priv):
             d.mkdir(parents=True, exist_ok=True)
         # The staff's half: the whole course.toml, the class files, the whole record. The students'
-        # half: course.toml without the staff's sections, one name per roster login, a record of
+        # half: course.toml without the staff's sections, a record of
         # neither the staff's note nor the class files' hashes.
         (tmp_priv / "course.toml").write_bytes(toml)
         (tmp_pub / "course.toml").write_text(students_course_toml(toml.decode()))
         for _, fname in CLASS_FILES:
             if fname in files:
                 (tmp_priv / fname).write_bytes(files[fname])
-        members = _roster_names(cfg) if "roster.txt" in files else None
         info = {"schema": STATE_SCHEMA, "id": state_id, "created": iso_seconds(now()), "by": who(), "host": socket.gethostname(),
                 "note": note, "source": str(cfg.path), "root": str(cfg.root), "private": str(priv), "public": str(pub),
                 "files": {n: {"sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, b in files.items()},
-                "members": members is not None,
                 "grader": grader, "arch": cfg.arch or "", "rubric": rubric,
                 "grading": grading_keys(rubric, grader, cfg.arch or ""), "previous": before.id if before else None}
         public_info = dict(info, note="", files={n: {} for n in files})
@@ -474,14 +461,6 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
                 os.chown(p, -1, gid)
         for p in tmp_pub.iterdir():
             os.chmod(p, pub_file)
-        if members is not None:
-            (tmp_pub / MEMBERS_DIR).mkdir()
-            for name in members:
-                (tmp_pub / MEMBERS_DIR / name).touch(mode=pub_file)
-                os.chmod(tmp_pub / MEMBERS_DIR / name, pub_file)
-            if gid is not None:
-                os.chown(tmp_pub / MEMBERS_DIR, -1, gid)
-            os.chmod(tmp_pub / MEMBERS_DIR, 0o2771 if gid is not None else 0o711)  # a name tested, none listed
         os.chmod(tmp_pub, pub_dir)
         for p in tmp_priv.iterdir():
             os.chmod(p, priv_file)
@@ -521,14 +500,6 @@ def students_course_toml(text: str) -> str:
     sys.path.insert(0, str(scripts))
     import handout  # noqa: E402  (the one list of the staff's sections: make handout's)
     return handout.without_staff_sections(text)
-
-
-def _roster_names(cfg) -> list[str]:
-    import class_files
-    try:
-        return class_files.read_roster(cfg)
-    except Exception as e:  # noqa: BLE001  (validated before publishing; a change since is named)
-        raise StateError(f"the roster cannot be published: {e}") from None
 
 
 def describe_changes(before: CourseState | None, after: CourseState) -> list[str]:

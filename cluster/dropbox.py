@@ -6,10 +6,13 @@ schemas).
 Layout (docs/instructor-setup.md explains it, docs/security.md, "Who reads what", the permissions):
 
     <dropbox>/                        owner: staff, group: staff_group, mode 3773 (setgid, sticky,
-                                      students may create their own directory but not list others)
-    <dropbox>/<user>/                 owner: the student, group: staff_group (inherited), mode 2750
-    <dropbox>/<user>/.numbers/NNNN    the attempt numbers taken (_reserve_number)
-    <dropbox>/<user>/attempt-0003-20261204T235501Z/
+                                      students may create their own folder but not list others)
+    <dropbox>/<user>+<token>/         the student's folder: owner the student, group staff_group
+                                      (inherited), mode 2750. <token>: 32 random hex digits, kept in
+                                      the student's home (attempts.home_token), so that a classmate
+                                      who tests names learns nothing of who handed in, or when
+    <folder>/.numbers/NNNN            the attempt numbers taken (_reserve_number)
+    <folder>/attempt-0003-20261204T235501Z/
         manifest.json                 who, when (drop-box file system clock), sha256 of every file
         files/<stage>.cu ...          the whitelisted stage files only
         files/report.pdf              when handed in
@@ -18,7 +21,7 @@ Layout (docs/instructor-setup.md explains it, docs/security.md, "Who reads what"
         grading/                      the feedback grading of this attempt (written by its job)
 
 An attempt is written into a hidden temporary directory and renamed into place in one step, so a
-reader never sees half of one; its number is taken first (<user>/.numbers/NNNN, made with O_EXCL), so
+reader never sees half of one; its number is taken first (<folder>/.numbers/NNNN, made with O_EXCL), so
 it is never reused, however many hand-ins arrive at once: nothing is overwritten.
 """
 import datetime as dt
@@ -178,27 +181,27 @@ NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def open_user_dir(cfg, user: str, create: bool) -> int:
-    """The student's directory in the drop box as a descriptor, opened without following a link; made
-    where create and it is missing (given to the student where root makes it). FileNotFoundError where
-    it is missing and not create; SubmissionError where it is not the student's own directory."""
-    if not FILE_NAME_RE.match(user):
+    """The student's folder in the drop box (<login>+<token>: attempts.folder_of) as a descriptor, opened
+    without following a link; made where create and they have none (given to the student where root
+    makes it). FileNotFoundError where there is none and not create; SubmissionError where it is not the
+    student's own directory."""
+    if not FILE_NAME_RE.match(user) or not door.USER_RE.match(user):
         raise SubmissionError(f"{user[:40]!r} is not a user name")
     box = ensure_dropbox(cfg) if create else cfg.dropbox_dir
-    where = box / user
+    try:
+        name = door.folder_of(box, user)
+    except door.Case as e:
+        raise SubmissionError(f"{e}: nothing was handed in; ask course staff to look at it") from None
+    made = False
+    if name is None:
+        if not create:
+            raise FileNotFoundError(2, "no folder in the drop box", f"{box}/{user}+...")
+        name, made = _new_folder(cfg, box, user), True
+    where = box / name
     root = door.open_root(box)
     try:
-        made = False
-        if create:
-            try:
-                os.mkdir(user, 0o750 if cfg.staff_group else 0o700, dir_fd=root)  # group staff is inherited (setgid)
-                made = True
-            except FileExistsError:
-                pass
-            except PermissionError:
-                raise SubmissionError(f"cannot create {where}: the drop box is not writable by you; "
-                                      "ask course staff to run `gemmlab_cluster.py setup`") from None
         try:
-            d = door.open_dir(root, user, str(where))
+            d = door.open_dir(root, name, str(where))
         except door.Case as e:
             raise SubmissionError(f"{e}: nothing was handed in; ask course staff to look at it") from None
     finally:
@@ -220,14 +223,78 @@ def open_user_dir(cfg, user: str, create: bool) -> int:
     return d
 
 
+def _new_folder(cfg, box: Path, user: str) -> str:
+    """Make the student's folder, <login>+<32 random hex digits>, and return its name. The name is kept
+    first in the student's own home (attempts.home_token), written with the student's own rights (root,
+    handing in for them, writes it from a child that became the student), so that the student's commands
+    find the folder again and nobody else can."""
+    token = secrets.token_hex(16)
+    name = f"{user}+{token}"
+    uid = door.account_uid(user)
+    if uid is not None:
+        _keep_home_token(box, user, uid, token)
+    try:
+        os.mkdir(box / name, 0o750 if cfg.staff_group else 0o700)  # group staff is inherited (setgid)
+    except PermissionError:
+        raise SubmissionError(f"cannot create a folder in {box}: the drop box is not writable by you; "
+                              "ask course staff to run `gemmlab_cluster.py setup`") from None
+    return name
+
+
+def _keep_home_token(box: Path, user: str, uid: int, token: str) -> None:
+    """Write the folder's token into the student's home (mode 0600, its directories 0700), as the student."""
+    pw = pwd.getpwuid(uid)
+    path = door.home_token(box, pw.pw_dir)
+
+    def write():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, NEW_FILE, 0o600)
+        try:
+            os.write(fd, (token + "\n").encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+
+    if os.getuid() == uid:
+        try:
+            write()
+        except OSError as e:
+            raise SubmissionError(f"cannot keep the name of your drop-box folder in {path} ({e.strerror}): "
+                                  "make your home writable, then hand in again") from None
+        return
+    if os.getuid() != 0:
+        raise SubmissionError(f"{user} has no folder in the drop box yet, and only {user} or root can make one "
+                              f"(its name is kept in their home): {user}'s first `make submit` or `make status` "
+                              "makes it; to hand in for them now, enter the hand-in (`enter`)")
+    pid = os.fork()
+    if pid == 0:  # the child becomes the student: their home, their rights, nothing of root's
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(pw.pw_gid)
+            os.setuid(uid)
+            write()
+            code = 0
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SubmissionError(f"cannot keep the name of {user}'s drop-box folder in their home ({path}): nothing "
+                              f"was handed in; check that {user}'s home exists and is theirs")
+
+
 def user_dir(cfg, user: str, create: bool) -> Path:
-    """The student's directory in the drop box (checked, and made where create: open_user_dir)."""
+    """The student's folder in the drop box (checked, and made where create: open_user_dir)."""
     try:
         os.close(open_user_dir(cfg, user, create))
     except FileNotFoundError:
         if create:
             raise
-    return cfg.dropbox_dir / user
+        return cfg.dropbox_dir / f"{user}+..."
+    return cfg.dropbox_dir / door.folder_of(cfg.dropbox_dir, user)
 
 
 def _owner(cfg, user: str) -> tuple[int, int] | None:
@@ -259,7 +326,7 @@ def write_record(cfg, attempt: Path, name: str, record: dict) -> None:
     """Write a record beside a stored hand-in (job.json) in one rename, through descriptors from the
     drop box down: never through a link its student planted (the attempt may be anyone's: root's
     `submit --user` writes one for the student)."""
-    d = open_user_dir(cfg, attempt.parent.name, create=False)
+    d = open_user_dir(cfg, door.folder_student(attempt.parent.name) or attempt.parent.name, create=False)
     try:
         a = door.open_dir(d, attempt.name, str(attempt))
         try:
@@ -301,7 +368,8 @@ def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at
             entered_in.mkdir(parents=True, exist_ok=True)
             where, d, owner = entered_in, os.open(entered_in, door.DIR_FLAGS), None
         else:
-            where, d = cfg.dropbox_dir / user, open_user_dir(cfg, user, create=True)
+            d = open_user_dir(cfg, user, create=True)
+            where = cfg.dropbox_dir / door.folder_of(cfg.dropbox_dir, user)
             owner = _owner(cfg, user) if os.getuid() == 0 else None
         try:
             return _store_in(cfg, d, where, user, files, git, submitted_at, extra, entered_in is not None, owner)

@@ -198,11 +198,10 @@ def last_seq(cfg) -> int:
 
 # ---- what one student may see ----------------------------------------------------------------
 def token(cfg, user: str, create: bool) -> str | None:
-    """The student's token: a random name only they and the staff can read (<dropbox>/<user>/.token),
+    """The student's token: a random name only they and the staff can read (.token in their folder of the drop box),
     under which the staff leave what that student may see. Made by the student's own commands; read
     through the drop box's door (attempts.py): a token that is a link, another's file or not a token
     is none."""
-    path = cfg.dropbox_dir / user / TOKEN_NAME
     try:
         text = attempts.read_token(cfg, user, TOKEN_NAME)
     except FileNotFoundError:
@@ -213,6 +212,7 @@ def token(cfg, user: str, create: bool) -> str | None:
         return text
     if not create or not attempts.has_directory(cfg, user):
         return None
+    path = cfg.dropbox_dir / attempts.folder_of(cfg.dropbox_dir, user) / TOKEN_NAME
     value = secrets.token_hex(16)
     tmp = path.with_name(f".token.{os.getpid()}")
     try:

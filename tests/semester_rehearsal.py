@@ -47,7 +47,7 @@ import config  # noqa: E402
 import dropbox  # noqa: E402
 import attempt_records  # noqa: E402
 import records  # noqa: E402
-from cluster_helpers import CACHE, hand_in_dir, hold_lock  # noqa: E402
+from cluster_helpers import CACHE, folder, hand_in_dir, hold_lock  # noqa: E402
 
 STUDENTS = ("ada", "ben", "cam", "dot", "eli", "fay", "gus")
 PYTHON = sys.executable
@@ -236,7 +236,7 @@ class Term:
         expect("dot", "late", "yes")
         expect("eli", "extension", f"due {records.iso(self.eli_due)}; rehearsal: a documented illness")
         expect("gus", "attempt", next((self.cfg.sweeps_dir / ".course" / "entered" / "gus").glob("entered-*")).name)
-        expect("fay", "attempt", sorted((self.cfg.dropbox_dir / "fay").glob("attempt-0001-*"))[0].name)
+        expect("fay", "attempt", sorted((folder(self.cfg, "fay")).glob("attempt-0001-*"))[0].name)
         if not rows["fay"]["decisions"].startswith("#"):
             problems.append(f"fay: decisions {rows['fay']['decisions']!r} does not show the settlement")
         if "to rescore without a GPU: 0" in self.rescore_line and self.gpu:

@@ -109,7 +109,7 @@ def cmd_requeue(cfg, args):
     take at `make submit` (Slurm down, an option refused), or whose grading found no GPU or failed."""
     _refuse_without_a_shared_dropbox(cfg)
     user = _acting_user(args)
-    attempts = door.in_directory(cfg.dropbox_dir / user)
+    attempts = door.of_student(cfg, user)
     a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
     if a is None:
         listing = ", ".join(f"#{x.number}" for x in attempts) or "none"
@@ -153,6 +153,8 @@ def on_the_roster(cfg, user, override):
         if not common.is_staff(cfg):
             raise Refused("--off-roster is for the course staff (root or the staff group)")
         return
+    if not common.is_staff(cfg):
+        return  # the roster is the staff's: a student learns nothing of it; the staff's sweep names hand-ins off it
     try:
         member = class_files.on_roster(cfg, user)
     except (ConfigError, OSError) as e:  # the staff's mistake: it never stops a hand-in (make validate names it)
@@ -413,7 +415,7 @@ def cmd_status(cfg, args):
         return 0
     deadline, whose = common.student_deadline(cfg, user)
     pick, _ = dropbox.choose(attempts, deadline, accepted)
-    print(f"attempts of {user} in {cfg.dropbox_dir / user}"
+    print(f"attempts of {user} in the drop box {cfg.dropbox_dir}"
           + (f" (due {deadline.shown(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
           + ":")
     for a in attempts:
@@ -450,12 +452,12 @@ def _ensure_student_token(cfg, user):
     the class."""
     if not door.has_directory(cfg, user):
         if door.student_case(cfg, user):
-            return  # a link, or another account's directory: no token goes there
+            return  # another account's directory, or several: no token goes there
         if getattr(cfg, "state", None) is None or not cfg.dropbox_dir.is_dir():
             return  # no course the staff set up: status makes no drop box
+        if door.account_uid(user) not in (None, os.getuid()):
+            return  # only the student's own status makes their folder (its name is kept in their home)
         try:
-            if not cfg.roster_path or not class_files.on_roster(cfg, user):
-                return
             dropbox.user_dir(cfg, user, create=True)
         except (ConfigError, OSError, SubmissionError):
             return

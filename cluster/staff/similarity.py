@@ -56,7 +56,6 @@ import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 import cell
 import fault_boundary
@@ -181,8 +180,8 @@ def archive_hand_ins(archive: list[tuple[Path, str]]) -> tuple[dict, list[str]]:
             gone = sorted({e["student"] for e in plan.get("students", []) if e.get("digest")} - set(dirs))
         else:
             dirs, gone = {}, []
-            users = attempts.directory_names(SimpleNamespace(dropbox_dir=path))
-            for user, latest, fault in fault_boundary.each(users, lambda user: _latest(path / user),
+            folders = attempts.folders_in(path)
+            for user, latest, fault in fault_boundary.each(sorted(folders), lambda user: _latest(path / folders[user]),
                                                            what="reading their hand-ins"):
                 if fault is not None:
                     notes.append(f"archive {path}: {fault}: not compared")

@@ -17,12 +17,20 @@ TOOL = ROOT / "cluster" / "gemmlab_cluster.py"
 sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402,F401  (re-exported to the tests)
+import attempts  # noqa: E402
 import dropbox  # noqa: E402
 
 STAGES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
 # Content-keyed, so safe to share between runs: the trusted grader build and compiled objects.
 CACHE = ROOT / "build" / "cluster-tests" / "cache"
 PYTHON = sys.executable
+
+
+def folder(cfg, student: str) -> Path:
+    """The student's folder in the drop box (<login>+<token>), as the staff find it (they may list it)."""
+    name = attempts.folder_of(cfg.dropbox_dir, student)
+    assert name is not None, f"{student} has no folder in {cfg.dropbox_dir}"
+    return cfg.dropbox_dir / name
 
 
 def write_config(base: Path, scheduler: str, due: dt.datetime, course_timing=False, **cluster) -> Path:

@@ -1,5 +1,5 @@
 #!/bin/sh
 # link-student-dir: what the student does (tests/dropbox_gallery/README.md: the environment)
 set -e
-rm -rf "$BOX/$ME"
-ln -s "$BOX/$VICTIM" "$BOX/$ME"
+rm -rf "$MYDIR"
+ln -s "$THEIRDIR" "$MYDIR"

@@ -3,7 +3,7 @@
 set -e
 # Forty more attempts of her own, each of 64 stage-named files at the size cap (256 KiB) but sparse:
 # 640 MiB to read, no disk used. Each manifest matches its files: every attempt is intact.
-"$PY" - "$BOX/$ME" <<'PY'
+"$PY" - "$MYDIR" <<'PY'
 import hashlib, json, os, sys
 home = sys.argv[1]
 cap = 256 * 1024

@@ -3,5 +3,5 @@
 set -e
 # A number the store would count up from to past what an attempt's name may hold, one that
 # str.isdigit() takes but int() does not read, and one longer than an attempt's name holds.
-mkdir -p "$BOX/$ME/.numbers"
-touch "$BOX/$ME/.numbers/999999995" "$BOX/$ME/.numbers/²" "$BOX/$ME/.numbers/12345678901"
+mkdir -p "$MYDIR/.numbers"
+touch "$MYDIR/.numbers/999999995" "$MYDIR/.numbers/²" "$MYDIR/.numbers/12345678901"

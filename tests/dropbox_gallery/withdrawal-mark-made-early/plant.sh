@@ -1,7 +1,7 @@
 #!/bin/sh
 # withdrawal-mark-made-early: what the student does (tests/dropbox_gallery/README.md: the environment)
 set -e
-cd "$BOX/$ME"
+cd "$MYDIR"
 # Before her due date: a withdrawal mark, in a directory of her own that is no attempt yet.
 mkdir held
 printf '{"withdrawn_at": "2026-12-01T00:00:00Z", "by": "%s"}\n' "$ME" > held/withdrawn.json

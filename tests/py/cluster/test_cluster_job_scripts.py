@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import staff_class
+from cluster_helpers import folder
 from staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
@@ -106,7 +107,7 @@ def test_the_staff_regrade_renders_the_trusted_template_and_never_runs_a_planted
     cfg_path = slurm_course(tmp_path, roster=["alice"])
     cfg = config.load(cfg_path)
     staff_class.hand_in(cfg, tmp_path, "alice", {})
-    (attempt,) = (cfg.dropbox_dir / "alice").glob("attempt-0001-*")
+    (attempt,) = (folder(cfg, "alice")).glob("attempt-0001-*")
     planted = plant(attempt, tmp_path)
     before = planted.read_text()
     env = stand_in_sbatch(tmp_path)
@@ -154,7 +155,7 @@ def test_a_local_regrade_writes_its_results_where_the_staff_keep_them(tmp_path):
     cfg_path = staff_class.write_config(tmp_path, roster=["alice"])
     cfg = config.load(cfg_path)
     staff_class.hand_in(cfg, tmp_path, "alice", {})
-    (attempt,) = (cfg.dropbox_dir / "alice").glob("attempt-0001-*")
+    (attempt,) = (folder(cfg, "alice")).glob("attempt-0001-*")
     before = sorted(os.listdir(attempt))
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     r = tool(cfg_path, env, "regrade", "--user", "alice", "--attempt", "1")

@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 
 import staff_class
+from cluster_helpers import folder
 from staff_class import DUE
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
@@ -60,7 +61,7 @@ def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tm
     assert student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "1"])) == 0
     out = capsys.readouterr().out
     assert "attempt #1 is withdrawn" in out and "counts now: #2" in out and "UNDO=1" in out, out
-    pick, info = dropbox.choose(attempts.in_directory(cfg.dropbox_dir / "alice"), cfg.deadline)
+    pick, info = dropbox.choose(attempts.in_directory(folder(cfg, "alice")), cfg.deadline)
     assert pick.path == late and info["penalty_pct"] == 20 and "withdrawn by the student: #1" in info["note"]
     student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     status = capsys.readouterr().out.splitlines()
@@ -69,7 +70,7 @@ def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tm
 
     # undone: the on-time attempt is back (the late one, the latest, still counts)
     student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "1", "--undo"]))
-    (a1, a2) = attempts.in_directory(cfg.dropbox_dir / "alice")
+    (a1, a2) = attempts.in_directory(folder(cfg, "alice"))
     assert not a1.withdrawn and a1.path == first
 
 

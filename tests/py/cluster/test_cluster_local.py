@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, hand_in_dir, make_class,
+from cluster_helpers import (CACHE, folder, PYTHON, ROOT, TOOL, check_gradebook, config, hand_in_dir, make_class,
                              mark_graded, read_gradebook, stand_in_make, wait_for, write_config)
 from cluster_helpers import tool as cluster_tool
 
@@ -47,7 +47,7 @@ def test_submit_grades_right_away(course):
            f"{socket.gethostname()}, no GPU (CUDA_VISIBLE_DEVICES hides them)" in r.stdout, r.stdout
     cfg = config.load(cfg_path)
     user = json.loads(next((cfg.dropbox_dir).glob("*/attempt-0001-*/manifest.json")).read_text())["user"]
-    attempt = next((cfg.dropbox_dir / user).glob("attempt-0001-*"))
+    attempt = next((folder(cfg, user)).glob("attempt-0001-*"))
     outcome = json.loads((attempt / "grading" / "outcome.json").read_text())
     assert outcome["status"] == "no_gpu", outcome
     assert not list(attempt.glob(".grading-tmp-*"))
@@ -61,7 +61,7 @@ def test_submit_grades_right_away(course):
     (student / "naive.cu").write_text((student / "naive.cu").read_text() + "\n// changed\n")
     r = tool(cfg_path, "submit", "--student-dir", student)
     assert r.returncode == 0 and "grading now" in r.stdout, r.stdout + r.stderr
-    assert len(list((cfg.dropbox_dir / user).glob("attempt-*"))) == 3
+    assert len(list((folder(cfg, user)).glob("attempt-*"))) == 3
     assert (attempt / "manifest.json").read_text() == before
     r = tool(cfg_path, "status")
     assert r.returncode == 0 and "#1" in r.stdout and "#2" in r.stdout and "not queued" not in r.stdout, r.stdout

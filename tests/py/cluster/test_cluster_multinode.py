@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
+from cluster_helpers import (folder, hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
                              make_class, mark_graded, wait_for, write_config)
 import attempts  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
@@ -318,7 +318,7 @@ def test_gpu_type_pins_and_a_regrade_on_another_model_is_flagged(course):
     rows = gradebook_rows(cfg, "final")
     # students whose graded attempt still counts (not the one who handed in during the first sweep)
     same = {s for s, r in rows.items() if r["attempt"] and r["attempt"] == attempts.in_directory(
-        cfg.dropbox_dir / s)[-1].path.name}
+        folder(cfg, s))[-1].path.name}
     on = {t: [s for s, r in rows.items() if s in same and r["status"] == "no_gpu" and types.get(r["node"]) == t]
           for t in set(types.values())}
     a100_student, h100_student = on["a100"][0], on["h100"][0]

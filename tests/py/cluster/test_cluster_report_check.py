@@ -26,6 +26,7 @@ import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 import attempt_records  # noqa: E402
 import attempts  # noqa: E402
+from cluster_helpers import folder  # noqa: E402
 from commands import common, sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 
@@ -69,7 +70,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
     assert "make report" in warning and "make submit" in warning
     cfg = config.load(cfg_path)
     me = dropbox.current_user()
-    attempt = attempts.in_directory(cfg.dropbox_dir / me)[-1]
+    attempt = attempts.in_directory(folder(cfg, me))[-1]
     assert attempt.manifest["report"]["verdict"] == "mismatch"
     assert attempt.manifest["report"]["differ"] == ["tiled.cu"]
 
@@ -78,7 +79,7 @@ def test_submit_warns_and_the_gradebook_marks_a_report_of_other_files(tmp_path, 
                                "--report", str(report), "--no-compile-check"])
     out = capsys.readouterr()
     assert rc == 0 and "WARNING" not in out.err, out.err
-    assert attempts.in_directory(cfg.dropbox_dir / me)[-1].manifest["report"]["verdict"] == "ok"
+    assert attempts.in_directory(folder(cfg, me))[-1].manifest["report"]["verdict"] == "ok"
 
     # others of the class, stored directly: a mismatch, the example report, no report
     files = dropbox.collect(cfg, handed, None)

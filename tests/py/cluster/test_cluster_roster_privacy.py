@@ -3,7 +3,10 @@ another student's name (status, results, submit, requeue, withdraw, regrade, wit
 student alike for a classmate who handed in, one on the roster who did not, an account off the roster
 and a name that is nobody's, while the course staff still see each student's attempts. Real Unix
 accounts (private_accounts.py: they exist only in this test's mount namespace). No GPU, no build."""
+import json
 import os
+import sys
+import subprocess
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,7 +15,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import tool
+from cluster_helpers import folder, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
@@ -50,7 +53,7 @@ def course(accounts):
             shutil.copy(staff_class.ROOT / "student" / name, src / name)
         dropbox.store_attempt(cfg, HANDED_IN, dropbox.collect(cfg, src, None))
         student_standing.token(cfg, HANDED_IN, create=True)
-        mine = cfg.dropbox_dir / HANDED_IN
+        mine = folder(cfg, HANDED_IN)
         for p in [mine, *mine.rglob("*")]:  # as her own hand-in leaves it
             os.lchown(p, accounts.uid[HANDED_IN], accounts.gid[HANDED_IN])
         student_standing.write_views(cfg)
@@ -76,3 +79,36 @@ def test_the_staff_and_the_student_herself_are_still_answered(course):
     assert r.returncode == 0 and f"attempts of {HANDED_IN}" in r.stdout and "#1" in r.stdout, r.stdout + r.stderr
     r = tool(course, "status", "--user", HANDED_IN, user=HANDED_IN, timeout=120)  # her own name, named
     assert r.returncode == 0 and f"attempts of {HANDED_IN}" in r.stdout, r.stdout + r.stderr
+
+
+PROBE = r"""
+import json, os, sys
+out = {}
+for name in sys.argv[2:]:
+    seen = []
+    for d in json.loads(sys.argv[1]):
+        for path in (os.path.join(d, name), os.path.join(d, name + ".json")):
+            try:
+                st = os.stat(path, follow_symlinks=False)
+                seen.append([d, path.replace(name, "<name>"), "there", st.st_mtime])
+            except OSError as e:
+                seen.append([d, path.replace(name, "<name>"), e.errno, None])
+    out[name] = seen
+print(json.dumps(out))
+"""
+
+
+def test_a_student_who_tests_names_in_the_file_system_learns_nothing(course):
+    """Not only the commands: a classmate who stats names where the course keeps anything a student may
+    reach (the drop box, the published state, the students' views) gets the same answer for a student who
+    handed in, one on the roster who did not, an account off the roster and a name that is nobody's."""
+    cfg = config.load(course)
+    state = course_state.current(cfg)
+    where = [cfg.dropbox_dir, course_state.public_root(cfg), state.public_dir, state.public_dir / "members",
+             course_state.public_root(cfg) / "to-student"]
+    r = subprocess.run(["runuser", "-u", PROBER, "--", sys.executable, "-c", PROBE, json.dumps([str(d) for d in where]),
+                        HANDED_IN, ON_ROSTER, OFF_ROSTER, NOBODY], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    answers = json.loads(r.stdout)
+    assert all(a == answers[NOBODY] for a in answers.values()), json.dumps(answers, indent=1)
+    assert all(seen[2] != "there" for seen in answers[HANDED_IN]), answers[HANDED_IN]

@@ -147,7 +147,7 @@ def test_reports_are_written(swept):
         page = f"{stage}/{a}--{b}.html"
         assert f'href="{page}"' in index  # each pair links to its own page, not the stage's
         html = (out / page).read_text()
-        assert f"/{a}/attempt-" in html and f"/{b}/attempt-" in html  # the pair, side by side
+        assert f"/{a}+" in html and f"/{b}+" in html  # the pair, side by side (each in its own folder)
         assert "highlight-red" in html and "highlight-green" in html
         assert html.count("<pre>") == 2
     pages = sorted(p.relative_to(out).as_posix() for p in out.glob("*/*.html"))
@@ -234,7 +234,7 @@ def test_an_archived_hand_in_is_matched(with_archive):
     pair = next(r for r in read_csv(sweep, "pairs.csv") if r["a"] == "zoe" and r["kind_b"] == "archive")
     assert pair["b"] == "2025-fall/dropbox/old" and float(pair["similarity"]) > 0.95, pair
     html = (sweep / "similarity" / pair["page"]).read_text()
-    assert "/2025-fall/dropbox/old/attempt-" in html and "an earlier term" in html
+    assert "/2025-fall/dropbox/old+" in html and "an earlier term" in html
     # the archive is compared with this term's students only, never with itself; una copied nobody
     rows = read_csv(sweep, "pairs.csv")
     assert not [r for r in rows if r["kind_a"] != "student"]

@@ -26,6 +26,7 @@ import gradebook  # noqa: E402
 import grading  # noqa: E402
 import attempts  # noqa: E402
 import slurm  # noqa: E402
+from cluster_helpers import folder  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "cluster"
 STAGES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
@@ -144,17 +145,17 @@ def test_attempts_are_kept_numbered_and_hashed(tmp_path):
     first = dropbox.store_attempt(cfg, "alice", files)
     (d / STAGES[0]).write_text((d / STAGES[0]).read_text() + "\n// changed\n")
     second = dropbox.store_attempt(cfg, "alice", dropbox.collect(cfg, d, None))
-    stored = attempts.in_directory(cfg.dropbox_dir / "alice")
+    stored = attempts.in_directory(folder(cfg, "alice"))
     assert [a.number for a in stored] == [1, 2]
     assert stored[0].path == first and stored[1].path == second
     assert stored[0].digest != stored[1].digest
     assert stored[0].verify() == "" and stored[1].verify() == ""
     m = json.loads((first / "manifest.json").read_text())
     assert m["user"] == "alice" and set(m["files"]) == set(STAGES)
-    assert not list((cfg.dropbox_dir / "alice").glob(".incoming-*"))
+    assert not list((folder(cfg, "alice")).glob(".incoming-*"))
     (first / "files" / STAGES[0]).write_text("// edited afterwards\n")
     assert stored[0].verify() == ""  # a listing is one reading of the drop box: the files as they were then
-    assert "does not match" in attempts.in_directory(cfg.dropbox_dir / "alice")[0].verify()
+    assert "does not match" in attempts.in_directory(folder(cfg, "alice"))[0].verify()
 
 
 def _hand_in_at_the_barrier(cfg_path, files, barrier, rounds, first_second, worker, out):
@@ -187,7 +188,7 @@ def test_hand_ins_at_one_instant_get_unique_consecutive_numbers(tmp_path):
         assert proc.exitcode == 0
     numbers = sorted(int(n.split("-")[1]) for n in names)
     assert numbers == list(range(2, 2 + workers * rounds)), numbers  # unique, consecutive after #1
-    stored = [a.number for a in attempts.in_directory(cfg.dropbox_dir / "alice")]
+    stored = [a.number for a in attempts.in_directory(folder(cfg, "alice"))]
     assert stored == list(range(1, 2 + workers * rounds))
 
 
@@ -205,7 +206,7 @@ def test_late_policies(tmp_path):
     _attempt(cfg, d, now)                               # 1: on time
     _attempt(cfg, d, now + dt.timedelta(days=2))        # 2: late, 2 started days
     _attempt(cfg, d, now + dt.timedelta(days=5))        # 3: after the cutoff
-    stored = attempts.in_directory(cfg.dropbox_dir / "bob")
+    stored = attempts.in_directory(folder(cfg, "bob"))
     pick, info = dropbox.choose(stored, cfg.deadline)
     assert pick.number == 2 and info["late"] and info["days_late"] == 2 and info["penalty_pct"] == 15
     assert "after the cutoff" in info["note"]

@@ -5,6 +5,7 @@ tests/dropbox_gallery/, tests/py/cluster/test_dropbox_gallery.py."""
 import datetime as dt
 import json
 import os
+import re
 import time
 
 import staff_class
@@ -113,14 +114,15 @@ def test_the_sweep_lists_off_roster_directories_and_grades_only_roster_students(
     r = subprocess.run([sys.executable, str(staff_class.ROOT / "cluster" / "gemmlab_cluster.py"), "--config", str(path),
                         "sweep"], capture_output=True, text=True, timeout=900, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "directories in the drop box for names not on the roster (never graded, never in an export; look at " \
-           f"them in {cfg.dropbox_dir}): zed" in r.stdout, r.stdout
+    assert re.search(re.escape("directories in the drop box for names not on the roster (never graded, never in an "
+                               f"export; look at them in {cfg.dropbox_dir}): ") + r"zed\+[0-9a-f]{32}\n", r.stdout), r.stdout
     sweep = cfg.sweeps_dir / "final"
     with open(sweep / "gradebook.csv") as f:
         assert [row["student"] for row in csv.DictReader(f)] == ["alice"]
     with open(sweep / "export" / "grades.csv") as f:
         assert [row["student"] for row in csv.DictReader(f)] == ["alice"]
-    assert "## Directories in the drop box for names not on the roster\n\nzed:" in (sweep / "summary.md").read_text()
+    assert re.search(r"## Directories in the drop box for names not on the roster\n\nzed\+[0-9a-f]{32}:",
+                     (sweep / "summary.md").read_text())
 
 
 def test_an_attempt_holding_more_files_than_a_hand_in_is_a_case_and_none_of_them_is_read(tmp_path):

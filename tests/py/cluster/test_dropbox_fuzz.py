@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import staff_class
-from cluster_helpers import time_limit, tool
+from cluster_helpers import folder, time_limit, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
@@ -170,7 +170,7 @@ def test_one_students_oddities_are_their_case_and_the_class_is_graded(seed):
         latest = stored[TARGET]
         inside = [what for what in (planted_or_none(plant_inside, rng, latest, cfg.dropbox_dir)
                                     for _ in range(rng.randrange(0, 3))) if what]
-        beside = [plant_beside(rng, cfg.dropbox_dir / TARGET, latest) for _ in range(rng.randrange(1, 4))]
+        beside = [plant_beside(rng, folder(cfg, TARGET), latest) for _ in range(rng.randrange(1, 4))]
         planted = f"seed {seed}: inside {inside}, beside {beside}"
 
         with time_limit(TIME_LIMIT, f"the sweep's plan ({planted})"):

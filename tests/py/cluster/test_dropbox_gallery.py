@@ -20,7 +20,7 @@ import pytest
 
 import private_accounts
 import staff_class
-from cluster_helpers import PYTHON, TOOL, read_gradebook, time_limit, tool
+from cluster_helpers import PYTHON, TOOL, folder, read_gradebook, time_limit, tool
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402
@@ -107,13 +107,14 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
     for s in stored:
         student_standing.token(cfg, s, create=True)
         if acc is not None:
-            os.chown(cfg.dropbox_dir / s / student_standing.TOKEN_NAME, acc.uid[s], acc.gid[s])
+            os.chown(folder(cfg, s) / student_standing.TOKEN_NAME, acc.uid[s], acc.gid[s])
     student_standing.write_views(cfg)
     theirs, mine = stored[VICTIM], stored[ATTACKER]
     files_json = base / "their-files.json"
     files_json.write_text(json.dumps(json.loads((theirs / "manifest.json").read_text())["files"]))
     os.chmod(files_json, 0o644)
     env = dict(os.environ, BOX=str(cfg.dropbox_dir), ME=ATTACKER, MINE=str(mine), VICTIM=VICTIM, THEIRS=str(theirs),
+               MYDIR=str(mine.parent), THEIRDIR=str(theirs.parent),
                THEIR_SHA_TILED=records.sha256_file(theirs / "files" / "tiled.cu"), THEIR_FILES_JSON=str(files_json),
                MY_DIGEST=json.loads((mine / "manifest.json").read_text())["attempt_sha256"], GALLERY=str(GALLERY),
                PY=sys.executable)
@@ -205,12 +206,12 @@ def root_submits(cfg, base: Path, says: list[str]):
     src.mkdir(parents=True)
     for name in staff_class.STAGE_FILES:
         (src / name).write_bytes((staff_class.ROOT / "student" / name).read_bytes() + marker(ATTACKER) + b"// again\n")
-    before = outside(base, cfg.dropbox_dir / ATTACKER)
+    before = outside(base, folder(cfg, ATTACKER))
     said = io.StringIO()
     with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), time_limit(TIME_LIMIT, "root's submit"):
         gemmlab_cluster.main(["--config", str(cfg.path), "submit", "--student-dir", str(src), "--user", ATTACKER,
                               "--no-compile-check"])
-    assert outside(base, cfg.dropbox_dir / ATTACKER) == before, said.getvalue()
+    assert outside(base, folder(cfg, ATTACKER)) == before, said.getvalue()
     for words in says:
         assert words in said.getvalue(), (words, said.getvalue())
 

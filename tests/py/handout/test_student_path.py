@@ -202,7 +202,12 @@ def test_a_new_students_first_week_without_root_or_a_gpu(accounts):
         stored = re.search(rf"submit: stored attempt #1 of {STUDENT}, \S+: it is handed in \((\S+),", proc.stdout)
         assert stored, out
         attempt = Path(stored.group(1))
-        assert attempt.is_relative_to(work / "dropbox" / STUDENT), attempt
+        # in the student's own folder, <login>+<token>, whose name only the student's home keeps
+        assert attempt.parent.parent == work / "dropbox" and re.fullmatch(rf"{STUDENT}\+[0-9a-f]{{32}}",
+                                                                          attempt.parent.name), attempt
+        kept = list((home / ".local" / "state" / "gemmlab").glob("handin-*"))
+        assert len(kept) == 1 and kept[0].read_text().strip() == attempt.parent.name.split("+")[1], kept
+        assert kept[0].stat().st_uid == uid and kept[0].stat().st_mode & 0o077 == 0, oct(kept[0].stat().st_mode)
         manifest = json.loads((attempt / "manifest.json").read_text())
         assert "tiled.cu" in manifest["files"] and "report.pdf" not in manifest["files"], manifest
         assert (attempt / "files" / "tiled.cu").read_text() == written
