@@ -9,5 +9,7 @@ else
     echo "deps_env.sh: no .deps/include under $PWD: run it from the repository root, with .deps carried" >&2
 fi
 [ -d .deps/python ] && export PYTHONPATH=$PWD/.deps/python${PYTHONPATH:+:$PYTHONPATH}
+# the staff's similarity measure (copydetect) and the pure-Python packages it needs, last on the path
+[ -d .deps/python-after ] && export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD/.deps/python-after
 [ -x .deps/bin/ccache ] && export PATH=$PWD/.deps/bin:$PATH LD_LIBRARY_PATH=$PWD/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 true
