@@ -75,5 +75,5 @@ def test_similarity_index_in_a_browser(pages, tmp_path):
 def test_pair_page_opens(pages):
     """The flagged pair's own side-by-side page loads and shows both files, the shared code highlighted."""
     dom = browser.dump_dom(pages / "similarity" / "tiled" / "ana--ben.html")
-    assert "/ana/attempt-" in dom and "/ben/attempt-" in dom and "highlight-red" in dom and "highlight-green" in dom
+    assert "/ana+" in dom and "/ben+" in dom and "highlight-red" in dom and "highlight-green" in dom
     assert json.loads((pages / "plan.json").read_text())["students"][0]["student"] == "ana"
