@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "py"))
 sys.path.insert(0, str(ROOT / "cluster"))
 
-from cluster_helpers import (stored_attempt, publish_if_set_up, CACHE, CLASS_DEADLINE_SECONDS, config, dropbox, hand_in_dir, set_due,  # noqa: E402
+from cluster_helpers import (stored_attempt, publish_if_set_up, CACHE, close_the_class, config, dropbox, hand_in_dir,  # noqa: E402
                              write_config)
 import records  # noqa: E402
 
@@ -142,18 +142,17 @@ def _source(kind: str, scratch: Path) -> Path:
 
 
 def store_class(c: Course, klass) -> dict:
-    """Hands the class in around a deadline CLASS_DEADLINE_SECONDS ahead, on the drop box's own clock:
-    the on-time hand-ins before it, the late ones after it; the sweep then runs after the deadline."""
+    """Hands the class in around a deadline on the drop box's own clock: the on-time hand-ins, then the
+    deadline just after them (close_the_class), then the late ones; the sweep then runs after the deadline."""
     scratch = c.base / "class-src"
-    c.due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=CLASS_DEADLINE_SECONDS)
-    set_due(c.cfg_path, c.due)
     c.cfg = config.load(c.cfg_path)
+    on_time = []
     for student, kind, _, how in klass:
         if how == "twice":
-            dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source("broken", scratch), None))
+            on_time.append(dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source("broken", scratch), None)))
         if how != "late":
-            dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None))
-    time.sleep(max(0.0, (c.due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1.5)
+            on_time.append(dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None)))
+    c.due = close_the_class(c.cfg, on_time)
     for student, kind, _, how in klass:
         if how == "late":
             dropbox.store_attempt(c.cfg, student, dropbox.collect(c.cfg, _source(kind, scratch), None))

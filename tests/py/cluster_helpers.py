@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,10 +78,6 @@ KINDS = ["stub", "reference", "broken", "late", "twice", "stub", "reference", "m
 # 'broken' hands in a tiled.cu that does not compile: every other stage is graded (tiled is rejected).
 EXPECTED_STATUS = {"stub": "no_gpu", "reference": "no_gpu", "broken": "no_gpu", "late": "no_gpu",
                    "twice": "no_gpu", "missing": "missing"}
-# The class's deadline, set this far ahead of the last on-time hand-in, once they are all in: the
-# on-time hand-ins go in before it, the late ones after it, on the drop box's own clock (an attempt
-# cannot be backdated), and the sweep that follows runs after the deadline, as a final sweep does.
-CLASS_DEADLINE_SECONDS = 1
 
 
 def hold_lock(path, default_wait: float):
@@ -127,15 +124,35 @@ def publish_if_set_up(cfg_path: Path):
         assert r.returncode == 0, r.stdout + r.stderr
 
 
+def dropbox_clock(cfg) -> dt.datetime:
+    """The drop box's clock: the modification time its file system gives a file written now beside it
+    (what dates a hand-in there, as dropbox.store_attempt reads it)."""
+    with tempfile.TemporaryFile(dir=cfg.dropbox_dir.parent) as probe:
+        return dt.datetime.fromtimestamp(os.fstat(probe.fileno()).st_mtime, dt.timezone.utc)
+
+
+def close_the_class(cfg, on_time: list[Path]) -> dt.datetime:
+    """Sets the course's due date to the whole second after the latest recorded time of the stored
+    attempts `on_time` (Attempt.effective_time: what the drop box dates them by), publishes it, and
+    returns once the drop box's clock has passed it: every hand-in stored from then on is late, and
+    a sweep is after the deadline. An attempt cannot be backdated, so the deadline follows the
+    hand-ins, never a guess of how long storing them takes."""
+    latest = max(a.effective_time() for p in on_time for a in attempts.in_directory(p.parent) if a.path == p)
+    due = latest.replace(microsecond=0) + dt.timedelta(seconds=1)
+    set_due(cfg.path, due)
+    wait_for(lambda: dropbox_clock(cfg) > due, 60, f"the drop box's clock to pass the deadline {due}", poll=0.05)
+    return due
+
+
 def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, str]:
     """n synthetic students s01.. (not Unix accounts) stored as root; returns student -> kind. The
-    on-time hand-ins go in with the course's due date a day ahead; then the due date moves to
-    CLASS_DEADLINE_SECONDS to a second more after them (a whole second), and once it has passed the
-    late ones go in (the `due` given is ignored)."""
+    on-time hand-ins go in with the course's due date a day ahead; then the due date moves to just
+    after them (close_the_class) and, once the drop box's clock has passed it, the late ones go in
+    (the `due` given is ignored)."""
     set_due(cfg.path, dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(days=1))
     work = base / "class-src"
     dirs = {k: hand_in_dir(work / k, k) for k in ("stub", "reference", "broken")}
-    kinds, late = {}, []
+    kinds, late, on_time = {}, [], []
     for i in range(n):
         student, kind = f"s{i + 1:02d}", KINDS[i % len(KINDS)]
         kinds[student] = kind
@@ -145,11 +162,9 @@ def make_class(cfg, base: Path, n: int, due: dt.datetime = None) -> dict[str, st
             late.append(student)
             continue
         if kind == "twice":
-            dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["broken"], None))
-        dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub" if kind == "twice" else kind], None))
-    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=CLASS_DEADLINE_SECONDS + 1)
-    set_due(cfg.path, due)
-    time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 0.5)
+            on_time.append(dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["broken"], None)))
+        on_time.append(dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub" if kind == "twice" else kind], None)))
+    close_the_class(cfg, on_time)
     for student in late:
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, dirs["stub"], None))
     (base / "roster.txt").write_text("# synthetic class\n" + "\n".join(kinds) + "\n")
