@@ -14,11 +14,12 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from cluster_helpers import ROOT, config, stand_in_tool, write_config
+from cluster_helpers import ROOT, config, stand_in_tool, wait_for, write_config
 
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
 import confine  # noqa: E402
@@ -127,20 +128,50 @@ def test_what_a_stage_file_makes_the_compiler_say_stays_the_students(tmp_path, v
     assert r.returncode == 0 and Path(f"{obj}.failed").is_file() and not Path(f"{obj}.error").exists(), r.stderr
 
 
-def test_a_compile_past_its_wall_time_is_the_students_and_leaves_nothing_running(tmp_path):
+class ClockFromTheChildsStart:
+    """compile_stage's clock, standing still until the compile has started its child (written its pid
+    to `started`): a loaded machine slow to start the stand-in compiler cannot run out its wall-time
+    limit before the child it is to stop exists."""
+    sleep = staticmethod(time.sleep)
+    time = staticmethod(time.time)  # (after sleep: from here `time` in this class body is this one)
+
+    def __init__(self, started: Path):
+        self.started, self.since = started, None
+
+    def monotonic(self) -> float:
+        if self.since is None:
+            if not (self.started.exists() and self.started.read_text().strip()):
+                return 0.0
+            self.since = time.monotonic()
+        return time.monotonic() - self.since
+
+
+def gone(pid: str) -> bool:
+    """The process has exited (reaped, or a zombie)."""
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(") ")[1].startswith("Z")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def test_a_compile_past_its_wall_time_is_the_students_and_leaves_nothing_running(tmp_path, monkeypatch):
     """A compile that never ends is stopped at its wall-time limit, all of its processes with it (its
     process group), and the file does not compile, the limit named: the student's, not a hang."""
     pid_file = tmp_path / "build" / "sleeper.pid"
     work = f"sleep 3600 & echo $! > {pid_file}; wait"
     src, obj = stage_file(tmp_path), tmp_path / "build" / "tiled.o"
     obj.parent.mkdir(exist_ok=True)
+    monkeypatch.setattr(compile_stage, "time", ClockFromTheChildsStart(pid_file))
     verdict = compile_stage.compile_stage([compiler(tmp_path, work), "-c"], src, obj, confine=[str(tmp_path)],
                                           limits=confine.Limits(cpu_seconds=20, wall_seconds=2, memory_mb=2048, file_mb=64))
     assert verdict and "ran past its limit of 2 s" in verdict["first_error"], verdict
     assert json.loads(Path(f"{obj}.failed").read_text())["first_error"] == verdict["first_error"]
     assert not Path(f"{obj}.error").exists()
-    stat = Path(f"/proc/{pid_file.read_text().strip()}/stat")
-    assert not stat.exists() or stat.read_text().split(") ")[1].startswith("Z"), "the compile's child still runs"
+    # killed with its group (SIGKILL is delivered when the child next runs): it exits; left running, an
+    # hour's sleep would outlast the wait
+    sleeper = pid_file.read_text().strip()
+    wait_for(lambda: gone(sleeper), 60, f"the compile's child {sleeper} to exit", poll=0.05)
 
 
 def course(tmp_path):
