@@ -15,7 +15,6 @@ import secrets
 import shutil
 import stat
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -85,14 +84,14 @@ def test_a_hand_in_of_many_endless_files_ends_its_compiles_within_one_wall_limit
     files = {f"endless{i}.cu": ENDLESS + f"// {secrets.token_hex(8)}\n" for i in range(4)}
     sub = hand_in(tmp_path, "many", files)
     build = tmp_path / "many-build"
-    started = time.monotonic()
     broken = grading.Toolchain(cfg).compile_only(sub, build, tmp_path / "many.log")
-    took = time.monotonic() - started
     assert broken == sorted(files), broken
-    assert took < 4 * wall - 1, f"the hand-in's compiles took {took:.0f} s: one {wall} s limit per file"
     firsts = [v["first_error"] for v in verdicts_of(build).values()]
     assert all("limit" in f for f in firsts), firsts
-    assert any("the hand-in's compiles together" in f for f in firsts), firsts
+    # the first compile has (at most) the whole limit; every one after it only what the first left, and
+    # so does each one after it: none has a limit of its own
+    together = [f for f in firsts if f"the hand-in's compiles together reached their limit of {wall} s" in f]
+    assert len(together) >= len(files) - 1, firsts
     assert not list(build.rglob("*.o.error"))
 
 
@@ -105,26 +104,32 @@ def test_a_grading_waits_a_bounded_time_for_another_gradings_compile_of_a_file_b
     stub = STUB + f"// {secrets.token_hex(8)}: a stub no cache holds yet\n"
     mallory = hand_in(tmp_path, "mallory", {"tiled.cu": stub, "endless.cu": ENDLESS})
     alice = hand_in(tmp_path, "alice", {"tiled.cu": stub})
-    endless_started, mallory_done = threading.Event(), threading.Event()
+    endless_started, alice_done, mallory_let_go = threading.Event(), threading.Event(), threading.Event()
+
+    def mallory_line(line):
+        """What mallory's make prints, read inside her grading's hold of the locks: once her endless
+        compile has started, the hold lasts until alice's grading is done (600 s only bound a hang),
+        however long a loaded machine takes over alice's compile."""
+        if "endless.cu" in line:
+            endless_started.set()
+            alice_done.wait(600)
+            mallory_let_go.set()
 
     def mallory_grading():
-        try:
-            grading.Toolchain(cfg).compile_only(
-                mallory, tmp_path / "mallory-build", tmp_path / "mallory.log",
-                on_line=lambda line: "endless.cu" in line and endless_started.set())
-        finally:
-            mallory_done.set()
+        grading.Toolchain(cfg).compile_only(mallory, tmp_path / "mallory-build", tmp_path / "mallory.log",
+                                            on_line=mallory_line)
 
     thread = threading.Thread(target=mallory_grading, daemon=True)
     thread.start()
     try:
-        assert endless_started.wait(60), "mallory's make never started its endless compile"
+        assert endless_started.wait(600), "mallory's make never started its endless compile"
         broken = grading.Toolchain(cfg).compile_only(alice, tmp_path / "alice-build", tmp_path / "alice.log")
         assert broken == []
         assert list((tmp_path / "alice-build").rglob("tiled.o"))
-        assert not mallory_done.is_set(), "alice's grading waited for all of mallory's compiles"
+        assert not mallory_let_go.is_set(), "alice's grading waited until mallory's let go of the lock"
     finally:
-        thread.join(120)
+        alice_done.set()
+        thread.join(600)
 
 
 def test_an_object_is_never_reused_for_a_hand_in_whose_extra_file_it_did_not_read(tmp_path):
