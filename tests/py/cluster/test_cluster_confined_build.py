@@ -14,7 +14,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -162,13 +161,12 @@ unsigned long grown = Grow<40, 1>::value;
     ("endless-include", '#include "/dev/urandom"\n' + STUB),  # a device a compiler may read: bytes without end
 ])
 def test_a_compile_that_never_ends_runs_into_its_limits_and_is_the_students(tmp_path, name, tiled):
-    """Its CPU seconds, memory or wall time run out; the file does not compile, in bounded time, and the
-    others still do."""
-    started = time.monotonic()
-    broken, verdicts = compile_hand_in(limited_course(tmp_path, name, cpu=10, wall=60, memory_mb=1024), tmp_path,
+    """Its CPU seconds or memory run out; the file does not compile, and the others still do. (The
+    hand-in's compiles share one wall-time limit: here it only bounds a hang, so that a loaded machine,
+    which spends the CPU seconds slowly, cannot leave the other files without time.)"""
+    broken, verdicts = compile_hand_in(limited_course(tmp_path, name, cpu=10, wall=600, memory_mb=1024), tmp_path,
                                        tiled, name)
     assert broken == ["tiled.cu"], broken
-    assert time.monotonic() - started < 120
     first = verdicts["tiled"]["first_error"]
     assert "limit" in first or "out of memory" in first or "memory exhausted" in first, first
     assert not list((tmp_path / f"{name}-build").rglob("*.o.error"))
