@@ -11,13 +11,14 @@ wrong [cluster] values; this file tests the rest of the module directly.
 import datetime as dt
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
 
-import staff_class  # noqa: F401  (puts cluster/ on sys.path)
+sys.path.insert(0, str(ROOT / "cluster"))
 
 import cell  # noqa: E402
 import config  # noqa: E402

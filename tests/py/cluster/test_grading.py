@@ -20,12 +20,12 @@ import pytest
 
 from conftest import ROOT
 
-import staff_class  # noqa: F401  (puts cluster/ on sys.path)
+sys.path.insert(0, str(ROOT / "cluster"))
 
-import compile_stage  # noqa: E402  (grader/scripts/, on sys.path through grading)
 import config  # noqa: E402
-import confine  # noqa: E402
 import grading  # noqa: E402
+import compile_stage  # noqa: E402  (grader/scripts/, on sys.path through grading)
+import confine  # noqa: E402
 from records import parse_iso  # noqa: E402
 
 
