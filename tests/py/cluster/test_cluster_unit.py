@@ -459,7 +459,6 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
     compiles a file that is not in the object cache, another with the same file waits, then copies
     the object (newer than its flags stamp, so that make keeps it) instead of compiling it too."""
     import threading
-    import time
     from types import SimpleNamespace
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
     tc = grading.Toolchain.__new__(grading.Toolchain)
@@ -477,15 +476,28 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
         return v, {d / "stages" / "reuse.o": "key-reuse", d / "stages" / "naive.o": "key-naive"}, submission
 
     compiled, found, stale = [], {}, []
+    # The order of events, whatever the load: the first holds the locks, then the second asks for them,
+    # then the first compiles (each wait's 60 s only bound a hang).
+    first_holds, second_asks = threading.Event(), threading.Event()
+    real_lock_by = grading._lock_by
 
-    def grade(name, delay):
-        time.sleep(delay)
+    def lock_by(lock, give_up):
+        if threading.current_thread().name == "second":
+            second_asks.set()
+        return real_lock_by(lock, give_up)
+    monkeypatch.setattr(grading, "_lock_by", lock_by)
+
+    def grade(name):
+        if name == "second":
+            assert first_holds.wait(60)
         v, keys, submission = build_dir(name)
         with tc._compiling(v, keys, submission):
             found[name] = sorted(o.name for o in keys if o.is_file())
+            if name == "first":
+                first_holds.set()
+                assert second_asks.wait(60)
             for obj in keys:
                 if not obj.is_file():  # what make would compile, with the dependency list it writes
-                    time.sleep(0.5)
                     obj.parent.mkdir(parents=True, exist_ok=True)
                     obj.write_text(f"compiled by {name}")
                     obj.with_suffix(".d").write_text(f"{obj}: {submission / (obj.stem + '.cu')}\n")
@@ -494,11 +506,12 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
         stamp = Path(v["SUB_FLAGS_STAMP"]).stat().st_mtime
         stale.extend((name, o.name) for o in keys if o.stat().st_mtime <= stamp)  # make would compile it again
 
-    threads = [threading.Thread(target=grade, args=(n, d)) for n, d in (("first", 0), ("second", 0.2))]
+    threads = [threading.Thread(target=grade, args=(n,), name=n) for n in ("first", "second")]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
     assert sorted(compiled) == [("first", "naive.o"), ("first", "reuse.o")], compiled
     assert found == {"first": [], "second": ["naive.o", "reuse.o"]}, found
     assert not stale, f"objects older than their flags stamp: {stale}"
