@@ -33,10 +33,13 @@ def shared_lock_free(path):
 
 def test_the_gpu_unit_tests_hold_the_lock_until_they_end(tmp_path, monkeypatch):
     monkeypatch.setattr(run_tests, "GPU_LOCK", tmp_path / "gpu.lock")
-    stamp = tmp_path / "may-end"
-    binary = fake_doctest(tmp_path, "gpu_tests", f"while [ ! -e {stamp} ]; do sleep 0.05; done\nprintf '{SUMMARY}'")
+    started, stamp = tmp_path / "running", tmp_path / "may-end"
+    binary = fake_doctest(tmp_path, "gpu_tests", f": > {started}\nwhile [ ! -e {stamp} ]; do sleep 0.05; done\nprintf '{SUMMARY}'")
     t = run_tests.Doctest("GPU unit tests", binary, lock=run_tests.gpu_lock())
-    time.sleep(0.3)
+    give_up = time.monotonic() + 60  # (only bounds a hang)
+    while not started.exists() and time.monotonic() < give_up:
+        time.sleep(0.01)
+    assert started.exists(), "the fake GPU unit tests never ran"
     assert not shared_lock_free(run_tests.GPU_LOCK), "the GPU's lock is free while the GPU unit tests run"
     stamp.touch()
     assert t.result() == (2, 0, 1)
@@ -56,10 +59,21 @@ def test_the_first_gpu_test_waits_for_the_gpu_unit_tests(tmp_path, monkeypatch):
     monkeypatch.setattr(conftest, "_gpu_free", False)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    threading.Timer(1.0, os.close, (fd,)).start()
-    t0 = time.monotonic()
+    released = threading.Event()
+
+    def release():
+        released.set()
+        os.close(fd)
+    threading.Timer(0.5, release).start()
     conftest._wait_for_the_gpu_unit_tests()
-    assert time.monotonic() - t0 >= 0.9
-    t0 = time.monotonic()
-    conftest._wait_for_the_gpu_unit_tests()  # once free, the later GPU tests do not look again
-    assert time.monotonic() - t0 < 0.1
+    assert released.is_set(), "the first GPU test went on while the GPU unit tests held the lock"
+    # once free, the later GPU tests do not look again: they go on while the lock is held once more
+    again = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(again, fcntl.LOCK_EX)
+    try:
+        later = threading.Thread(target=conftest._wait_for_the_gpu_unit_tests, daemon=True)
+        later.start()
+        later.join(60)  # (only bounds a hang)
+        assert not later.is_alive(), "a later GPU test waited for the lock again"
+    finally:
+        os.close(again)
