@@ -138,7 +138,12 @@ def close_the_class(cfg, on_time: list[Path]) -> dt.datetime:
     a sweep is after the deadline. An attempt cannot be backdated, so the deadline follows the
     hand-ins, never a guess of how long storing them takes."""
     latest = max(a.effective_time() for p in on_time for a in attempts.in_directory(p.parent) if a.path == p)
-    due = latest.replace(microsecond=0) + dt.timedelta(seconds=1)
+    return deadline_passes(cfg, latest.replace(microsecond=0) + dt.timedelta(seconds=1))
+
+
+def deadline_passes(cfg, due: dt.datetime) -> dt.datetime:
+    """Sets the course's due date to `due` (published where the course is set up) and returns it once
+    the drop box's clock has passed it (no later than the machine's own: the file system's is coarser)."""
     set_due(cfg.path, due)
     wait_for(lambda: dropbox_clock(cfg) > due, 60, f"the drop box's clock to pass the deadline {due}", poll=0.05)
     return due
@@ -221,6 +226,44 @@ def wait_for(predicate, timeout, what, poll=0.25):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+# How long a cluster may show no sign of work at all before a wait on it is a hang: no job changing
+# state and no file of the course written. A loaded machine is slow, never that still.
+STALLED_SECONDS = 900
+
+
+def wait_while_working(predicate, activity, what, stalled=STALLED_SECONDS, poll=1.0):
+    """Waits until predicate() is true (returns its value) for as long as the work it waits on goes on:
+    fails only once activity() (a snapshot of that work: activity_of) has not changed for `stalled`
+    seconds. A wait for an event, whatever the load; only a hang ends it."""
+    seen, since = activity(), time.time()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+        now = activity()
+        if now != seen:
+            seen, since = now, time.time()
+        elif time.time() - since > stalled:
+            raise AssertionError(f"nothing moved for {stalled} s (no job changed state, no file was written) "
+                                 f"while waiting for {what}")
+
+
+def activity_of(*dirs, queue=None):
+    """A function giving a snapshot of the work under way: every file below `dirs` with its size and
+    modification time, and what `queue()` says (the scheduler's jobs and their states)."""
+    def snapshot():
+        files = set()
+        for d in dirs:
+            for parent, names, leaves in os.walk(d):
+                for name in names + leaves:
+                    with contextlib.suppress(OSError):
+                        st = os.lstat(os.path.join(parent, name))
+                        files.add((parent, name, st.st_size, st.st_mtime_ns))
+        return frozenset(files), queue() if queue else None
+    return snapshot
+
+
 def mark_graded(sweep: Path, students) -> dict[str, dict]:
     """Rewrites the published grades of these students in a sweep as if a GPU node had graded them
     (status `graded`; the results stay the GPU-less ones): a result a later sweep keeps, where
@@ -295,6 +338,28 @@ exec {real} "$@"
     script.chmod(0o755)
     return script
 
+
+
+def stand_in_make_holding_gradings(bin_dir: Path, armed: Path, held: Path, release: Path, node: str = "") -> Path:
+    """A `make` for bin_dir (put it first on the PATH a sweep's jobs inherit) that, once `armed` exists,
+    holds each grading in a Slurm job at the first thing it asks make (print-cluster-vars, before it
+    takes any lock): it creates `held`, then waits until `release` exists (never, if nobody makes it:
+    until the job is cancelled or its node killed). node: only gradings on that Slurm node
+    (SLURMD_NODENAME); "": on every node. Every other call runs the real make."""
+    real = shutil.which("make")
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "make"
+    script.write_text(f"""#!/bin/sh
+# stand-in for make (tests/py/cluster_helpers.py: stand_in_make_holding_gradings)
+case " $* " in *" print-cluster-vars "*) ;; *) exec {real} "$@" ;; esac
+if [ -e '{armed}' ] && [ -n "${{SLURMD_NODENAME:-}}" ] && {{ [ -z '{node}' ] || [ "$SLURMD_NODENAME" = '{node}' ]; }}; then
+    : > '{held}'
+    while [ ! -e '{release}' ]; do sleep 0.1; done
+fi
+exec {real} "$@"
+""")
+    script.chmod(0o755)
+    return script
 
 
 def stand_in_tool(bin_dir: Path, name: str, real: str, asks: str, work: str) -> Path:

@@ -34,8 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (folder, hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config, dropbox, hand_in_dir,
-                             make_class, mark_graded, wait_for, write_config)
+from cluster_helpers import (activity_of, folder, hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config,
+                             dropbox, hand_in_dir, make_class, mark_graded, stand_in_make_holding_gradings, wait_while_working,
+                             write_config)
 import attempts  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"
@@ -43,6 +44,7 @@ MN_DIR = "/tmp/gemmlab-slurm-mn"
 LOCK = Path("/tmp/gemmlab-slurm-mn.lock")
 CLASS_SIZE = 36  # every 8th student is on the roster with no hand-in: 32 attempts to grade
 HOLD = "2"       # seconds each task holds its finished results before publishing (a wider kill window)
+CONCURRENCY = 6  # array tasks of a sweep at once
 
 
 def _probe():
@@ -100,7 +102,7 @@ def course(cluster):
     os.chmod(base, 0o755)
     due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=2)
     cfg_path = write_config(base, "slurm", due, gres="gpu:1", cpus_per_task=1, time_limit="00:10:00",
-                            sweep_concurrency=6)
+                            sweep_concurrency=CONCURRENCY)
     CACHE.mkdir(parents=True, exist_ok=True)
     r = tool(cfg_path, "setup", "--build", timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -120,9 +122,20 @@ def sweep_jobs(cfg, name, run):
     return json.loads((cfg.sweeps_dir / name / "runs" / run / "jobs.json").read_text())
 
 
-def wait_gradebook(cfg, name, run, timeout=300):
+def cluster_activity(cfg):
+    """The course's work under way on the cluster: its jobs and their states, and its files (activity_of)."""
+    return activity_of(cfg.sweeps_dir, cfg.dropbox_dir, queue=lambda: login("squeue", "-h", "-o", "%i %T %N").stdout)
+
+
+def wait_on_cluster(cfg, predicate, what):
+    """Waits until predicate() is true for as long as the cluster works (wait_while_working): however
+    long a loaded machine takes, only a cluster that stopped moving fails it."""
+    return wait_while_working(predicate, cluster_activity(cfg), what, poll=0.5)
+
+
+def wait_gradebook(cfg, name, run):
     jobs = sweep_jobs(cfg, name, run)
-    wait_for(lambda: job_gone(jobs["gradebook"]), timeout, f"sweep {name} {run}: its gradebook job", poll=1)
+    wait_on_cluster(cfg, lambda: job_gone(jobs["gradebook"]), f"sweep {name} {run}: its gradebook job")
     return jobs
 
 
@@ -176,21 +189,30 @@ def assert_exactly_once(cfg, name):
 def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
     cfg, cfg_path, kinds = course["cfg"], course["cfg_path"], course["kinds"]
     nodes, victim = course["nodes"], course["nodes"][1]
+    # The sweep's jobs make with a stand-in that, once armed, holds every grading that starts on the
+    # victim: the node is killed with a task of its in progress, whatever the load.
+    hold = course["base"] / "hold-on-victim"
+    armed, held, release = hold / "armed", hold / "held", hold / "release"
+    stand_in_make_holding_gradings(hold / "bin", armed, held, release, node=victim)
+    env = dict(os.environ, GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH=HOLD, PATH=f"{hold / 'bin'}{os.pathsep}{os.environ['PATH']}")
     t0 = time.time()
-    r = tool(cfg_path, "sweep", env=dict(os.environ, GEMMLAB_CLUSTER_HOLD_BEFORE_PUBLISH=HOLD))
-    assert r.returncode == 0, r.stdout + r.stderr
-    tasks = json.loads((cfg.sweeps_dir / "final" / "runs" / "run-001" / "tasks.json").read_text())
-    assert len(tasks) == sum(k != "missing" for k in kinds.values()) >= 30
+    try:
+        r = tool(cfg_path, "sweep", env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        tasks = json.loads((cfg.sweeps_dir / "final" / "runs" / "run-001" / "tasks.json").read_text())
+        assert len(tasks) == sum(k != "missing" for k in kinds.values()) >= 30
 
-    # Kill the victim node while one of its tasks is in progress, once it has published a grade
-    # (so all three nodes appear in the gradebook).
-    def victim_busy():
-        done_there = any(o.get("node") == victim for o in published(cfg, "final").values())
-        running = [s for s in starts(cfg, "final", "run-001") if s["node"] == victim and not s.get("ended")]
-        return done_there and running
-    in_progress = wait_for(victim_busy, 240, f"a grade published on {victim} and another in progress", poll=0.2)
-    r = subprocess.run(["bash", str(MULTINODE), "kill-node", victim], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
+        # Kill the victim node while one of its tasks is in progress, once it has published a grade
+        # (so all three nodes appear in the gradebook): armed then, the stand-in holds its next grading.
+        wait_on_cluster(cfg, lambda: any(o.get("node") == victim for o in published(cfg, "final").values()),
+                        f"a grade published on {victim}")
+        armed.touch()
+        wait_on_cluster(cfg, held.exists, f"a grading on {victim} held by the stand-in make")
+        in_progress = [s for s in starts(cfg, "final", "run-001") if s["node"] == victim and not s.get("ended")]
+        r = subprocess.run(["bash", str(MULTINODE), "kill-node", victim], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        release.touch()  # (a held grading that outlived a failure above goes on)
     killed_at = time.time()
     st = login("scontrol", "show", "node", victim).stdout
     assert re.search(r"State=DOWN", st), st
@@ -207,8 +229,8 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
 
     wait_gradebook(cfg, "final", "run-001")
     took = time.time() - t0
-    wait_for(lambda: (new_attempt / "grading" / "outcome.json").exists() or job_gone(new_job), 240,
-             f"the hand-in's own grading job {new_job}")
+    wait_on_cluster(cfg, lambda: (new_attempt / "grading" / "outcome.json").exists() or job_gone(new_job),
+                    f"the hand-in's own grading job {new_job}")
 
     # complete, right, exactly once
     rows = gradebook_rows(cfg, "final")
@@ -276,15 +298,27 @@ def test_sweep_spreads_survives_a_node_failure_and_a_hand_in(course):
 
 def test_scancel_of_a_whole_sweep_then_sweep_again_grades_only_what_is_missing(course):
     cfg, cfg_path, kinds = course["cfg"], course["cfg_path"], course["kinds"]
-    r = tool(cfg_path, "sweep", "--name", "resume")
-    assert r.returncode == 0, r.stdout + r.stderr
-    jobs = sweep_jobs(cfg, "resume", "run-001")
-    total = len(json.loads((cfg.sweeps_dir / "resume" / "runs" / "run-001" / "tasks.json").read_text()))
-    wait_for(lambda: len(published(cfg, "resume")) >= 6, 240, "6 grades of the sweep 'resume'", poll=0.2)
-    login("scancel", jobs["array"], check=True)
-    wait_for(lambda: job_gone(jobs["array"]) and job_gone(jobs["gradebook"]), 120, "the cancelled sweep to end")
+    # Once 6 grades are in, the stand-in make holds every grading that starts: the cancel finds the
+    # sweep part-way, with a task running, whatever the load.
+    hold = course["base"] / "hold-resume"
+    armed, held, release = hold / "armed", hold / "held", hold / "release"
+    stand_in_make_holding_gradings(hold / "bin", armed, held, release)
+    try:
+        r = tool(cfg_path, "sweep", "--name", "resume", env=dict(os.environ, PATH=f"{hold / 'bin'}{os.pathsep}{os.environ['PATH']}"))
+        assert r.returncode == 0, r.stdout + r.stderr
+        jobs = sweep_jobs(cfg, "resume", "run-001")
+        total = len(json.loads((cfg.sweeps_dir / "resume" / "runs" / "run-001" / "tasks.json").read_text()))
+        wait_on_cluster(cfg, lambda: len(published(cfg, "resume")) >= 6, "6 grades of the sweep 'resume'")
+        graded_when_armed = len(published(cfg, "resume"))
+        armed.touch()
+        wait_on_cluster(cfg, held.exists, "a grading held by the stand-in make")
+        login("scancel", jobs["array"], check=True)
+        wait_on_cluster(cfg, lambda: job_gone(jobs["array"]) and job_gone(jobs["gradebook"]), "the cancelled sweep to end")
+    finally:
+        release.touch()
     first = published(cfg, "resume")
-    assert 6 <= len(first) < total - 3, f"the cancel came too late ({len(first)} of {total} graded)"
+    # what was published when the stand-in was armed, and at most the tasks then past it
+    assert 6 <= len(first) <= graded_when_armed + CONCURRENCY < total, (len(first), graded_when_armed, total)
     status = tool(cfg_path, "sweep-status", "--name", "resume").stdout
     assert "failed" in status and "make sweep" in status, status
 
