@@ -192,7 +192,7 @@ class Attempt:
     problem: str = ""
     marked_withdrawn: bool = False
     mark_time: dt.datetime | None = None  # when the mark was made: its ctime (not its word), never before the attempt
-    mark_late: bool = False        # made after the student's due date: not honoured (commands.common.attempts_of)
+    mark_late: bool = False        # made after the student's due date: not honoured (which_counts.attempts_of)
     changes: list = field(default_factory=list)   # (ctime, name) of the manifest, files/ and each file in it
     dir_ctime: dt.datetime | None = None
     dir_uid: int | None = None

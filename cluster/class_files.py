@@ -246,3 +246,11 @@ def load_aliases(cfg, known_students: set[str], class_source: str) -> dict[str, 
         taken[key] = (student, line)
         out[student] = alias
     return out
+
+
+def class_source(cfg) -> str:
+    """Where the class list comes from, for messages about a name that is not in it."""
+    if cfg.roster_path:
+        return f"the roster {cfg.roster_path} does not list them (with a roster, only its students are students)"
+    return (f"no roster is set ([cluster] roster), so the class is whoever has handed in, and {cfg.dropbox_dir} "
+            "has no folder of theirs")

@@ -68,6 +68,7 @@ class Command:
     help: str
     arguments: tuple = ()
     defaults: tuple = ()  # (name, value) pairs the command's namespace starts with
+    for_another: str = ""  # "module.function" that carries it out where --user names another account (the staff's)
 
 
 def arg(*flags, **options) -> tuple:
@@ -159,7 +160,8 @@ COMMANDS = (
                 arg("--attempt", required=True, help="the attempt's number (`make status` lists them)"),
                 arg("--undo", action="store_true", help="count it again"),
                 arg("--user", help="(staff) withdraw a student's attempt for them; needs --why"),
-                arg("--why", default="", help="(staff) why, for the decision log"))),
+                arg("--why", default="", help="(staff) why, for the decision log")),
+            for_another="decisions.staff_withdraw"),
     Command("validate", "course", "cmd_validate", "staff",
             "(staff) check course.toml, the roster and the class files as every tool reads them (builds the "
             "trusted grader once)"),
@@ -207,9 +209,14 @@ def parser():
     return ap
 
 
-def implementation(command: Command):
-    """The function that carries out a command, from its module (commands/<module>.py), loaded now."""
-    return getattr(importlib.import_module(f"commands.{command.module}"), command.function)
+def implementation(command: Command, args=None):
+    """The function that carries out a command, from its module (commands/<module>.py), loaded now: its
+    for_another where the command names another account (--user) and has one."""
+    module, function = command.module, command.function
+    user = getattr(args, "user", None) if args is not None else None
+    if command.for_another and user and user != dropbox.current_user():
+        module, function = command.for_another.split(".")
+    return getattr(importlib.import_module(f"commands.{module}"), function)
 
 
 # ---- which configuration, and running one --------------------------------------------------------
@@ -308,7 +315,7 @@ def main(argv=None):
             print(f"error: `{args.command}` is a command of the course staff; this copy (a handout) does not have "
                   f"its tools (cluster/staff/)", file=sys.stderr)
             return 2
-        run = implementation(command)
+        run = implementation(command, args)
         old_umask = dropbox.set_umask(cfg, staff=args.command not in STUDENT_COMMANDS)
         try:
             if args.command in GRADING_COMMANDS:

@@ -16,6 +16,7 @@ import local_grading
 import records
 import slurm
 import student_standing
+import which_counts
 from commands import common
 from commands.common import Refused
 from records import now
@@ -62,9 +63,7 @@ def staff_withdraw(cfg, args):
     a = common.attempt_named(cfg, args.user, args.attempt)
     e = common.record_decision(cfg, "unwithdraw" if args.undo else "withdraw", args.user, why,
                                **student_standing.attempt_fields(a))
-    attempts, accepted = common.attempts_of(cfg, args.user)
-    deadline, _ = common.student_deadline(cfg, args.user)
-    pick, info = dropbox.choose(attempts, deadline, accepted)
+    pick = which_counts.standing(cfg, args.user).pick
     print(f"withdraw: {args.user}: attempt {a.label} {'counts again' if args.undo else 'is withdrawn: no sweep counts it'} "
           f"(decision #{e['seq']} by {e['by']}); the attempt that counts now: "
           + (f"{pick.label} ({pick.manifest['submitted_at']})" if pick else "none"))
@@ -149,7 +148,7 @@ def cmd_enter(cfg, args):
     label = a.label
     e = common.record_decision(cfg, "enter", args.user, why, **student_standing.attempt_fields(a),
                                submitted_at=records.iso(when))
-    deadline, whose = common.student_deadline(cfg, args.user)
+    deadline, whose = which_counts.student_deadline(cfg, args.user)
     late = deadline.lateness(when) if deadline.due else dt.timedelta(0)
     print(f"enter: {args.user}: {label} stored ({path}), handed in {records.iso(when)}"
           + (f", {common.duration_text(late)} late{whose}" if late > dt.timedelta(0) else ", on time")

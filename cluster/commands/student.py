@@ -12,6 +12,7 @@ import attempt_records
 import attempts as door  # the one way into the drop box
 import class_files
 import config as config_mod
+import course_state
 import dropbox
 import grading
 import handin
@@ -21,7 +22,8 @@ import scratch as scratch_space
 import shared_dropbox
 import slurm
 import student_standing
-from commands import common, decisions
+import which_counts
+from commands import common
 from commands.common import Refused
 from config import ConfigError
 from dropbox import SubmissionError
@@ -150,10 +152,10 @@ def on_the_roster(cfg, user, override):
     if not cfg.roster_path:
         return
     if override:
-        if not common.is_staff(cfg):
+        if not course_state.is_staff(cfg):
             raise Refused("--off-roster is for the course staff (root or the staff group)")
         return
-    if not common.is_staff(cfg):
+    if not course_state.is_staff(cfg):
         return  # the roster is the staff's: a student learns nothing of it; the staff's sweep names hand-ins off it
     try:
         member = class_files.on_roster(cfg, user)
@@ -243,10 +245,10 @@ def _graded_at(a: door.Attempt):
 def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     """What a hand-in means for the grade: on time or late (by how much, the penalty), and which
     attempt counts under the course's late policy, with how to keep an earlier one where that helps."""
-    deadline, whose = common.student_deadline(cfg, user)
+    st = which_counts.standing(cfg, user)
+    deadline, whose, attempts, accepted = st.deadline, st.whose, st.attempts, st.accepted
     if deadline.due is None:
         return []
-    attempts, accepted = common.attempts_of(cfg, user)
     this = next((a for a in attempts if a.path == attempt_path), None)
     if this is None:
         return []
@@ -267,7 +269,7 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
     else:
         lines.append(f"late penalty: {deadline.penalty_percent(t):g} % of its score ({deadline.penalty_per_day:g} % per "
                      f"started day late, at most {deadline.max_penalty:g} %)")
-    pick, _ = dropbox.choose(attempts, deadline, accepted)
+    pick = st.pick
     if accepted is not None:
         lines.append(f"the course staff decided that your attempt {accepted.label} ({accepted.manifest['submitted_at']}) "
                      "counts: this hand-in does not change that (ask them if it should)")
@@ -287,15 +289,15 @@ def how_it_counts(cfg, user, attempt_path: Path) -> list[str]:
 
 
 def cmd_withdraw(cfg, args):
-    if args.user and args.user != dropbox.current_user():
-        return decisions.staff_withdraw(cfg, args)
+    """Withdraw one of your own attempts (or count it again: --undo), within your due date. The staff's
+    withdrawal for a student (--user) is commands/decisions.py's staff_withdraw."""
     user = dropbox.current_user()
     attempts = door.of_student(cfg, user)
     a = next((x for x in attempts if str(x.number) == str(args.attempt).lstrip("#")), None)
     if a is None:
         raise Refused(f"{user} has no attempt #{args.attempt}; `make status` lists yours")
-    deadline, whose = common.student_deadline(cfg, user)
-    closes = common.withdraw_closes(deadline)
+    deadline, whose = which_counts.student_deadline(cfg, user)
+    closes = which_counts.withdraw_closes(deadline)
     # A mark counts as made no earlier than its attempt (attempts.py): on one handed in after the due
     # date, it would not be honoured either.
     late = "it is after your due date" if closes is not None and now() > closes else \
@@ -307,8 +309,8 @@ def cmd_withdraw(cfg, args):
                       f"If attempt #{a.number} should {'count' if args.undo else 'not count'}, ask the course staff: "
                       "they can withdraw an attempt for you, or count it again")
     dropbox.withdraw(a, undo=args.undo)
-    attempts, accepted = common.attempts_of(cfg, user)
-    pick, info = dropbox.choose(attempts, deadline, accepted)
+    st = which_counts.standing(cfg, user, deadline=deadline, whose=whose)
+    pick, info = st.pick, st.info
     print(f"withdraw: attempt #{a.number} is {'back' if args.undo else 'withdrawn: no sweep counts it'}")
     print("withdraw: the attempt that counts now: "
           + (f"#{pick.number} ({pick.manifest['submitted_at']}"
@@ -388,7 +390,7 @@ def _whose(cfg, args, command: str) -> str:
     names. A student who names another is refused in the same words whoever that is (on the roster or
     not, handed in or not), before anything is looked at: trying names teaches nothing of the class."""
     me = dropbox.current_user()
-    if args.user and args.user != me and not common.is_staff(cfg):
+    if args.user and args.user != me and not course_state.is_staff(cfg):
         raise Refused(f"{command} --user is for the course staff; `make {command}` shows your own")
     return args.user or me
 
@@ -404,17 +406,15 @@ def cmd_status(cfg, args):
     case = door.student_case(cfg, user)
     if case:
         print(f"status: {user}: needs_review: {records.escaped(case)}. Nothing in it is graded")
-    unbound = []  # the staff's decisions whose attempt is gone, renamed or changed (student_standing.bind)
-    attempts, accepted = common.attempts_of(cfg, user, cases=unbound)
-    decided = common.student_decisions(cfg, user)
-    for why in unbound:
+    st = which_counts.standing(cfg, user)
+    attempts, accepted, deadline, whose, pick = st.attempts, st.accepted, st.deadline, st.whose, st.pick
+    decided = which_counts.student_decisions(cfg, user)
+    for why in st.cases:  # the staff's decisions whose attempt is gone, renamed or changed (student_standing.bind)
         print(f"status: {user}: needs_review: {records.escaped(why)}. A person decides: decide again about the attempt as it is now, "
               f"or settle the score (`make decisions STUDENT={user}` lists the decisions)")
     if not attempts:
         print(f"status: no attempts of {user} in {cfg.dropbox_dir} yet (`make submit` hands in)")
         return 0
-    deadline, whose = common.student_deadline(cfg, user)
-    pick, _ = dropbox.choose(attempts, deadline, accepted)
     print(f"attempts of {user} in the drop box {cfg.dropbox_dir}"
           + (f" (due {deadline.shown(deadline.due + deadline.grace)}{whose}; policy {deadline.policy})" if deadline.due else "")
           + ":")

@@ -29,8 +29,10 @@ import records
 import scratch as scratch_space
 import slurm
 import student_standing
+import which_counts
 import sweeps
-from commands import common, course
+from commands import common
+import course_check
 from commands.common import Refused
 from config import ConfigError
 from dropbox import SubmissionError
@@ -45,7 +47,7 @@ def plan_sweep(cfg, when=None, students=None) -> list[dict]:
     when = when or now()
     entries = []
     everyone = door.students(cfg)
-    extensions = class_files.load_extensions(cfg, set(everyone), common.class_source(cfg))
+    extensions = class_files.load_extensions(cfg, set(everyone), class_files.class_source(cfg))
     folded = student_standing.decisions(cfg)
     # The fault boundary: one student's oddity is their case, the others are planned.
     for student, entry, fault in fault_boundary.each(
@@ -65,10 +67,9 @@ def unreadable_entry(fault: "fault_boundary.Fault") -> dict:
 def _plan_student(cfg, student, when, decided, ext) -> dict:
     """plan_sweep's entry for one student."""
     deadline = ext.deadline(cfg.deadline) if ext else cfg.deadline
-    unbound = []  # the staff's decisions whose attempt is gone, renamed or changed: each a case for a person
-    attempts, accepted = common.attempts_of(cfg, student, decided or student_standing.StudentDecisions(),
-                                            deadline=deadline, cases=unbound)
-    pick, info = dropbox.choose(attempts, deadline, accepted)
+    st = which_counts.standing(cfg, student, decided or student_standing.StudentDecisions(), deadline=deadline)
+    attempts, accepted, pick, info = st.attempts, st.accepted, st.pick, st.info
+    unbound = st.cases  # the staff's decisions whose attempt is gone, renamed or changed: each a case for a person
     entry = {"student": student, "attempts": len(attempts), **info}
     open_until = deadline.open_until()
     if open_until is not None and when < open_until:
@@ -107,7 +108,7 @@ def _plan_student(cfg, student, when, decided, ext) -> dict:
     elif (problems or unbound) and not (decided and decided.override):
         entry["review"] = "; ".join(unbound + [why if why.startswith(a.where) else f"attempt {a.label} {why}"
                                                for a, why in problems])
-        intact, intact_info = dropbox.choose([a for a in attempts if not a.integrity_problem()], deadline, accepted)
+        intact, intact_info = which_counts.choose([a for a in attempts if not a.integrity_problem()], deadline, accepted)
         if intact is not None:
             entry["intact"] = {"attempt": str(intact.path), "attempt_name": intact.path.name, "label": intact.label,
                                "number": intact.number, "digest": intact.digest,
@@ -212,13 +213,13 @@ def rescore(cfg, state, sweep: Path, items: list[dict], checker: Path, say=print
     return again
 
 
-def published_state(cfg, name: str) -> tuple["course_state.CourseState", course.Validated]:
+def published_state(cfg, name: str) -> tuple["course_state.CourseState", course_check.Validated]:
     """The course state a sweep grades under: every file validated first; the published state, or —
     when none was published yet — this one, published now. Files that differ from the published state
     stop the sweep: a grade must say which rubric made it."""
     live = cfg.live or cfg
     try:  # every mistake of the course's files stops the sweep here, before anything is planned or queued
-        v = course.validate_course(live, live.trusted_cache_dir / "trusted-build.log")
+        v = course_check.validate_course(live, live.trusted_cache_dir / "trusted-build.log")
     except ConfigError as e:
         raise ConfigError(f"{e}\nThe sweep queued nothing: fix the file, check it with `make validate`, then sweep again") from None
     state = course_state.current(live)
@@ -257,7 +258,7 @@ def cmd_sweep(cfg, args):
     known = set(door.students(cfg))
     missing = [s for s in (args.student or []) if s not in known]
     if missing:
-        raise Refused(f"no such student: {', '.join(missing)} ({common.class_source(cfg)}); nothing was queued")
+        raise Refused(f"no such student: {', '.join(missing)} ({class_files.class_source(cfg)}); nothing was queued")
     course_open = cfg.deadline.open_until()
     if course_open is not None and now() < course_open and not args.before_deadline:
         raise Refused(f"the course's deadline has not passed (hand-ins can still count until {records.iso(course_open)}): "

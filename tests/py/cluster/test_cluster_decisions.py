@@ -23,7 +23,7 @@ import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 import attempt_records  # noqa: E402
 import records  # noqa: E402
-from commands import common, student  # noqa: E402
+from commands import student  # noqa: E402
 
 H = dt.timedelta(hours=1)
 
@@ -57,7 +57,7 @@ def test_a_decision_needs_a_reason_and_the_staff(tmp_path, capsys, monkeypatch):
     assert "'alcie' is not a student of this course (did you mean 'alice'?)" in capsys.readouterr().err
     assert run(cfg, "accept", "--user", "alice", "--attempt", "7", "--why", "excused") == 1
     assert "alice has no attempt '7'; their attempts: #1" in capsys.readouterr().err
-    monkeypatch.setattr(common, "is_staff", lambda cfg: False)
+    monkeypatch.setattr(course_state, "is_staff", lambda cfg: False)
     assert run(cfg, "override", "--user", "alice", "--final", "3", "--why", "x y z") == 1
     assert "override is for the course staff" in capsys.readouterr().err
     assert course_state.log(cfg).entries() == []
@@ -193,7 +193,7 @@ def test_a_student_whose_only_hand_in_was_entered_sees_it_in_status(tmp_path, ca
     def as_a_student(cfg, student):  # the staff's area of entered hand-ins is closed to a student
         raise PermissionError(13, "Permission denied", str(attempts.entered_dir(cfg, student)))
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    monkeypatch.setattr(common, "is_staff", lambda c: False)
+    monkeypatch.setattr(course_state, "is_staff", lambda c: False)
     monkeypatch.setattr(student_standing, "decisions", lambda c: {})  # the log is the staff's (PermissionError: {})
     monkeypatch.setattr(attempts, "entered_of", as_a_student)
     capsys.readouterr()
@@ -202,7 +202,7 @@ def test_a_student_whose_only_hand_in_was_entered_sees_it_in_status(tmp_path, ca
     monkeypatch.undo()  # the staff publish again (nothing changed: what each student may see is refreshed)
     assert run(cfg, "publish") == 0
     monkeypatch.setattr(dropbox, "current_user", lambda: "alice")
-    monkeypatch.setattr(common, "is_staff", lambda c: False)
+    monkeypatch.setattr(course_state, "is_staff", lambda c: False)
     monkeypatch.setattr(student_standing, "decisions", lambda c: {})
     monkeypatch.setattr(attempts, "entered_of", as_a_student)
     capsys.readouterr()

@@ -15,7 +15,8 @@ import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 import attempts  # noqa: E402
-from commands import common, student  # noqa: E402
+import which_counts  # noqa: E402
+from commands import student  # noqa: E402
 
 H = dt.timedelta(hours=1)
 D = dt.timedelta(days=1)
@@ -61,7 +62,7 @@ def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tm
     assert student.cmd_withdraw(cfg, gemmlab_cluster.parser().parse_args(["withdraw", "--attempt", "1"])) == 0
     out = capsys.readouterr().out
     assert "attempt #1 is withdrawn" in out and "counts now: #2" in out and "UNDO=1" in out, out
-    pick, info = dropbox.choose(attempts.in_directory(folder(cfg, "alice")), cfg.deadline)
+    pick, info = which_counts.choose(attempts.in_directory(folder(cfg, "alice")), cfg.deadline)
     assert pick.path == late and info["penalty_pct"] == 20 and "withdrawn by the student: #1" in info["note"]
     student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     status = capsys.readouterr().out.splitlines()
@@ -168,9 +169,9 @@ def test_after_the_due_date_a_withdrawal_is_refused_and_a_mark_made_then_is_not_
 
     # the mark written by hand, claiming a time before the due date
     (second / "withdrawn.json").write_text('{"withdrawn_at": "2026-01-05T23:00:00Z", "by": "alice"}\n')
-    (a1, a2), _ = common.attempts_of(cfg, "alice")
+    (a1, a2), _ = which_counts.attempts_of(cfg, "alice")
     assert a2.marked_withdrawn and a2.mark_late and not a2.withdrawn and not a1.mark_late
-    pick, info = dropbox.choose([a1, a2], cfg.deadline)
+    pick, info = which_counts.choose([a1, a2], cfg.deadline)
     assert pick.path == second and "withdrawn by the student after the due date, not honoured: #2" in info["note"], info
     student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("#2"))
@@ -181,5 +182,5 @@ def test_after_the_due_date_a_withdrawal_is_refused_and_a_mark_made_then_is_not_
     bobs = hand_in(cfg, tmp_path, None, student="bob")
     monkeypatch.setattr(dropbox, "current_user", lambda: "bob")
     assert gemmlab_cluster.main(["--config", str(cfg.path), "withdraw", "--attempt", "1"]) == 0
-    (b1,), _ = common.attempts_of(cfg, "bob")
+    (b1,), _ = which_counts.attempts_of(cfg, "bob")
     assert b1.path == bobs and b1.withdrawn and not b1.mark_late

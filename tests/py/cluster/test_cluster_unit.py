@@ -25,6 +25,7 @@ import sweeps  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
 import attempts  # noqa: E402
+import which_counts  # noqa: E402
 import slurm  # noqa: E402
 from cluster_helpers import folder  # noqa: E402
 
@@ -207,14 +208,14 @@ def test_late_policies(tmp_path):
     _attempt(cfg, d, now + dt.timedelta(days=2))        # 2: late, 2 started days
     _attempt(cfg, d, now + dt.timedelta(days=5))        # 3: after the cutoff
     stored = attempts.in_directory(folder(cfg, "bob"))
-    pick, info = dropbox.choose(stored, cfg.deadline)
+    pick, info = which_counts.choose(stored, cfg.deadline)
     assert pick.number == 2 and info["late"] and info["days_late"] == 2 and info["penalty_pct"] == 15
     assert "after the cutoff" in info["note"]
     cfg.deadline.policy = "prefer-on-time"
-    pick, info = dropbox.choose(stored, cfg.deadline)
+    pick, info = which_counts.choose(stored, cfg.deadline)
     assert pick.number == 1 and not info["late"]
     cfg.deadline.policy = "on-time-only"
-    pick, info = dropbox.choose(stored[1:], cfg.deadline)
+    pick, info = which_counts.choose(stored[1:], cfg.deadline)
     assert pick is None and "no attempt counts" in info["note"]
 
 
