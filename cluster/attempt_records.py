@@ -20,10 +20,10 @@ import fingerprint  # noqa: E402  (the one definition of a submission's fingerpr
 
 
 # ---- what an attempt is named and holds --------------------------------------------------------
-ATTEMPT_RE = re.compile(r"^attempt-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)$")  # ASCII digits only
+ATTEMPT_RE = re.compile(r"^attempt-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)\Z")  # ASCII digits only; \Z: no trailing newline
 # A hand-in the course staff entered for a student (e-mailed files, with their original time): kept
 # in the staff's area (entered_dir), numbered on its own: E1, E2, ...
-ENTERED_RE = re.compile(r"^entered-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)$")
+ENTERED_RE = re.compile(r"^entered-([0-9]{4,9})-([0-9]{8}T[0-9]{6}Z)\Z")
 MAX_NUMBER = 999_999_999  # the largest attempt number the names above hold
 MANIFEST_SCHEMA = "gemmlab.attempt/1"
 REPORT_NAME = "report.pdf"
@@ -86,11 +86,11 @@ RECORD_CAP = 256 * 1024
 RESULTS_CAP = 8 * 1024 * 1024      # a grading's results.json (written by the grader, in the student's job)
 TOKEN_CAP = 128
 DEFAULT_SOURCE_KB, DEFAULT_REPORT_MB = 256, 20
-FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}\Z")
 # The most files one attempt holds: `make submit` stores the stage files and the report. With the caps
 # above, it bounds what the staff's process holds of one attempt (MAX_FILES x the source cap).
 MAX_FILES = 64
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 
@@ -164,7 +164,7 @@ EARLIEST, LATEST = dt.datetime(1971, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(
 # A time as the tools write one (records.iso): ASCII digits, a 'T', a zone. Python's fromisoformat alone
 # takes any one character between the date and the time (a control character too, which the staff's
 # commands would then print) and digits of other scripts.
-TIME_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})$")
+TIME_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})\Z")
 
 
 def check_time(value, where: str, key: str) -> dt.datetime:

@@ -657,8 +657,8 @@ def _list(parent_fd: int, parent: Path, student: str, entered: bool, cap: Caps) 
 # learns nothing of who handed in, or when: only the student, who keeps the name in their own home
 # (home_token), and the staff and root, who list the drop box, find it. A folder named for a student but
 # made by another account is the maker's case (folders_by_owner), never the named student's.
-USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$")
-FOLDER_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,63})\+([0-9a-f]{32})$")
+USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}\Z")
+FOLDER_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]{0,63})\+([0-9a-f]{32})\Z")  # \Z, not $: "$" takes a trailing newline too
 HOME_TOKEN_CAP = 64
 
 
@@ -692,19 +692,21 @@ def _read_home_token(box: Path, uid: int) -> str | None:
     return text if re.fullmatch(r"[0-9a-f]{32}", text) else None
 
 
-_LISTED: dict = {}  # the drop box's folders as last listed: {box: ((dev, ino, mtime_ns), {student: [(name, uid)]})}
+_LISTED: dict = {}  # the drop box's folders as last listed: {box: (stamp, {student: [(name, uid)]})}
 
 
 def _folders(box: Path) -> dict | None:
     """{student: [(folder name, owner uid)]} of every folder in the drop box, or None where this account
-    may not list it (a student). Listed again only when the drop box changed (its mtime)."""
+    may not list it (a student). Listed again only when the drop box changed: its modification time, and
+    its link count and size, which a new folder changes within one tick of a coarse clock too (forget_listing
+    after a folder this process made)."""
     try:
         root = open_root(box, listing=True)
     except (PermissionError, FileNotFoundError, NotADirectoryError):
         return None
     try:
         st = os.fstat(root)
-        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
+        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_nlink, st.st_size)
         known = _LISTED.get(str(box))
         if known and known[0] == stamp:
             return known[1]
@@ -725,6 +727,11 @@ def _folders(box: Path) -> dict | None:
         return None
     finally:
         os.close(root)
+
+
+def forget_listing(box: Path) -> None:
+    """The drop box changed under this process's own hand (a folder made): list it afresh next time."""
+    _LISTED.pop(str(box), None)
 
 
 def folder_of(box: Path, student: str) -> str | None:

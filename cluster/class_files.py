@@ -35,9 +35,9 @@ from records import iso
 EXTENSION_KEYS = ("due", "late_days", "reason")
 # A cluster user name: starts with a letter, digit or '_'; then letters, digits, '_', '.', '-';
 # at most 32 characters (what useradd and directory services accept everywhere).
-USER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")
+USER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}\Z")
 # Letters, digits, spaces and - _ . ; starts with a letter or digit; at most 24 characters.
-ALIAS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.\-]{0,23}$")
+ALIAS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.\-]{0,23}\Z")
 
 
 @dataclass

@@ -127,12 +127,12 @@ SCHEDULERS = ("auto", "slurm", "local")
 CANVAS_MATCH_COLUMNS = ("SIS Login ID", "SIS User ID", "ID")
 LATE_POLICIES = ("latest", "prefer-on-time", "on-time-only")
 # Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
-TIME_LIMIT_RE = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$")
-GRES_RE = re.compile(r"^gpu(:[A-Za-z0-9_.-]+)?:[1-9]\d*$")
-MEM_RE = re.compile(r"^[1-9]\d*[KMGT]?$")
+TIME_LIMIT_RE = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}\Z")
+GRES_RE = re.compile(r"^gpu(:[A-Za-z0-9_.-]+)?:[1-9]\d*\Z")
+MEM_RE = re.compile(r"^[1-9]\d*[KMGT]?\Z")
 # Slurm's --constraint: feature names joined by & | , with [ ] ( ) groups and *count (no spaces).
-CONSTRAINT_RE = re.compile(r"^[A-Za-z0-9_.:=*&|,()\[\]-]+$")
-SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+CONSTRAINT_RE = re.compile(r"^[A-Za-z0-9_.:=*&|,()\[\]-]+\Z")
+SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+\Z")
 
 
 # The Slurm options that put a job on one of the course's GPU nodes, from [cluster]: the grading jobs'

@@ -235,6 +235,7 @@ def _new_folder(cfg, box: Path, user: str) -> str:
         _keep_home_token(box, user, uid, token)
     try:
         os.mkdir(box / name, 0o750 if cfg.staff_group else 0o700)  # group staff is inherited (setgid)
+        door.forget_listing(box)
     except PermissionError:
         raise SubmissionError(f"cannot create a folder in {box}: the drop box is not writable by you; "
                               "ask course staff to run `gemmlab_cluster.py setup`") from None
@@ -369,7 +370,7 @@ def store_attempt(cfg, user: str, files: dict[str, Path], git=None, submitted_at
             where, d, owner = entered_in, os.open(entered_in, door.DIR_FLAGS), None
         else:
             d = open_user_dir(cfg, user, create=True)
-            where = cfg.dropbox_dir / door.folder_of(cfg.dropbox_dir, user)
+            where = cfg.dropbox_dir / (door.folder_of(cfg.dropbox_dir, user) or f"{user}+...")
             owner = _owner(cfg, user) if os.getuid() == 0 else None
         try:
             return _store_in(cfg, d, where, user, files, git, submitted_at, extra, entered_in is not None, owner)

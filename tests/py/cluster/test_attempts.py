@@ -455,3 +455,30 @@ def test_a_manifest_whose_attempt_digest_is_not_its_files_fails_verify(tmp_path)
     a = attempts.one(cfg, stored)
     assert a.claimed_digest == "0" * 64 and a.digest != a.claimed_digest
     assert a.verify() == "the manifest's attempt_sha256 does not match its files"
+
+
+@pytest.mark.parametrize("name", [f"alice+{TOKEN}\n", "alice\n", "attempt-0001-20261204T235501Z\n",
+                                  "entered-0001-20261204T235501Z\n"])
+def test_a_name_with_a_trailing_newline_is_no_name_of_the_drop_box(name):
+    """`$` would take a trailing newline: every name the door accepts ends where the pattern does (\\Z)."""
+    assert attempts.folder_student(name) is None
+    assert not attempts.USER_RE.match(name) and not attempt_records.FILE_NAME_RE.match(name)
+    assert not attempt_records.ATTEMPT_RE.match(name) and not attempt_records.ENTERED_RE.match(name)
+
+
+def test_a_record_time_or_hash_with_a_trailing_newline_is_refused():
+    assert not attempt_records.TIME_RE.match("2026-12-04T23:55:01Z\n")
+    assert not attempt_records.SHA256_RE.match("a" * 64 + "\n")
+
+
+def test_a_folder_made_within_one_tick_of_the_listing_is_found(tmp_path):
+    """The listing is kept while the drop box is unchanged; a folder made since — even within one tick of
+    a coarse clock, which leaves the modification time as it was — is found: the link count changed."""
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / f"bob+{TOKEN}").mkdir()
+    assert attempts.folder_of(box, "alice") is None
+    st = os.stat(box)
+    (box / f"alice+{TOKEN}").mkdir()
+    os.utime(box, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same modification time: a coarse clock's tick
+    assert attempts.folder_of(box, "alice") == f"alice+{TOKEN}"
