@@ -235,6 +235,7 @@ def copy_grade(grade_source, results_dir):
             doc = json.loads(Path(grade_source).read_text())
         except json.JSONDecodeError:
             say(f"warning: {grade_source} is not valid JSON; the report shows no score")
+            target.unlink(missing_ok=True)  # never an earlier grade's score in its place
             return
         if doc.get("kind") == "grade":
             shutil.copyfile(grade_source, target)

@@ -141,6 +141,7 @@ def test_a_grade_that_is_not_json_is_not_copied_and_said(tmp_path, capsys):
     grade = tmp_path / "results.json"
     grade.write_text("{")
     (tmp_path / "out").mkdir()
+    (tmp_path / "out" / mr.GRADE_FILE).write_text('{"kind": "grade"}')  # an earlier grade's copy: gone too
     mr.copy_grade(grade, tmp_path / "out")
     assert not (tmp_path / "out" / mr.GRADE_FILE).exists()
     assert capsys.readouterr().out == f"report: warning: {grade} is not valid JSON; the report shows no score\n"
