@@ -84,6 +84,8 @@ def _kind(st: os.stat_result) -> str:
         return "a device node"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
 
 
