@@ -48,7 +48,7 @@ from fingerprint import sha256_file as sha256  # noqa: E402  (grader/scripts: th
 import config as course_config  # noqa: E402  (how the course shows a moment: UTC and the course's time)
 
 # A copy of the stubs as handed out, which the handout's `make test` builds and its tests break (the
-# Makefile's TEST_STUBS; tests/py/conftest.py's STUBS): student/ becomes the student's own work, and
+# Makefile's TEST_STUBS; tests/py/support/paths.py's STUBS): student/ becomes the student's own work, and
 # the grader's tests must pass whatever it holds.
 STUBS_COPY = "tests/stubs/student"
 # The stage a student has written, as `handout check` writes it into the unpacked handout's student/

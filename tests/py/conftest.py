@@ -1,31 +1,26 @@
-"""Shared fixtures of the script and integration tests (pytest).
+"""pytest's hooks and shared fixtures of the script and integration tests; what the tests import
+lives in support/.
 
 GEMMLAB_GRADER is set by tests/run_tests.py to the grader binary `make test` built.
 Tests that need a GPU are marked `gpu` and skipped, with the reason shown, without one.
 tests/run_tests.py spreads the tests over the cores (pytest-xdist, one group per file, see
 SHARED_BUILDS); the `gpu` tests are one group: one worker runs them one after the other.
 """
-import fcntl
 import os
 import resource
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+
+from support.gpu import HAS_GPU, NO_GPU_REASON, wait_for_the_gpu_unit_tests
+from support.paths import ROOT
 
 try:
     import gpu_prebuild  # the instructor repository's GPU tests; the handout ships neither
 except ImportError:
     gpu_prebuild = None
 
-ROOT = Path(__file__).resolve().parents[2]
-# The stubs as handed out, which the tests build and break: student/ in the instructor repository; in a
-# handout, student/ is the student's own work and make handout keeps a copy of the stubs in
-# tests/stubs/student/ (the Makefile's TEST_STUBS, which make test builds), so that the tests pass
-# whatever the student has written.
-STUBS = ROOT / "tests" / "stubs" / "student" if (ROOT / "tests" / "stubs" / "student").is_dir() else ROOT / "student"
 # `make test` passes the command typed (make test) to what it runs, for the no-GPU hints: the tests run
 # the grader and make themselves, and each of those must name its own command.
 os.environ.pop("GEMMLAB_COMMAND", None)
@@ -33,22 +28,6 @@ os.environ.pop("GEMMLAB_COMMAND", None)
 # own `make ...` runs as a student types it, with only the variables the test gives.
 for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
     os.environ.pop(var, None)
-
-
-def _has_gpu():
-    if not shutil.which("nvidia-smi"):
-        return False
-    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-
-
-# GEMMLAB_TESTS_NO_GPU=1 runs the suite as on a machine without a GPU (the handout check does, inside
-# the handout, where the suite's own GPU tests already grade).
-NO_GPU_REASON = ("GPU tests turned off (GEMMLAB_TESTS_NO_GPU)" if os.environ.get("GEMMLAB_TESTS_NO_GPU")
-                 else "needs an NVIDIA GPU (none on this machine)")
-HAS_GPU = _has_gpu() and not os.environ.get("GEMMLAB_TESTS_NO_GPU")
-# The marker of tests that need a GPU: skipped, with the reason shown, on a machine without one, and
-# run one after the other in one pytest-xdist worker (several of them time kernels), beside the others.
-gpu = pytest.mark.gpu
 
 # Test files that write into the same build directory run in one pytest-xdist worker, one after the
 # other; every other file is a group of its own (its module fixtures are set up once), and a test
@@ -92,27 +71,7 @@ def pytest_runtest_setup(item):
     if _prebuilds and _in_the_gpu_group(item):
         gpu_prebuild.start(_prebuilds)
     if HAS_GPU and item.get_closest_marker("gpu"):
-        _wait_for_the_gpu_unit_tests()
-
-
-_gpu_free = False
-
-
-def _wait_for_the_gpu_unit_tests():
-    """tests/run_tests.py runs the GPU unit tests beside pytest, holding GEMMLAB_GPU_LOCK until they
-    end: the first GPU test waits for that (the builds above go on meanwhile), so that no two suites
-    time kernels on the GPU at once. Without the variable (pytest run by hand) there is nothing to wait for."""
-    global _gpu_free
-    path = os.environ.get("GEMMLAB_GPU_LOCK")
-    if _gpu_free or not path:
-        return
-    t0 = time.monotonic()
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_SH)
-    _gpu_free = True
-    waited = time.monotonic() - t0
-    if waited >= 1:
-        print(f"waited {waited:.0f} s for the GPU unit tests to end")
+        wait_for_the_gpu_unit_tests()
 
 
 # On a GPU machine the `gpu` group is the suite's long pole: one runner process, and so one CUDA

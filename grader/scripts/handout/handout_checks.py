@@ -376,16 +376,17 @@ def check_grading(rep, tree, env, log, no_gpu=False):
 
 
 # The lab report's tests, and what they read: the report's scripts, its fixtures, the stubs (their
-# fingerprints), the grader scripts the report imports, the Makefile, the tests' shared fixtures and
-# course.toml's [report] table. Where the handout has all of these as this checkout has them, byte for
-# byte, the tests' outcome is the same in both; `handout check --tested-here` (the repository's own
-# suite, which runs them on this checkout) leaves them out of the handout's `make test` then, and runs
-# them there as soon as any of them differs.
+# fingerprints), the grader scripts the report imports, the Makefile, the tests' conftest.py and the
+# support modules they import, and course.toml's [report] table. Where the handout has all of these as
+# this checkout has them, byte for byte, the tests' outcome is the same in both; `handout check
+# --tested-here` (the repository's own suite, which runs them on this checkout) leaves them out of the
+# handout's `make test` then, and runs them there as soon as any of them differs.
 TESTED_HERE = ["tests/py/report/test_report.py", "tests/py/report/test_report_provenance.py", "tests/py/report/test_report_reading.py"]
 TESTED_HERE_READS = ["report", "tests/fixtures/report", "student", "grader/scripts/fingerprint.py",
                      "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py",
                      "grader/scripts/ncu_profile.py", "grader/scripts/registry.py", "grader/scripts/kernel_names.py",
-                     "grader/scripts/stage_sass.py", "Makefile", "tests/py/conftest.py"]
+                     "grader/scripts/stage_sass.py", "Makefile", "tests/py/conftest.py",
+                     "tests/py/support/__init__.py", "tests/py/support/paths.py", "tests/py/support/gpu.py"]
 
 
 def tree_digest(top, rel):

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from cluster_helpers import ROOT
-from conftest import HAS_GPU
+from support.gpu import HAS_GPU
 
 pytestmark = [
     pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),

@@ -12,7 +12,7 @@ import zlib
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "py" / "report"))  # the report's tests: how they make a report
 from test_report import HAS_MPL, make_report, missing_tools  # noqa: E402

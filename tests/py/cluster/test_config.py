@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "cluster"))
 

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import arch_matrix as matrix_script  # noqa: E402

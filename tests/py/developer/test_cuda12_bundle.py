@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 CUDA12 = Path(os.environ.get("CUDA12_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
               / "gemmlab/cuda-12.5")

@@ -13,7 +13,7 @@ import unicodedata
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 MAX_LINES = 500
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])

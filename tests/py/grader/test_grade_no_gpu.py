@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from conftest import HAS_GPU, STUBS
+from support.gpu import HAS_GPU
+from support.paths import STUBS
 
 needs_no_gpu = pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU: the no-GPU path is not taken")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, STUBS
+from support.paths import ROOT, STUBS
 
 sys.path.insert(0, str(ROOT / "cluster"))
 from grading import make_vars  # noqa: E402  (the cluster's reading of the Makefile's variables)

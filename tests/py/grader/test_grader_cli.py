@@ -5,7 +5,7 @@ import os
 import pytest
 import subprocess
 
-from conftest import HAS_GPU, gpu
+from support.gpu import HAS_GPU, gpu
 
 
 def run(grader, *args):

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import kernel_names  # noqa: E402
 import registry  # noqa: E402

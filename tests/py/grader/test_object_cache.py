@@ -6,7 +6,7 @@ import sys
 import threading
 from pathlib import Path
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import object_cache  # noqa: E402

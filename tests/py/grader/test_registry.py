@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import registry  # noqa: E402
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, STUBS
+from support.paths import ROOT, STUBS
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import registry  # noqa: E402
 import scan_symbols  # noqa: E402

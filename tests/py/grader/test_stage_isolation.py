@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HAS_GPU, STUBS
+from support.gpu import HAS_GPU
+from support.paths import STUBS
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))

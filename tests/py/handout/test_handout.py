@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 import gpu_prebuild
-from conftest import ROOT, gpu
+from support.gpu import gpu
+from support.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),
                                 reason="needs the instructor repository (reference/*.cu)")

@@ -1,6 +1,7 @@
 """What the handout leaves out, decided without building one: the staff's tools and developer scripts
 never ship, the student's side of the cluster tool still imports without them, and the handout's
 course.toml has no staff section (the similarity thresholds above all)."""
+import ast
 import subprocess
 import sys
 import tomllib
@@ -55,6 +56,51 @@ def test_the_folders_alone_decide_what_of_tests_ships():
         assert rel in files, rel
     assert handout.matches("tests/py/cluster/test_a_new_staff_test.py", handout.NEVER)
     assert not handout.matches("tests/py/a_new_helper.py", handout.SHIP)
+
+
+def support_imports(path):
+    """The modules of tests/py/support that the Python file `path` imports, each as its file under
+    tests/py/support; an import in a `try` that goes on without it (except ImportError) is left out."""
+    found = set()
+
+    def visit(node):
+        if isinstance(node, ast.Try) and any(isinstance(h.type, ast.Name) and h.type.id == "ImportError"
+                                             for h in node.handlers):
+            nodes = [*node.handlers, *node.orelse, *node.finalbody]
+        else:
+            nodes = list(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = "support" + (f".{node.module}" if node.module else "") if node.level else node.module or ""
+            names = [module] + [f"{module}.{a.name}" for a in node.names]
+        else:
+            names = []
+        for name in names:
+            if name == "support" or name.startswith("support."):
+                found.add("__init__" if name == "support" else name.split(".")[1])
+        for child in nodes:
+            visit(child)
+    visit(ast.parse(path.read_text()))
+    support = ROOT / "tests" / "py" / "support"
+    return {f"tests/py/support/{m}.py" for m in found if (support / f"{m}.py").is_file()} | \
+        ({"tests/py/support/__init__.py"} if found else set())
+
+
+def test_the_support_modules_that_shipped_tests_import_ship_and_no_other():
+    """A shipped test that imports a support module finds it in the handout (SHIP names each), and a
+    support module that no shipped test needs (the staff's class and accounts, the GPU tests'
+    builds) stays out."""
+    files = shipped()
+    needed, todo = set(), [rel for rel in files if rel.startswith("tests/") and rel.endswith(".py")]
+    while todo:
+        for rel in support_imports(ROOT / todo.pop()) - needed:
+            needed.add(rel)
+            todo.append(rel)
+    assert "tests/py/support/paths.py" in needed
+    shipped_support = {rel for rel in files if rel.startswith("tests/py/support/")}
+    assert sorted(needed - shipped_support) == [], "imported by a shipped test, missing from SHIP"
+    assert sorted(shipped_support - needed) == [], "shipped, imported by no shipped test"
 
 
 def test_the_developer_doc_never_ships_and_no_shipped_doc_sends_students_there():

@@ -10,7 +10,7 @@ import re
 import pytest
 
 import gpu_prebuild
-from conftest import ROOT
+from support.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),
                                 reason="needs the instructor repository (reference/*.cu)")

@@ -8,7 +8,7 @@ never ship in a handout.
 import pytest
 
 import gpu_prebuild
-from conftest import ROOT
+from support.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),
                                 reason="needs the instructor repository (reference/*.cu)")

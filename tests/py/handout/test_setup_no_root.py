@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import gpu_prebuild
-from conftest import ROOT
+from support.paths import ROOT
 
 NOBODY = 65534
 NVCC = Path("/usr/local/cuda/bin/nvcc")

@@ -37,7 +37,8 @@ import pytest
 import gpu_prebuild
 import private_accounts
 import staff_class
-from conftest import HAS_GPU, ROOT
+from support.gpu import HAS_GPU
+from support.paths import ROOT
 
 pytestmark = [
     pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),

@@ -1,13 +1,13 @@
 """tests/run_tests.py: the doctest binaries run beside pytest, and the GPU unit tests hold the GPU lock
-until they end, which pytest's first GPU test waits for (conftest.py)."""
+until they end, which pytest's first GPU test waits for (support/gpu.py)."""
 import fcntl
 import os
 import sys
 import threading
 import time
 
-import conftest
-from conftest import ROOT
+import support.gpu
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 import run_tests  # noqa: E402
@@ -56,7 +56,7 @@ def test_a_doctest_binary_that_crashes_or_says_nothing_counts_as_a_failure(tmp_p
 def test_the_first_gpu_test_waits_for_the_gpu_unit_tests(tmp_path, monkeypatch):
     lock = tmp_path / "gpu.lock"
     monkeypatch.setenv("GEMMLAB_GPU_LOCK", str(lock))
-    monkeypatch.setattr(conftest, "_gpu_free", False)
+    monkeypatch.setattr(support.gpu, "_gpu_free", False)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX)
     released = threading.Event()
@@ -65,13 +65,13 @@ def test_the_first_gpu_test_waits_for_the_gpu_unit_tests(tmp_path, monkeypatch):
         released.set()
         os.close(fd)
     threading.Timer(0.5, release).start()
-    conftest._wait_for_the_gpu_unit_tests()
+    support.gpu.wait_for_the_gpu_unit_tests()
     assert released.is_set(), "the first GPU test went on while the GPU unit tests held the lock"
     # once free, the later GPU tests do not look again: they go on while the lock is held once more
     again = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(again, fcntl.LOCK_EX)
     try:
-        later = threading.Thread(target=conftest._wait_for_the_gpu_unit_tests, daemon=True)
+        later = threading.Thread(target=support.gpu.wait_for_the_gpu_unit_tests, daemon=True)
         later.start()
         later.join(60)  # (only bounds a hang)
         assert not later.is_alive(), "a later GPU test waited for the lock again"

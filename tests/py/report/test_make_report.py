@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "report"))
 

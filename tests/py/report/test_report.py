@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from conftest import HAS_GPU, ROOT, gpu
+from support.gpu import HAS_GPU, gpu
+from support.paths import ROOT
 
 REPORT = ROOT / "report"
 FIXTURES = ROOT / "tests" / "fixtures" / "report"

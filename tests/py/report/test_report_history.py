@@ -10,7 +10,7 @@ holds (stage_runs), the one shape they are compared at (compare_shape), each run
 import sys
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "report"))
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, STUBS
+from support.paths import ROOT, STUBS
 from test_report import (FIXTURES, HAS_MPL, fake_grader, make_report, missing_tools, needs_mpl,  # noqa: F401
                          needs_render, pdf_text, squeeze)
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 REPORT = ROOT / "report"
 FIXTURES = ROOT / "tests" / "fixtures" / "report"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import zlib
 
-from conftest import ROOT
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import fingerprint  # noqa: E402

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from conftest import HAS_GPU, ROOT
+from support.gpu import HAS_GPU
+from support.paths import ROOT
 
 GROUPS = ["Students", "Everyone", "Instructors & TAs"]
 # The variables a student or TA sets most; `make help` lists each on a line of its own.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 
 SETUP = ROOT / "grader" / "scripts" / "setup.sh"
 

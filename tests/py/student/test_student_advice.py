@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, STUBS as STUB_DIR
+from support.paths import ROOT, STUBS as STUB_DIR
 
 STUBS = sorted(STUB_DIR.glob("*.cu"))
 GUIDE = ROOT / "docs" / "student-guide.md"

@@ -13,7 +13,7 @@ import pytest
 
 import gpu_prebuild
 from broken_submissions import EXPECTED, build, expected_disposition
-from conftest import gpu
+from support.gpu import gpu
 
 pytestmark = gpu
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import gpu_prebuild
-from conftest import gpu
+from support.gpu import gpu
 
 ROOT = Path(__file__).resolve().parents[3]
 

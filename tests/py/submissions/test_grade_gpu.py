@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 import gpu_prebuild
-from conftest import ROOT, gpu
+from support.gpu import gpu
+from support.paths import ROOT
 
 GRADE_SECONDS_LIMIT = 60     # the budget for a full grade of one submission on one H100
 REPEAT_TOLERANCE = 0.02      # two benchmarks of the same stage agree within 2%
