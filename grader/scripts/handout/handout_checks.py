@@ -386,7 +386,8 @@ TESTED_HERE_READS = ["report", "tests/fixtures/report", "student", "grader/scrip
                      "grader/scripts/bench_history.py", "grader/scripts/gpu_peaks.py",
                      "grader/scripts/ncu_profile.py", "grader/scripts/registry.py", "grader/scripts/kernel_names.py",
                      "grader/scripts/stage_sass.py", "Makefile", "tests/py/conftest.py",
-                     "tests/py/support/__init__.py", "tests/py/support/paths.py", "tests/py/support/gpu.py"]
+                     "tests/py/support/__init__.py", "tests/py/support/paths.py", "tests/py/support/gpu.py",
+                     "tests/py/support/reports.py"]
 
 
 def tree_digest(top, rel):

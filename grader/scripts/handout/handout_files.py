@@ -26,6 +26,7 @@ SHIP = ["Makefile", "course.toml", ".gitignore", "grader/include", "grader/src",
         "tests/py/grader", "tests/py/report", "tests/py/student", "tests/py/harness",
         # the support modules that the tests above import
         "tests/py/support/__init__.py", "tests/py/support/paths.py", "tests/py/support/gpu.py",
+        "tests/py/support/reports.py",
         "tests/fixtures/report", "tests/fixtures/profile"]
 
 # What the kit's commands write (make, make check, make report, make handout...): outputs, never shipped.

@@ -13,10 +13,7 @@ import zlib
 import pytest
 
 from support.paths import ROOT
-
-sys.path.insert(0, str(ROOT / "tests" / "py" / "report"))  # the report's tests: how they make a report
-from test_report import HAS_MPL, make_report, missing_tools  # noqa: E402
-from test_report_provenance import measured_results, stage_dir  # noqa: E402
+from support.reports import HAS_MPL, make_report, measured_results, missing_tools, stage_dir
 
 sys.path.insert(0, str(ROOT / "cluster"))
 

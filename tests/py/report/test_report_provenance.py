@@ -14,33 +14,14 @@ import sys
 
 import pytest
 
-from support.paths import ROOT, STUBS
-from test_report import (FIXTURES, HAS_MPL, fake_grader, make_report, missing_tools, needs_mpl,  # noqa: F401
-                         needs_render, pdf_text, squeeze)
+from support.paths import ROOT
+from support.reports import (FIXTURES, HAS_MPL, fake_grader, make_report, measured_results, missing_tools, needs_mpl,
+                             needs_render, squeeze, stage_dir)
 
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import fingerprint  # noqa: E402
 
 WATERMARK = "EXAMPLE DATA — not your measurements"
-
-
-def stage_dir(path, edit=None):
-    """A submission laid out like student/ (the stubs), with edit(name, text) -> text applied."""
-    path.mkdir(parents=True, exist_ok=True)
-    for src in sorted(STUBS.glob("*.cu")):
-        text = src.read_text()
-        (path / src.name).write_text(edit(src.name, text) if edit else text)
-    return path
-
-
-def measured_results(build, submission):
-    """build/results as make report leaves it after measuring `submission` (fixture numbers)."""
-    results = build / "results"
-    shutil.copytree(FIXTURES, results, ignore=shutil.ignore_patterns("*.md"))
-    run = json.loads((results / "report-run.json").read_text())
-    run["submission"] = fingerprint.of_directory(submission)
-    (results / "report-run.json").write_text(json.dumps(run, indent=2))
-    return results
 
 
 def pdf_pages(pdf):
