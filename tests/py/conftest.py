@@ -17,7 +17,7 @@ from support.gpu import HAS_GPU, NO_GPU_REASON, wait_for_the_gpu_unit_tests
 from support.paths import ROOT
 
 try:
-    import gpu_prebuild  # the instructor repository's GPU tests; the handout ships neither
+    from support import gpu_prebuild  # the instructor repository's GPU tests; the handout ships neither
 except ImportError:
     gpu_prebuild = None
 
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(group))
 
 
-# The background builds of the GPU tests this run will take (gpu_prebuild.py), found once the
+# The background builds of the GPU tests this run will take (support/gpu_prebuild.py), found once the
 # selection (-k, -m, file arguments) is final.
 _prebuilds = set()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import staff_class
+from support import staff_class
 
 import attempt_records  # noqa: E402  (cluster/, on sys.path through staff_class)
 import attempts  # noqa: E402

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-import staff_class  # noqa: F401  (puts cluster/ on sys.path)
+from support import staff_class  # noqa: F401  (puts cluster/ on sys.path)
 import cell  # noqa: E402
 
 # Small limits, but wall time: a cell's wall-time limit only bounds a hang here, so that on a loaded machine

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-import staff_class
+from support import staff_class
 from cluster_helpers import folder, trusted_tree_kept
-from staff_class import ROOT
+from support.staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402

@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-import staff_class
-from staff_class import D, DUE
+from support import staff_class
+from support.staff_class import D, DUE
 
 import class_files  # noqa: E402  (cluster/, on sys.path through staff_class)
 import attempts  # noqa: E402

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import staff_class
-from staff_class import ROOT
+from support import staff_class
+from support.staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import gradebook  # noqa: E402

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-import staff_class
-from staff_class import DUE
+from support import staff_class
+from support.staff_class import DUE
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import staff_class
+from support import staff_class
 from cluster_helpers import folder
-from staff_class import ROOT
+from support.staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402

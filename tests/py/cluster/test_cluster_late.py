@@ -7,9 +7,9 @@ import datetime as dt
 
 import pytest
 
-import staff_class
+from support import staff_class
 from cluster_helpers import folder
-from staff_class import DUE
+from support.staff_class import DUE
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-import staff_class
-from staff_class import DUE, ROOT
+from support import staff_class
+from support.staff_class import DUE, ROOT
 
 import class_files  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-import staff_class
+from support import staff_class
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402
 import gemmlab_cluster  # noqa: E402

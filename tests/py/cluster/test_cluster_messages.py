@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-import staff_class
+from support import staff_class
 
 import gemmlab_cluster  # noqa: E402  (cluster/, on sys.path through staff_class)
 import slurm  # noqa: E402

@@ -8,8 +8,8 @@ import os
 import subprocess
 import sys
 
-import staff_class
-from staff_class import DUE, ROOT
+from support import staff_class
+from support.staff_class import DUE, ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import gradebook  # noqa: E402

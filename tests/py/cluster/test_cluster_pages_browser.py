@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-import browser
-import staff_class
+from support import browser
+from support import staff_class
 
 pytestmark = pytest.mark.skipif(browser.find() is None,
                                 reason="chromium is not installed (make setup installs it): pages not opened in a browser")

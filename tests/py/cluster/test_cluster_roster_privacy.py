@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import private_accounts
-import staff_class
+from support import staff_class
 from cluster_helpers import folder, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)

@@ -108,7 +108,7 @@ def test_a_grading_with_no_private_scratch_is_the_machines_error(tmp_path):
     assert "grade-attempt: error: no private scratch" in r.stdout, r.stdout
     assert list(shared.iterdir()) == []
 
-    from staff_class import sweep_commands  # with the staff's tools on the path
+    from support.staff_class import sweep_commands  # with the staff's tools on the path
     sweep = cfg.sweeps_dir / "final"
     (sweep / "runs" / "run-001").mkdir(parents=True)
     plan = sweep_commands.plan_sweep(cfg)

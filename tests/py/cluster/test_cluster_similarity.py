@@ -19,8 +19,8 @@ import sys
 
 import pytest
 
-import staff_class
-from staff_class import ROOT
+from support import staff_class
+from support.staff_class import ROOT
 
 pytest.importorskip("copydetect", reason="copydetect is not installed: `make setup` installs it")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import private_accounts
-import staff_class
+from support import staff_class
 from cluster_helpers import CACHE, ROOT, hand_in_dir, path_without_slurm, tool, trusted_tree_kept
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import staff_class
+from support import staff_class
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 

@@ -8,7 +8,7 @@ import os
 import re
 import time
 
-import staff_class
+from support import staff_class
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import staff_class
+from support import staff_class
 from cluster_helpers import folder, time_limit, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import private_accounts
-import staff_class
+from support import staff_class
 from cluster_helpers import PYTHON, TOOL, folder, read_gradebook, time_limit, tool
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-import gpu_prebuild
+from support import gpu_prebuild
 from support.gpu import gpu
 from support.paths import ROOT
 
@@ -239,7 +239,7 @@ def test_the_report_tests_are_left_out_of_the_handouts_only_while_what_they_read
 @pytest.fixture(scope="module")
 def handout_trees():
     """(the unpacked handout, built; a copy with the reference sources in student/, built), made in
-    the background while the GPU tests before these ran (gpu_prebuild.py)."""
+    the background while the GPU tests before these ran (support/gpu_prebuild.py)."""
     return gpu_prebuild.result("handout")
 
 

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-import gpu_prebuild
+from support import gpu_prebuild
 from support.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),

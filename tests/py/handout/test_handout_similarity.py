@@ -7,7 +7,7 @@ never ship in a handout.
 """
 import pytest
 
-import gpu_prebuild
+from support import gpu_prebuild
 from support.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not list((ROOT / "reference").glob("*.cu")),

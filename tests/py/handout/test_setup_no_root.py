@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-import gpu_prebuild
+from support import gpu_prebuild
 from support.paths import ROOT
 
 NOBODY = 65534

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import pytest
 
-import gpu_prebuild
+from support import gpu_prebuild
 import private_accounts
-import staff_class
+from support import staff_class
 from support.gpu import HAS_GPU
 from support.paths import ROOT
 

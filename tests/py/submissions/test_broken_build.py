@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-import gpu_prebuild
-from broken_submissions import BROKEN, EXPECTED, ROOT, build
+from support import gpu_prebuild
+from support.broken_submissions import BROKEN, EXPECTED, ROOT, build
 
 
 def test_every_directory_is_listed():

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-import gpu_prebuild
-from broken_submissions import EXPECTED, build, expected_disposition
+from support import gpu_prebuild
+from support.broken_submissions import EXPECTED, build, expected_disposition
 from support.gpu import gpu
 
 pytestmark = gpu

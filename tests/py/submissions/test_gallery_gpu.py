@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import gpu_prebuild
+from support import gpu_prebuild
 from support.gpu import gpu
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import gpu_prebuild
+from support import gpu_prebuild
 from support.gpu import gpu
 from support.paths import ROOT
 

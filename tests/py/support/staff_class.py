@@ -16,7 +16,8 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .paths import ROOT
+
 sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402

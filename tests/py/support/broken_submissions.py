@@ -8,7 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .paths import ROOT
+
 BROKEN = ROOT / "tests" / "broken"
 
 # (stage, variant) -> expected disposition, for both precisions, or {"float": ..., "double": ...} where

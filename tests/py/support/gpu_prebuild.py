@@ -20,7 +20,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .paths import ROOT
+
 GALLERY_BUILD = "build/gallery"
 HANDOUT_BASE = ROOT / "build" / "gpu-tests" / "handout"
 
@@ -157,7 +158,7 @@ def build_broken():
     """Every deliberately broken submission (tests/broken/), built beside each other into the build
     directory `make test` used (its shared objects are up to date, so the builds touch only their
     own directories). Returns {name: grader binary}."""
-    import broken_submissions as b
+    from . import broken_submissions as b
 
     names = sorted(b.EXPECTED)
     share = max(1, int(jobs()) // len(names))
