@@ -1,8 +1,8 @@
 """machine_guard.py — proof that the test suite leaves the machine's accounts and Slurm alone.
 
 The tests make their Slurm clusters under /tmp (their own slurm.conf, munge key and ports) and
-their students and staff group in a private mount namespace (tests/py/private_accounts.py): none
-of them may write the machine's account files or its Slurm or munge configuration. tests/run_tests.py
+their students and staff group in a private mount namespace (tests/py/support/private_accounts.py):
+none of them may write the machine's account files or its Slurm or munge configuration. tests/run_tests.py
 takes snapshot() before the whole run and after it, and counts the comparison as one test, which
 fails, naming each file, when anything there changed, appeared or went.
 """

@@ -47,7 +47,7 @@ import config  # noqa: E402
 import dropbox  # noqa: E402
 import attempt_records  # noqa: E402
 import records  # noqa: E402
-from cluster_helpers import CACHE, folder, hand_in_dir, hold_lock  # noqa: E402
+from support.cluster_helpers import CACHE, folder, hand_in_dir, hold_lock  # noqa: E402
 
 STUDENTS = ("ada", "ben", "cam", "dot", "eli", "fay", "gus")
 PYTHON = sys.executable

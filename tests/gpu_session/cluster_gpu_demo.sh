@@ -21,7 +21,7 @@ import datetime as dt, sys
 from pathlib import Path
 sys.path.insert(0, "tests/py")
 import time
-from cluster_helpers import config, dropbox, hand_in_dir, write_config
+from support.cluster_helpers import config, dropbox, hand_in_dir, write_config
 base = Path(sys.argv[1])
 # The deadline is a few seconds ahead: the on-time hand-ins go in before it, the late one after it
 # (the drop box's clock stamps every attempt), and the sweep runs after it, as a final sweep does.

@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "py"))
 sys.path.insert(0, str(ROOT / "cluster"))
 
-from cluster_helpers import (stored_attempt, publish_if_set_up, CACHE, close_the_class, config, dropbox, hand_in_dir,  # noqa: E402
-                             write_config)
+from support.cluster_helpers import (stored_attempt, publish_if_set_up, CACHE, close_the_class, config, dropbox, hand_in_dir,  # noqa: E402
+                                     write_config)
 import records  # noqa: E402
 
 FAKE = ROOT / "tests" / "slurm" / "fake_slurm.py"

@@ -19,7 +19,7 @@ INSTRUCTOR_ONLY_TAG = "gemmlab: instructor-only"  # a file carrying this text ne
 # what a student's `make test` runs: its runner, the unit tests, the tests of what ships (the grader,
 # the lab report, the kit as a student meets it, the runner itself) and the data they read. The rest of
 # tests/ is the staff's and the kit's developers' (tests/py/cluster, handout, submissions, developer;
-# tests/gpu_session, tests/slurm, the galleries, the helpers beside conftest.py): it never ships.
+# tests/gpu_session, tests/slurm, the galleries, the rest of tests/py/support): it never ships.
 SHIP = ["Makefile", "course.toml", ".gitignore", "grader/include", "grader/src", "grader/scripts",
         "student", "cluster", "report",
         "tests/run_tests.py", "tests/machine_guard.py", "tests/host", "tests/gpu", "tests/py/conftest.py",

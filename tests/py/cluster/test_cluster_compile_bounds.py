@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import ROOT, write_config
-from cluster_helpers import config  # noqa: F401  (cluster/ on sys.path)
+from support.cluster_helpers import ROOT, write_config
+from support.cluster_helpers import config  # noqa: F401  (cluster/ on sys.path)
 
 import grading  # noqa: E402
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import ROOT, write_config
-from cluster_helpers import config  # noqa: F401  (cluster/ on sys.path)
+from support.cluster_helpers import ROOT, write_config
+from support.cluster_helpers import config  # noqa: F401  (cluster/ on sys.path)
 
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
 import confine  # noqa: E402

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from support import staff_class
-from cluster_helpers import folder, trusted_tree_kept
+from support.cluster_helpers import folder, trusted_tree_kept
 from support.staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)

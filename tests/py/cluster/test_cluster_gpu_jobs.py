@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cluster_helpers import ROOT
+from support.cluster_helpers import ROOT
 from support.gpu import HAS_GPU
 
 pytestmark = [

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from support import staff_class
-from cluster_helpers import folder
+from support.cluster_helpers import folder
 from support.staff_class import ROOT
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from support import staff_class
-from cluster_helpers import folder
+from support.cluster_helpers import folder
 from support.staff_class import DUE
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)

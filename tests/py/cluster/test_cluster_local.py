@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (CACHE, folder, PYTHON, ROOT, TOOL, check_gradebook, config, hand_in_dir, make_class,
-                             mark_graded, read_gradebook, stand_in_make, wait_for, write_config)
-from cluster_helpers import tool as cluster_tool
+from support.cluster_helpers import (CACHE, folder, PYTHON, ROOT, TOOL, check_gradebook, config, hand_in_dir, make_class,
+                                     mark_graded, read_gradebook, stand_in_make, wait_for, write_config)
+from support.cluster_helpers import tool as cluster_tool
 
 pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
                                 reason="needs nvcc (the CUDA toolkit) to build submissions")

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (stored_attempt, PYTHON, ROOT, TOOL, config, dropbox, hand_in_dir, path_without_slurm, stand_in_make,
-                             wait_for)
+from support.cluster_helpers import (stored_attempt, PYTHON, ROOT, TOOL, config, dropbox, hand_in_dir, path_without_slurm, stand_in_make,
+                                     wait_for)
 
 sys.path.insert(0, str(ROOT / "cluster"))
 import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)

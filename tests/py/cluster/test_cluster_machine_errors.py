@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import ROOT, config, stand_in_tool, wait_for, write_config
+from support.cluster_helpers import ROOT, config, stand_in_tool, wait_for, write_config
 
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
 import confine  # noqa: E402

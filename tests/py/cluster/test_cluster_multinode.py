@@ -34,9 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import (activity_of, folder, hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config,
-                             dropbox, hand_in_dir, make_class, mark_graded, stand_in_make_holding_gradings, wait_while_working,
-                             write_config)
+from support.cluster_helpers import (activity_of, folder, hold_lock, stored_attempt, CACHE, PYTHON, ROOT, TOOL, check_gradebook, config,
+                                     dropbox, hand_in_dir, make_class, mark_graded, stand_in_make_holding_gradings, wait_while_working,
+                                     write_config)
 import attempts  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 
 MULTINODE = ROOT / "tests" / "slurm" / "multinode.sh"

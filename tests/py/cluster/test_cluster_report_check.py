@@ -23,7 +23,7 @@ import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 import attempt_records  # noqa: E402
 import attempts  # noqa: E402
-from cluster_helpers import folder  # noqa: E402
+from support.cluster_helpers import folder  # noqa: E402
 from commands import common, sweep as sweep_commands  # noqa: E402
 import gradebook  # noqa: E402
 

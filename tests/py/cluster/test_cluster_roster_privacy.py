@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import private_accounts
+from support import private_accounts
 from support import staff_class
-from cluster_helpers import folder, tool
+from support.cluster_helpers import folder, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-import private_accounts
-from cluster_helpers import PYTHON, ROOT, TOOL, as_user_env, config, dropbox, hand_in_dir, stand_in_make, wait_for
+from support import private_accounts
+from support.cluster_helpers import PYTHON, ROOT, TOOL, as_user_env, config, dropbox, hand_in_dir, stand_in_make, wait_for
 
 import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-import private_accounts
-from cluster_helpers import (activity_of, deadline_passes, dropbox_clock, folder, hold_lock, publish_if_set_up, stored_attempt, CACHE, ROOT,
-                             check_gradebook, config, hand_in_dir, make_class, mark_graded, read_gradebook,
-                             stand_in_make_holding_gradings, tool, trusted_tree_kept, wait_for, wait_while_working,
-                             write_config)
+from support import private_accounts
+from support.cluster_helpers import (activity_of, deadline_passes, dropbox_clock, folder, hold_lock, publish_if_set_up, stored_attempt, CACHE, ROOT,
+                                     check_gradebook, config, hand_in_dir, make_class, mark_graded, read_gradebook,
+                                     stand_in_make_holding_gradings, tool, trusted_tree_kept, wait_for, wait_while_working,
+                                     write_config)
 import attempts  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
 import scratch  # noqa: E402
 
@@ -330,7 +330,7 @@ def test_a_semester_of_sweeps_around_the_deadline(course):
     (base / "extensions.toml").write_text("[ext]\nlate_days = 1\n[ext_absent]\nlate_days = 1\n")
     (base / "roster.txt").write_text("on_time\next\nabsent\next_absent\n")
     cfg = config.load(cfg_path)
-    from cluster_helpers import dropbox
+    from support.cluster_helpers import dropbox
     for student in ("on_time", "ext"):
         dropbox.store_attempt(cfg, student, dropbox.collect(cfg, hand_in_dir(base / "src", "stub"), None))
     sweep = cfg.sweeps_dir / "final"
@@ -382,7 +382,7 @@ def test_a_late_repeated_or_excess_hand_in_on_slurm(course):
     """make submit as a student after the deadline: it says how late and what it costs; a second
     hand-in while the first still waits is stored but not queued (queued_per_student = 1); the same
     files again are not graded again; a student not on the roster hands in nothing."""
-    from cluster_helpers import set_due
+    from support.cluster_helpers import set_due
     base, cfg_path, _ = course
     due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=1, minutes=5)
     set_due(cfg_path, due)

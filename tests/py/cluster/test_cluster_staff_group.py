@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-import private_accounts
+from support import private_accounts
 from support import staff_class
-from cluster_helpers import CACHE, ROOT, hand_in_dir, path_without_slurm, tool, trusted_tree_kept
+from support.cluster_helpers import CACHE, ROOT, hand_in_dir, path_without_slurm, tool, trusted_tree_kept
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import course_state  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import ROOT, config, write_config
+from support.cluster_helpers import ROOT, config, write_config
 
 import grading  # noqa: E402
 import stage_sass  # noqa: E402  (grader/scripts, on sys.path through cluster/)

@@ -27,7 +27,7 @@ import grading  # noqa: E402
 import attempts  # noqa: E402
 import which_counts  # noqa: E402
 import slurm  # noqa: E402
-from cluster_helpers import folder  # noqa: E402
+from support.cluster_helpers import folder  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "cluster"
 STAGES = sorted(p.name for p in (ROOT / "student").glob("*.cu"))
@@ -444,7 +444,7 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
 def test_a_test_cluster_is_held_by_one_session_at_a_time(tmp_path, monkeypatch):
     """hold_lock (the test clusters' and the dry run's lock): a second session gets None once its wait is
     over, and the lock once the first lets go."""
-    from cluster_helpers import hold_lock
+    from support.cluster_helpers import hold_lock
     monkeypatch.setenv("GEMMLAB_SLURM_LOCK_WAIT", "0")
     first = hold_lock(tmp_path / "cluster.lock", 60)
     assert first is not None

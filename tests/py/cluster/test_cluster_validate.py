@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from cluster_helpers import ROOT, TOOL, write_config
+from support.cluster_helpers import ROOT, TOOL, write_config
 
 NEEDS_NVCC = pytest.mark.skipif(
     not (os.environ.get("NVCC") or subprocess.run(["sh", "-c", "command -v nvcc || test -x /usr/local/cuda/bin/nvcc"],
@@ -115,7 +115,7 @@ def test_the_grader_checks_its_own_sections_with_its_own_reader(tmp_path):
 
 @NEEDS_NVCC
 def test_a_sweep_with_a_bad_rubric_is_refused_before_anything_is_planned(tmp_path):
-    from cluster_helpers import config, dropbox, hand_in_dir
+    from support.cluster_helpers import config, dropbox, hand_in_dir
     path = course(tmp_path)
     edit(path, "performance_points = 10", "performance_points = -3")  # [scoring.stages.reuse]
     cfg = config.load(path)

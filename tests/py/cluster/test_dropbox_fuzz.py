@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from support import staff_class
-from cluster_helpers import folder, time_limit, tool
+from support.cluster_helpers import folder, time_limit, tool
 
 import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402

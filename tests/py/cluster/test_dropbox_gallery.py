@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-import private_accounts
+from support import private_accounts
 from support import staff_class
-from cluster_helpers import PYTHON, TOOL, folder, read_gradebook, time_limit, tool
+from support.cluster_helpers import PYTHON, TOOL, folder, read_gradebook, time_limit, tool
 
 import attempts  # noqa: E402  (cluster/, on sys.path through staff_class)
 import config  # noqa: E402

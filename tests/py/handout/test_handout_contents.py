@@ -22,8 +22,9 @@ def test_staff_tools_and_developer_scripts_stay_out():
     files = shipped()
     for rel in ("cluster/gradebook.py", "cluster/lms_export.py", "cluster/similarity.py", "cluster/leaderboard.py",
                 "cluster/staff_pages.py", "cluster/templates/sweep-array.sbatch", "tests/gpu_session/cluster_gpu_demo.sh",
-                "tests/gpu_session/cluster_gpu_jobs.sh", "tests/gpu_session/judge_agreement.py", "tests/py/cluster_helpers.py",
-                "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json", "tests/py/private_accounts.py",
+                "tests/gpu_session/cluster_gpu_jobs.sh", "tests/gpu_session/judge_agreement.py",
+                "tests/py/support/cluster_helpers.py", "tests/py/support/private_accounts.py",
+                "tests/py/support/staff_class.py", "tests/probes/judge_probe.cu", "tests/fixtures/cluster/plan.json",
                 "tests/dropbox_gallery/README.md", "tests/dropbox_gallery/link-file/plant.sh",
                 "tests/py/cluster/test_dropbox_gallery.py", "tests/py/cluster/test_dropbox_door.py"):
         assert rel not in files, rel
@@ -38,8 +39,9 @@ def test_staff_tools_and_developer_scripts_stay_out():
 
 def test_the_folders_alone_decide_what_of_tests_ships():
     """What ships of tests/ is the folders SHIP names; what never ships is folders too: no test file is
-    left out one by one (by the instructor-only text it holds), the staff's and developers' tests and the
-    helpers beside conftest.py stay out, and a test added to a staff folder stays out with it."""
+    left out one by one (by the instructor-only text it holds), the staff's and developers' tests stay
+    out, and a test added to a staff folder stays out with it; a helper beside conftest.py or a new
+    support module ships only once SHIP names it."""
     files, left_out = handout.select_files(handout.load_config(ROOT / "course.toml"))
     assert [rel for rel, _ in left_out if rel.startswith("tests/")] == []
     never = [p for p in handout.NEVER if p.startswith("tests/")]
@@ -56,6 +58,7 @@ def test_the_folders_alone_decide_what_of_tests_ships():
         assert rel in files, rel
     assert handout.matches("tests/py/cluster/test_a_new_staff_test.py", handout.NEVER)
     assert not handout.matches("tests/py/a_new_helper.py", handout.SHIP)
+    assert not handout.matches("tests/py/support/a_new_helper.py", handout.SHIP)
 
 
 def support_imports(path):

@@ -1,7 +1,7 @@
 """A new student's first week, end to end, on a machine without a GPU: a handout made for a course whose
 [cluster] sets a partition, an account, a QoS and a time limit (as the instructor guide suggests), then,
-as an unprivileged student (a private account: tests/py/private_accounts.py) in a copy of the handout
-they own:
+as an unprivileged student (a private account: tests/py/support/private_accounts.py) in a copy of the
+handout they own:
 
   make setup PLAN=1   set-up without root, offline: what it would install into the user prefix, nothing
                       installed (the install itself, from PyPI: test_setup_no_root.py)
@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from support import gpu_prebuild
-import private_accounts
+from support import private_accounts
 from support import staff_class
 from support.gpu import HAS_GPU
 from support.paths import ROOT

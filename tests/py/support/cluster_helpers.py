@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .paths import ROOT
+
 TOOL = ROOT / "cluster" / "gemmlab_cluster.py"
 sys.path.insert(0, str(ROOT / "cluster"))
 
@@ -328,7 +329,7 @@ def stand_in_make(bin_dir: Path, marker: Path, release: Path, hold_under=None) -
     held = f'*" BUILD={hold_under}/"*' if hold_under else "*"
     script = bin_dir / "make"
     script.write_text(f"""#!/bin/sh
-# stand-in for make (tests/py/cluster_helpers.py: stand_in_make)
+# stand-in for make (tests/py/support/cluster_helpers.py: stand_in_make)
 for a in "$@"; do [ "$a" = print-cluster-vars ] && exec {real} "$@"; done
 case " $* " in {held}) ;; *) exec {real} "$@" ;; esac
 : > '{marker}'
@@ -350,7 +351,7 @@ def stand_in_make_holding_gradings(bin_dir: Path, armed: Path, held: Path, relea
     bin_dir.mkdir(parents=True, exist_ok=True)
     script = bin_dir / "make"
     script.write_text(f"""#!/bin/sh
-# stand-in for make (tests/py/cluster_helpers.py: stand_in_make_holding_gradings)
+# stand-in for make (tests/py/support/cluster_helpers.py: stand_in_make_holding_gradings)
 case " $* " in *" print-cluster-vars "*) ;; *) exec {real} "$@" ;; esac
 if [ -e '{armed}' ] && [ -n "${{SLURMD_NODENAME:-}}" ] && {{ [ -z '{node}' ] || [ "$SLURMD_NODENAME" = '{node}' ]; }}; then
     : > '{held}'
@@ -370,7 +371,7 @@ def stand_in_tool(bin_dir: Path, name: str, real: str, asks: str, work: str) -> 
     bin_dir.mkdir(parents=True, exist_ok=True)
     script = bin_dir / name
     script.write_text(f"""#!/bin/sh
-# stand-in for {name} (tests/py/cluster_helpers.py: stand_in_tool)
+# stand-in for {name} (tests/py/support/cluster_helpers.py: stand_in_tool)
 for a in "$@"; do [ "$a" = {asks} ] && exec {real} "$@"; done
 {work}
 """)
