@@ -94,14 +94,14 @@ COMMANDS = (
                 arg("--no-compile-check", action="store_true", help="hand in even without nvcc here"),
                 arg("--user", help="(staff, as root) hand in for this student"),
                 arg("--off-roster", action="store_true", help="(staff) hand in for a student the roster does not list"))),
-    Command("status", "student", "cmd_status", "student", "your attempts and their grading",
+    Command("status", "status", "cmd_status", "student", "your attempts and their grading",
             (arg("--user", help="another student's (staff)"),)),
-    Command("hint", "student", "cmd_hint", "student",
+    Command("hint", "status", "cmd_hint", "student",
             "the srun line that runs a command on one of the course's GPU nodes",
             (arg("words", nargs="*", help="the command to run there (default: none, the line alone)"),)),
-    Command("course-file", "student", "cmd_course_file", "student",
+    Command("course-file", "status", "cmd_course_file", "student",
             "the course.toml the course's commands read (the published one)"),
-    Command("results", "student", "cmd_results", "student", "the results of your latest graded attempt", (
+    Command("results", "status", "cmd_results", "student", "the results of your latest graded attempt", (
         arg("--attempt", type=int, help="this attempt number instead"),
         arg("--user", help="another student's (staff)"))),
     Command("requeue", "student", "cmd_requeue", "student",
@@ -143,7 +143,7 @@ COMMANDS = (
                     "(e.g. 2026-12-04T23:41:00-08:00: the e-mail's time)")), DECISION_DEFAULTS),
     Command("decisions", "decisions", "cmd_decisions", "staff",
             "(staff) the decision log: who decided what, when and why", (arg("--user", help="one student's"),)),
-    Command("publish-grades", "sweep", "cmd_publish_grades", "staff",
+    Command("publish-grades", "grades", "cmd_publish_grades", "staff",
             "(staff) show each student their official grade of a sweep (make results)",
             (*SWEEP_OPTIONS, arg("--why", default="", help="a note for the decision log"))),
     Command("sweep", "sweep", "cmd_sweep", "staff",
@@ -170,13 +170,13 @@ COMMANDS = (
     Command("sweep-local", "sweep", "cmd_sweep_local", "staff",
             "(internal) the grader of a local sweep's run (started by sweep)",
             (arg("--sweep", required=True), arg("--run", required=True))),
-    Command("gradebook", "sweep", "cmd_gradebook", "staff",
+    Command("gradebook", "grades", "cmd_gradebook", "staff",
             "(staff) build gradebook.csv, summary.md and the LMS files of a sweep", SWEEP_OPTIONS),
     Command("similarity", "pages", "cmd_similarity", "staff",
             "(staff) similarity report of a sweep's hand-ins, stage by stage", SWEEP_OPTIONS),
     Command("leaderboard", "pages", "cmd_leaderboard", "staff", "(staff) the opt-in class leaderboard of a sweep",
             SWEEP_OPTIONS),
-    Command("sweep-status", "sweep", "cmd_sweep_status", "staff",
+    Command("sweep-status", "grades", "cmd_sweep_status", "staff",
             "(staff) the sweeps, and the progress of one (default: the latest)", (
                 arg("--name", help="the sweep (default: the one planned or run last)"),
                 arg("--follow", type=float, nargs="?", const=30.0, default=0.0, metavar="SECONDS",
@@ -193,7 +193,7 @@ LIVE_COMMANDS = ("setup", "publish", "validate")
 GRADING_COMMANDS = ("submit", "requeue", "regrade", "grade-attempt", "sweep", "sweep-task", "sweep-local")
 # The command modules that import the staff's tools (cluster/staff/), which a handout does not have:
 # their commands say so there (main).
-STAFF_TOOL_MODULES = ("sweep", "pages")
+STAFF_TOOL_MODULES = ("sweep", "grades", "pages")
 
 
 def parser():

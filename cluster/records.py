@@ -86,3 +86,15 @@ def write_atomic(path: Path, data, mode=None, switch=True) -> Path:
 
 def write_json_atomic(path: Path, data, mode=None) -> Path:
     return write_atomic(path, json.dumps(data, indent=2) + "\n", mode)
+
+
+def duration_text(d: dt.timedelta) -> str:
+    """A duration as a person says it: '1 day 3 h 5 min', '40 min', '12 s'."""
+    secs = int(d.total_seconds())
+    days, rest = divmod(secs, 86400)
+    hours, rest = divmod(rest, 3600)
+    mins, secs = divmod(rest, 60)
+    parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []
+    parts += [f"{hours} h"] if hours else []
+    parts += [f"{mins} min"] if mins and not days else []
+    return " ".join(parts) or f"{secs} s"

@@ -2,7 +2,7 @@
 their queued jobs, and the start records of each run's tasks (runs/<run>/starts/), written by a task
 and read by `sweep-status`.
 
-    <sweeps>/<name>/plan.json            the students' attempts that count (commands/sweep.py)
+    <sweeps>/<name>/plan.json            the students' attempts that count (sweep_plan.py)
     <sweeps>/<name>/runs/run-NNN/        tasks.json, jobs.json, logs/, starts/
     <sweeps>/<name>/grades/<student>/    the grades (gradebook.grade_dir)
     <sweeps>/<name>/versions/NNN/        each build of the gradebook and its exports (write_version)

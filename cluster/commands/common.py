@@ -2,7 +2,6 @@
 grading of an attempt (a job's, or the staff's regrade), and how the staff's decision commands name a
 student, an attempt and a sweep. Which attempt counts, and why, is which_counts.py's.
 """
-import datetime as dt
 import difflib
 import os
 import secrets
@@ -43,18 +42,6 @@ def grade_script(cfg, user, attempt: Path, script: Path, log: Path, into: Path) 
     return slurm.render("grade-attempt.sbatch", script, cfg.sbatch_options(),
                         user=user, course=cfg.course, attempt=attempt, into=into, log=log, python=cfg.python_exe,
                         config=cfg.path, tool=trusted_tool(cfg), job_name=slurm.job_name(cfg.course, "grade"))
-
-
-def duration_text(d: dt.timedelta) -> str:
-    """A duration as a person says it: '1 day 3 h 5 min', '40 min', '12 s'."""
-    secs = int(d.total_seconds())
-    days, rest = divmod(secs, 86400)
-    hours, rest = divmod(rest, 3600)
-    mins, secs = divmod(rest, 60)
-    parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []
-    parts += [f"{hours} h"] if hours else []
-    parts += [f"{mins} min"] if mins and not days else []
-    return " ".join(parts) or f"{secs} s"
 
 
 def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:

@@ -151,7 +151,7 @@ def cmd_enter(cfg, args):
     deadline, whose = which_counts.student_deadline(cfg, args.user)
     late = deadline.lateness(when) if deadline.due else dt.timedelta(0)
     print(f"enter: {args.user}: {label} stored ({path}), handed in {records.iso(when)}"
-          + (f", {common.duration_text(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
+          + (f", {records.duration_text(late)} late{whose}" if late > dt.timedelta(0) else ", on time")
           + f" (decision #{e['seq']} by {e['by']}); the late policy counts it like the student's own hand-ins")
     print("next: `make sweep` grades it if it is the attempt that counts")
     return 0

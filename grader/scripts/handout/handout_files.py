@@ -45,7 +45,7 @@ NEVER = [
     "docs/developing.md",           # developing the kit itself: its test suite, toolchains, lent GPUs
     # the course staff's tools (gradebook, LMS exports, similarity, leaderboard, their pages and
     # the sweep's job scripts): a student's `make submit`, `status`, `results` need none of them
-    "cluster/staff", "cluster/commands/sweep.py", "cluster/commands/pages.py",
+    "cluster/staff", "cluster/commands/sweep.py", "cluster/commands/grades.py", "cluster/commands/pages.py",
     "cluster/templates/sweep-array.sbatch", "cluster/templates/gradebook.sbatch",
     "grader/scripts/requirements-staff.txt",
     # the staff's and developers' tests: the cluster tools' (a real Slurm cluster as root, which a handout

@@ -24,6 +24,7 @@ import gemmlab_cluster  # noqa: E402
 import attempt_records  # noqa: E402
 import records  # noqa: E402
 from commands import student  # noqa: E402
+import attempt_state  # noqa: E402
 
 H = dt.timedelta(hours=1)
 
@@ -254,7 +255,7 @@ def test_a_student_with_an_extension_is_told_their_own_dates(tmp_path, capsys, m
     def students_cannot_read(c, known, source=""):
         raise PermissionError(13, "Permission denied", str(c.file_setting("extensions", "file")))
     monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
-    lines = student.how_it_counts(cfg, "alice", late_for_class)
+    lines = attempt_state.how_it_counts(cfg, "alice", late_for_class)
     assert lines[0].startswith("LATE") and "not shown here yet and still applies" in lines[0], lines
     # the staff publish the course state: alice's view holds her dates, not the reason
     monkeypatch.setattr(class_files, "load_extensions", real)
@@ -264,7 +265,7 @@ def test_a_student_with_an_extension_is_told_their_own_dates(tmp_path, capsys, m
     view = student_standing.read_view(cfg, "alice")
     assert view["extension"]["due"] == "2026-12-06T23:59:00Z" and "medical" not in json.dumps(view)
     monkeypatch.setattr(class_files, "load_extensions", students_cannot_read)
-    lines = student.how_it_counts(cfg, "alice", late_for_class)
+    lines = attempt_state.how_it_counts(cfg, "alice", late_for_class)
     assert lines == ["on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), "
                      "1 day to spare"], lines
 
@@ -313,10 +314,10 @@ def test_the_same_files_after_a_grading_that_found_nothing_are_graded_again(tmp_
     (first / "grading").mkdir()
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": status}))
     again = staff_class.hand_in(cfg, tmp_path, "alice", {})
-    assert student.why_not_queue(cfg, "alice", again) == ("", "")
+    assert attempt_state.why_not_queue(cfg, "alice", again) == ("", "")
     (first / "grading" / "outcome.json").write_text(json.dumps({"status": "graded", "score": {"total": 5, "max": 100}}))
     third = staff_class.hand_in(cfg, tmp_path, "alice", {})
-    assert student.why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")
+    assert attempt_state.why_not_queue(cfg, "alice", third)[0].startswith("the same files as your attempt #1")
 
 
 def renamed(attempt, number: int):

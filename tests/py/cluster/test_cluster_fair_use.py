@@ -16,6 +16,8 @@ import config  # noqa: E402  (cluster/, on sys.path through staff_class)
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
 from commands import common, student  # noqa: E402
+from commands import status as status_commands  # noqa: E402
+import attempt_state  # noqa: E402
 import grading  # noqa: E402
 import records  # noqa: E402
 
@@ -33,12 +35,12 @@ def test_the_same_files_again_are_stored_but_not_graded_again(tmp_path):
     (first / "grading").mkdir()
     records.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
-    _, why = student.why_not_queue(cfg, "alice", again)
+    _, why = attempt_state.why_not_queue(cfg, "alice", again)
     assert why.startswith("the same files as your attempt #1 (graded 5/100): its grading stands"), why
     assert "counts for the deadline" in why
     # changed files are graded
     other = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"}, when=DUE - dt.timedelta(minutes=30))
-    assert student.why_not_queue(cfg, "alice", other) == ("", "")
+    assert attempt_state.why_not_queue(cfg, "alice", other) == ("", "")
 
 
 def test_identical_to_an_attempt_that_was_never_graded_is_graded(tmp_path):
@@ -46,7 +48,7 @@ def test_identical_to_an_attempt_that_was_never_graded_is_graded(tmp_path):
     first = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=2))
     records.write_json_atomic(first / "job.json", {"not_queued": "limit", "at": "x"})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
-    assert student.why_not_queue(cfg, "alice", again) == ("", "")
+    assert attempt_state.why_not_queue(cfg, "alice", again) == ("", "")
 
 
 def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path, monkeypatch):
@@ -62,7 +64,7 @@ def test_hand_ins_per_hour_are_limited_and_the_next_slot_is_named(tmp_path, monk
         a = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_textbook"} if i else {}, when=DUE - dt.timedelta(hours=3 - i))
         records.write_json_atomic(a / "job.json", {"job_id": str(990000 + i), "queued": records.iso(t - dt.timedelta(minutes=ago))})
     third = staff_class.hand_in(cfg, tmp_path, "alice", {"tiled": "tiled_pointer_walk"}, when=DUE - dt.timedelta(hours=1))
-    _, why = student.why_not_queue(cfg, "alice", third)
+    _, why = attempt_state.why_not_queue(cfg, "alice", third)
     free = records.iso(t - dt.timedelta(minutes=50) + dt.timedelta(hours=1))
     assert why == ("2 of your hand-ins were queued for grading in the last hour (the course allows 2). Your hand-in "
                    f"is stored and counts for the deadline; the next one can be graded from {free}"), why
@@ -98,9 +100,9 @@ def test_status_says_why_an_attempt_was_not_graded(tmp_path, capsys):
     (first / "grading").mkdir()
     records.write_json_atomic(first / "grading" / "outcome.json", {"status": "graded", "score": {"total": 5, "max": 100}})
     again = staff_class.hand_in(cfg, tmp_path, "alice", {}, when=DUE - dt.timedelta(hours=1))
-    short, why = student.why_not_queue(cfg, "alice", again)
+    short, why = attempt_state.why_not_queue(cfg, "alice", again)
     records.write_json_atomic(again / "job.json", {"not_queued": short, "why": why})
-    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    status_commands.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     out = capsys.readouterr().out.splitlines()
     assert "not queued (the same files as your attempt #1 (graded 5/100))" in out[2] and out[2].endswith("<- counts"), out
     json.dumps(out)
@@ -119,7 +121,7 @@ def test_hand_ins_per_hour_are_limited_without_slurm_too(tmp_path):
         records.write_json_atomic(a / "grading" / "outcome.json", {  # as grade_into records a local grading
             "status": "no_gpu", "job_id": "", "started": records.iso(t - dt.timedelta(minutes=ago))})
     fourth = staff_class.hand_in(cfg, tmp_path, "alice", {"unrolled": "unrolled_outer_product"}, when=DUE - dt.timedelta(minutes=30))
-    short, why = student.why_not_queue(cfg, "alice", fourth)
+    short, why = attempt_state.why_not_queue(cfg, "alice", fourth)
     free = records.iso(t - dt.timedelta(minutes=40) + dt.timedelta(hours=1))
     assert short == "2 graded in the last hour, the course allows 2", short
     assert why == ("2 of your hand-ins were graded in the last hour (the course allows 2). Your hand-in is stored and "

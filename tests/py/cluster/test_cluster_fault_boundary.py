@@ -25,7 +25,9 @@ import leaderboard  # noqa: E402
 import lms_export  # noqa: E402
 import similarity  # noqa: E402
 from commands import decisions as decision_commands  # noqa: E402
+from commands import grades as grade_commands  # noqa: E402
 from commands import sweep as sweep_commands  # noqa: E402
+import sweep_plan  # noqa: E402
 
 TARGET = "mallory"
 HONEST = {"alice": "tiled_textbook", "bob": "tiled_textbook_copied", "carol": "tiled_pointer_walk"}
@@ -74,7 +76,7 @@ def course(tmp_path_factory):
 
 def test_planning_a_sweep(course, monkeypatch):
     cfg, _ = course
-    fails_for_mallory(monkeypatch, sweep_commands, "_plan_student", lambda cfg, student, *_: student)
+    fails_for_mallory(monkeypatch, sweep_plan, "_plan_student", lambda cfg, student, *_: student)
     entries = {e["student"]: e for e in sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)}
     assert set(entries) == set(CLASS)
     assert PLANTED in entries[TARGET]["review"] and entries[TARGET]["review"].startswith(f"{TARGET}'s hand-ins")
@@ -115,7 +117,7 @@ def test_the_lms_exports(course, monkeypatch, capsys):
 
 def test_sweep_status(course, monkeypatch, capsys):
     cfg, _ = course
-    fails_for_mallory(monkeypatch, sweep_commands, "_task_standing", lambda sweep, e, *_: e["student"])
+    fails_for_mallory(monkeypatch, grade_commands, "_task_standing", lambda sweep, e, *_: e["student"])
     code, out = staff(cfg, capsys, "sweep-status", "--name", "final")
     assert code == 0
     assert "done 3, running 0, queued 0, failed 0 (of 3 graded attempts)" in out, out

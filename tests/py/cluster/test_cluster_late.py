@@ -17,6 +17,8 @@ import gemmlab_cluster  # noqa: E402
 import attempts  # noqa: E402
 import which_counts  # noqa: E402
 from commands import student  # noqa: E402
+from commands import status as status_commands  # noqa: E402
+import attempt_state  # noqa: E402
 
 H = dt.timedelta(hours=1)
 D = dt.timedelta(days=1)
@@ -37,14 +39,14 @@ def hand_in(cfg, tmp_path, when, student="alice"):
 def test_on_time_says_how_much_time_was_left(tmp_path):
     cfg = course(tmp_path)
     a = hand_in(cfg, tmp_path, DUE - 2 * H - 5 * 60 * dt.timedelta(seconds=1))
-    assert student.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
+    assert attempt_state.how_it_counts(cfg, "alice", a) == ["on time: due 2026-12-04T23:59:00Z, 2 h 5 min to spare"]
 
 
 def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tmp_path, capsys, monkeypatch):
     cfg = course(tmp_path)
     first = hand_in(cfg, tmp_path, DUE - H)
     late = hand_in(cfg, tmp_path, DUE + D + 3 * H)
-    lines = student.how_it_counts(cfg, "alice", late)
+    lines = attempt_state.how_it_counts(cfg, "alice", late)
     assert lines[0] == "LATE: handed in 1 day 3 h after your due date 2026-12-04T23:59:00Z"
     assert lines[1] == "late penalty: 20 % of its score (10 % per started day late, at most 50 %)"
     assert lines[2].startswith("under the course's policy (latest) this attempt counts, with its penalty, in place "
@@ -64,7 +66,7 @@ def test_late_under_latest_counts_with_its_penalty_and_says_who_can_change_it(tm
     assert "attempt #1 is withdrawn" in out and "counts now: #2" in out and "UNDO=1" in out, out
     pick, info = which_counts.choose(attempts.in_directory(folder(cfg, "alice")), cfg.deadline)
     assert pick.path == late and info["penalty_pct"] == 20 and "withdrawn by the student: #1" in info["note"]
-    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    status_commands.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     status = capsys.readouterr().out.splitlines()
     assert "(due 2026-12-04T23:59:00Z; policy latest)" in status[0], status
     assert "[withdrawn]" in status[1] and "[late 1 day 3 h]  <- counts" in status[2], status
@@ -84,8 +86,8 @@ def test_the_due_date_is_shown_in_the_courses_time_zone_too(tmp_path, capsys):
     assert cfg.deadline.due == DUE
     a = hand_in(cfg, tmp_path, DUE + 3 * H)
     course_time = "2026-12-04T23:59:00Z (2026-12-04 15:59 -08:00, the course's time)"
-    assert student.how_it_counts(cfg, "alice", a)[0] == f"LATE: handed in 3 h after your due date {course_time}"
-    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    assert attempt_state.how_it_counts(cfg, "alice", a)[0] == f"LATE: handed in 3 h after your due date {course_time}"
+    status_commands.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     assert f"(due {course_time}; policy latest)" in capsys.readouterr().out
     assert config.course_time(DUE, dt.timezone.utc) == "2026-12-04T23:59:00Z"
 
@@ -102,7 +104,7 @@ def test_status_shows_each_hand_ins_report_and_the_files_that_did_not_compile(tm
                           extra={"report": {"verdict": "mismatch"}, "does_not_compile": ["tiled.cu"]})
     dropbox.store_attempt(cfg, "alice", files, submitted_at=DUE - H, extra={"report": {"verdict": "ok"},
                                                                            "does_not_compile": []})
-    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    status_commands.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     first, second = capsys.readouterr().out.splitlines()[1:3]
     assert "report of other stage files  does not compile: tiled.cu  not graded" in first, first
     assert "report ok  not graded" in second and "compile" not in second, second
@@ -119,7 +121,7 @@ def test_each_policy_says_which_attempt_counts(tmp_path, late_section, words):
     cfg = course(tmp_path, late_section)
     hand_in(cfg, tmp_path, DUE - H)
     late = hand_in(cfg, tmp_path, DUE + 3 * H)
-    text = "\n".join(student.how_it_counts(cfg, "alice", late))
+    text = "\n".join(attempt_state.how_it_counts(cfg, "alice", late))
     assert text.startswith("LATE: handed in 3 h after"), text
     for w in words:
         assert w in text, (w, text)
@@ -129,16 +131,16 @@ def test_each_policy_says_which_attempt_counts(tmp_path, late_section, words):
 def test_an_extension_moves_the_students_own_due_date(tmp_path):
     cfg = course(tmp_path, extensions="[alice]\nlate_days = 2\n")
     a = hand_in(cfg, tmp_path, DUE + D)
-    assert student.how_it_counts(cfg, "alice", a) == [
+    assert attempt_state.how_it_counts(cfg, "alice", a) == [
         "on time: due 2026-12-06T23:59:00Z (with your extension: 2 late days (due 2026-12-06T23:59:00Z)), 1 day to spare"]
     b = hand_in(cfg, tmp_path, DUE + D, student="bob")
-    assert student.how_it_counts(cfg, "bob", b)[0] == "LATE: handed in 1 day after your due date 2026-12-04T23:59:00Z"
+    assert attempt_state.how_it_counts(cfg, "bob", b)[0] == "LATE: handed in 1 day after your due date 2026-12-04T23:59:00Z"
 
 
 def test_the_first_and_only_late_attempt_counts_without_a_way_back(tmp_path):
     cfg = course(tmp_path)
     a = hand_in(cfg, tmp_path, DUE + 30 * 60 * dt.timedelta(seconds=1))
-    lines = student.how_it_counts(cfg, "alice", a)
+    lines = attempt_state.how_it_counts(cfg, "alice", a)
     assert lines == ["LATE: handed in 30 min after your due date 2026-12-04T23:59:00Z",
                      "late penalty: 10 % of its score (10 % per started day late, at most 50 %)",
                      "this attempt counts (policy: latest)"]
@@ -173,7 +175,7 @@ def test_after_the_due_date_a_withdrawal_is_refused_and_a_mark_made_then_is_not_
     assert a2.marked_withdrawn and a2.mark_late and not a2.withdrawn and not a1.mark_late
     pick, info = which_counts.choose([a1, a2], cfg.deadline)
     assert pick.path == second and "withdrawn by the student after the due date, not honoured: #2" in info["note"], info
-    student.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
+    status_commands.cmd_status(cfg, gemmlab_cluster.parser().parse_args(["status", "--user", "alice"]))
     line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("#2"))
     assert "after the due date: not honoured" in line and line.endswith("<- counts"), line
     assert first.exists()

@@ -31,6 +31,7 @@ from support.cluster_helpers import (stored_attempt, PYTHON, ROOT, TOOL, config,
 sys.path.insert(0, str(ROOT / "cluster"))
 import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
 from commands import sweep as sweep_commands  # noqa: E402
+import sweep_work  # noqa: E402  (cluster/staff/)
 import scratch  # noqa: E402
 
 needs_nvcc = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
@@ -139,7 +140,7 @@ def test_a_stopped_grading_removes_its_scratch_and_reaps_what_killed_ones_left(t
         (sweep / "runs" / "run-001").mkdir(parents=True)
         plan = sweep_commands.plan_sweep(cfg)
         (sweep / "plan.json").write_text(json.dumps({"students": plan}))
-        todo = sweep_commands.sweep_todo(sweep, plan).todo
+        todo = sweep_work.sweep_todo(sweep, plan).todo
         (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
         args = ["sweep-task", "--sweep", sweep, "--run", "run-001", "--task", "0"]
     base = tmp_path / "scratch"

@@ -118,7 +118,8 @@ def test_a_grading_with_no_private_scratch_is_the_machines_error(tmp_path):
     assert outcome["status"] == "error" and str(shared) in outcome["message"], outcome
     placed = sweep / "grades" / "ann" / task["digest"][:16] / "outcome.json"
     assert json.loads(placed.read_text())["status"] == "error"
-    work = sweep_commands.sweep_todo(sweep, [dict(plan[0])])
+    import sweep_work  # cluster/staff/, on the path with staff_class
+    work = sweep_work.sweep_todo(sweep, [dict(plan[0])])
     assert len(work.todo) == 1 and "graded again" in next(iter(work.why)), work  # the next sweep grades it again
 
 

@@ -20,7 +20,9 @@ sys.path.insert(0, str(ROOT / "cluster"))
 import config  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402
+from commands import grades as grade_commands  # noqa: E402
 from commands import sweep as sweep_commands  # noqa: E402
+import sweep_work  # noqa: E402  (cluster/staff/)
 import sweeps  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
@@ -381,7 +383,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     assert len(list(final.parent.glob(f"{final.name}.replaced-*"))) == 1
 
     # sweep-status shows the restarts: where each start ran and how it ended
-    assert sweep_commands.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
+    assert grade_commands.cmd_sweep_status(cfg, argparse.Namespace(name="final", follow=0)) == 0
     status = capsys.readouterr().out
     assert "restarted: 2 task(s)" in status, status
     assert "run-001 task 0 (ann): n2 #0: did not finish; n1 #1: graded; n1 #2: kept the result already in place" \
@@ -409,7 +411,7 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(var, raising=False)
-    work = sweep_commands.sweep_todo(sweep, plan)
+    work = sweep_work.sweep_todo(sweep, plan)
     todo = work.todo
     assert [t["student"] for t in todo] == ["ann", "bob"] and set(work.why) == {"not graded in this sweep yet"}
     (sweep / "runs" / "run-001" / "tasks.json").write_text(json.dumps(todo))
@@ -418,7 +420,7 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
 
     # the node is fixed: the next sweep grades ann again, not bob
     status["ann"] = "graded"
-    work = sweep_commands.sweep_todo(sweep, plan)
+    work = sweep_work.sweep_todo(sweep, plan)
     todo = work.todo
     assert [(t["student"], t["force"]) for t in todo] == [("ann", False)]
     assert work.why == {f"graded again, their earlier result: {earlier}": 1} and work.current == 1
@@ -428,12 +430,12 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
     ann = gradebook.grade_dir(sweep, "ann", todo[0]["digest"])
     (old,) = ann.parent.glob(f"{ann.name}.replaced-*")
     assert json.loads((old / "outcome.json").read_text())["status"] == earlier
-    work = sweep_commands.sweep_todo(sweep, plan)
+    work = sweep_work.sweep_todo(sweep, plan)
     assert (work.todo, work.rescore, work.current) == ([], [], 2)
     # a requeued start of a task whose first start published such a result grades too
     status["bob"] = earlier
     shutil.rmtree(gradebook.grade_dir(sweep, "bob", plan[1]["digest"]))
-    todo = sweep_commands.sweep_todo(sweep, plan, students=["bob"]).todo
+    todo = sweep_work.sweep_todo(sweep, plan, students=["bob"]).todo
     (sweep / "runs" / "run-003").mkdir()
     (sweep / "runs" / "run-003" / "tasks.json").write_text(json.dumps(todo))
     first = sweep_commands.run_task(cfg, sweep, "run-003", 0)

@@ -28,6 +28,7 @@ import student_standing  # noqa: E402
 import dropbox  # noqa: E402
 import gemmlab_cluster  # noqa: E402  (puts cluster/ and cluster/staff/ on sys.path)
 from commands import sweep as sweep_commands  # noqa: E402
+import sweep_work  # noqa: E402  (cluster/staff/)
 import gradebook  # noqa: E402
 import grading  # noqa: E402
 import records  # noqa: E402
@@ -166,7 +167,7 @@ def mount(entry: Path, expected: dict, acc, base: Path, monkeypatch):
         entries = sweep_commands.plan_sweep(cfg, when=staff_class.PLANNED)
         sweep.mkdir(parents=True)
         records.write_json_atomic(sweep / "plan.json", sweep_commands.plan_record(cfg, "final", entries))
-        todo = sweep_commands.sweep_todo(sweep, entries).todo
+        todo = sweep_work.sweep_todo(sweep, entries).todo
         run = sweep / "runs" / "run-001"
         (run / "logs").mkdir(parents=True)
         records.write_json_atomic(run / "tasks.json", todo)

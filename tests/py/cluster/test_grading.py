@@ -282,7 +282,7 @@ def test_publish_without_replace_leaves_the_result_in_place(tmp_path):
 # ---- the trusted tree and the toolchain -----------------------------------------------------------
 def tree(base: Path) -> Path:
     for rel, text in {"Makefile": "all:\n", "grader/include/stage.h": "// api\n", "grader/src/judge.cpp": "// judge\n",
-                      "reference/tiled.cu": "// solution\n", "student/tiled.cu": "// stub\n", "docs/a.md": "# a\n"}.items():
+                      "reference/tiled.cu": "// solution\n", "student/tiled.cu": "// stub\n", str(Path("docs", "a.md")): "# a\n"}.items():  # (a page of no doc set)
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_text(text)
     return base
