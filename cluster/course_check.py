@@ -13,7 +13,7 @@ from pathlib import Path
 import attempts as door  # the one way into the drop box
 import class_files
 import config as config_mod
-import grading
+import toolchain
 from config import ConfigError
 
 TREE = Path(__file__).resolve().parents[1]  # the tool's own tree (report/, grader/scripts/)
@@ -65,28 +65,28 @@ def validate_course(cfg, build_log: Path, say=print, roster_may_be_missing=False
         except handout.HandoutError as e:
             raise ConfigError(str(e)) from None
         checked.append("[handout]")
-    tool = grading.Toolchain(cfg, say=say)
+    tool = toolchain.Toolchain(cfg, say=say)
     # what a confined compile may read, the CUDA toolkit included (config.load could not know it)
     overlap = cfg.values["confine_builds"] and config_mod.confinement_overlap(
-        cfg, [tool.cuda_home, *grading.confine.host_compiler_home()])
+        cfg, [tool.cuda_home, *toolchain.confine.host_compiler_home()])
     if overlap:
         raise ConfigError(f"{cfg.source}: [cluster] confine_builds: {overlap}")
-    checked.append(f"the compiles of hand-ins (on this machine): {grading.confinement_note(cfg)}")
+    checked.append(f"the compiles of hand-ins (on this machine): {toolchain.confinement_note(cfg)}")
     checker = tool.config_checker(tool.trusted(build_log))
     try:
         r = subprocess.run([str(checker), "--config", str(cfg.path)], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise grading.BuildError(f"the grader's configuration check ({checker}) did not run: {e}") from None
+        raise toolchain.BuildError(f"the grader's configuration check ({checker}) did not run: {e}") from None
     if r.returncode == 2:
         raise ConfigError(f"the grader refuses this course.toml: {r.stderr.strip()}")
     if r.returncode != 0:
-        raise grading.BuildError(f"the grader's configuration check ({checker}) failed (exit {r.returncode}): "
+        raise toolchain.BuildError(f"the grader's configuration check ({checker}) failed (exit {r.returncode}): "
                                  f"{(r.stderr or r.stdout).strip()[-2000:]}")
     checked.append("[bench] and [scoring] by the grader: " + r.stdout.splitlines()[0].split(": ", 2)[-1])
     r = subprocess.run([str(checker), "--config", str(cfg.path), "--json"], capture_output=True, text=True, timeout=60)
     try:
         rubric = json.loads(r.stdout)
     except ValueError:
-        raise grading.BuildError(f"the grader's configuration check ({checker}) printed no rubric (exit {r.returncode}): "
+        raise toolchain.BuildError(f"the grader's configuration check ({checker}) printed no rubric (exit {r.returncode}): "
                                  f"{(r.stderr or r.stdout).strip()[-2000:]}") from None
     return Validated(checked, rubric, checker)

@@ -347,11 +347,11 @@ def class_file_bytes(cfg) -> dict[str, bytes]:
 
 def grader_identity(root: Path) -> dict:
     """The trusted tree a state pins: the hash of what goes into a grader build, and its git commit."""
-    import grading
+    import toolchain
     commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "grader", "reference", "Makefile"],
                            capture_output=True, text=True)
-    return {"tree": grading.grader_tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
+    return {"tree": toolchain.grader_tree_digest(root), "commit": commit.stdout.strip() if commit.returncode == 0 else "",
             "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
 
 

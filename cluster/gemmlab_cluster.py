@@ -46,7 +46,7 @@ if STAFF_DIR.is_dir():
 import course_state  # noqa: E402
 from attempt_records import Case  # noqa: E402
 import dropbox  # noqa: E402
-import grading  # noqa: E402
+import toolchain  # noqa: E402
 import scratch as scratch_space  # noqa: E402
 import slurm  # noqa: E402
 from commands.common import ARGV, Refused  # noqa: E402
@@ -336,7 +336,7 @@ def main(argv=None):
               f"Install it (`make setup` installs every one the course uses; or `{sys.executable} -m pip install "
               f"{e.name}`), or run with a Python that has it (make ... PYTHON=/path/to/python3)", file=sys.stderr)
         return 2
-    except (Refused, SubmissionError, StateError, grading.BuildError, slurm.SlurmError, FileNotFoundError,
+    except (Refused, SubmissionError, StateError, toolchain.BuildError, slurm.SlurmError, FileNotFoundError,
             scratch_space.UnsafeScratch) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

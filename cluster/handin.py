@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-import grading
+import toolchain
 import scratch as scratch_space
 import slurm
 
@@ -55,8 +55,8 @@ def compile_check(cfg, files: dict, say=print, warn=print):
             shutil.copyfile(src, sub / name)
         log = Path(tmp) / "compile.log"
         try:
-            tools = grading.Toolchain(cfg)
-        except grading.BuildError as e:  # no nvcc on this node, say: the grading set-up's, not the student's
+            tools = toolchain.Toolchain(cfg)
+        except toolchain.BuildError as e:  # no nvcc on this node, say: the grading set-up's, not the student's
             warn(f"submit: note: your stage files could not be compiled here before handing in ({e}); the "
                  "grading job compiles them.")
             return []
@@ -72,7 +72,7 @@ def compile_check(cfg, files: dict, say=print, warn=print):
 
         try:
             broken = tools.compile_only(sub, Path(tmp) / "build", log, on_line=progress)
-        except grading.BuildError as e:  # the machine stopped it (a full disk, no sandbox here): not the files
+        except toolchain.BuildError as e:  # the machine stopped it (a full disk, no sandbox here): not the files
             warn(f"submit: note: your stage files could not be compiled here before handing in ({e}); the "
                  "grading job compiles them.")
             return []

@@ -2,10 +2,14 @@
 cluster tools use: sbatch --parsable, squeue. Every script is written to disk before it is queued,
 so staff can read it and queue it again by hand with plain `sbatch <script>`.
 """
+import functools
 import os
 import re
 import shlex
+import shutil
+import socket
 import subprocess
+import time
 from pathlib import Path
 from string import Template
 
@@ -114,3 +118,79 @@ def job_state(job_id: str) -> str:
         if field.startswith("JobState="):
             return field.split("=", 1)[1]
     return ""
+
+
+# One node's line of `scontrol show job -d`: "Nodes=gpu07 CPU_IDs=0-1 Mem=0 GRES=gpu:h100:1(IDX:0)";
+# older lines and job-wide fields: "JOB_GRES=gpu:h100:1", "TresPerNode=gres:gpu:h100:1".
+_GRES_FIELD = re.compile(r"\b(?:JOB_GRES|GRES|TresPerNode)=(?:gres[:/])?(gpu[^\s(]*)")
+
+
+SCONTROL_RETRY_WAITS = (1, 2, 4, 8)  # seconds between the asks of slurm_gpu (15 s in all)
+
+
+@functools.lru_cache(maxsize=None)
+def slurm_gpu(job_id: str) -> dict:
+    """The GPU Slurm allocated to this job: {"gres": "gpu:h100:1", "type": "h100"} ({} outside
+    Slurm, or when scontrol cannot say). Asked of the controller, which every node can reach."""
+    if not job_id or not shutil.which("scontrol"):
+        return {}
+    # A busy controller can miss an answer (scontrol fails, or says nothing of the job): asked again a
+    # few times, so that a grade does not lose the GPU model it ran on to one slow moment.
+    answered = re.compile(rf"\bJobId={re.escape(str(job_id))}\b")
+    for wait in (*SCONTROL_RETRY_WAITS, None):
+        try:
+            r = subprocess.run(["scontrol", "show", "job", "-d", str(job_id)], capture_output=True, text=True,
+                               timeout=20)
+            if r.returncode == 0 and answered.search(r.stdout):
+                return gpu_from_scontrol(r.stdout)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if wait is not None:
+            time.sleep(wait)
+    return {}
+
+
+def gpu_from_scontrol(text: str) -> dict:
+    """{"gres": ..., "type": ...} from the text of `scontrol show job -d` ({} when it names no GPU)."""
+    found = [m.group(1) for m in _GRES_FIELD.finditer(text)]
+    if not found:
+        return {}
+    gres = found[0]
+    parts = gres.split(":")  # gpu:N or gpu:type:N
+    return {"gres": gres, "type": parts[1] if len(parts) == 3 else ""}
+
+
+def node_gpu_types(text: str) -> set:
+    """The GPU types a node has, from `scontrol show node` ("Gres=gpu:h100:2(S:0-1),gpu:a100:1")."""
+    m = re.search(r"\bGres=(\S+)", text)
+    if not m:
+        return set()
+    parts = [re.sub(r"\(.*?\)", "", g).split(":") for g in m.group(1).split(",")]
+    return {p[1] for p in parts if p[0] == "gpu" and len(p) == 3}
+
+
+def node_gpu_type(node: str) -> str:
+    """The one GPU type of a node ("" where it has none, several, or scontrol cannot say)."""
+    if not node or not shutil.which("scontrol"):
+        return ""
+    try:
+        r = subprocess.run(["scontrol", "show", "node", node], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    types = node_gpu_types(r.stdout) if r.returncode == 0 else set()
+    return next(iter(types)) if len(types) == 1 else ""
+
+
+def job_context() -> dict:
+    """Where this grading runs, from the environment Slurm gives a job (node, restarts, GPUs)."""
+    env = os.environ
+    gpu = {"visible_devices": env.get("CUDA_VISIBLE_DEVICES", "")}
+    gpu.update(slurm_gpu(env.get("SLURM_JOB_ID", "")))  # cached: asked once per process
+    if gpu.get("gres") and not gpu.get("type"):
+        # A job Slurm requeued as it started can lose the per-node line of its GRES (slurmctld: "gres/gpu:
+        # job N dealloc ... bad node_offset"): the node's own GPU type, where it has one, is the job's.
+        kind = node_gpu_type(env.get("SLURMD_NODENAME", ""))
+        if kind:
+            gpu["type"] = kind
+    return {"node": env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0],
+            "restarts": int(env.get("SLURM_RESTART_COUNT") or 0), "gpu": gpu}

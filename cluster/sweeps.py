@@ -20,7 +20,6 @@ import socket
 from pathlib import Path
 
 import course_state
-import grading
 import slurm
 import student_standing
 from records import iso, iso_seconds, now, read_json, write_atomic, write_json_atomic
@@ -54,7 +53,7 @@ def planned_sweeps(cfg) -> list[Path]:
 def record_start(run_dir: Path, index: int, task: dict) -> Path:
     """runs/<run>/starts/<task>-<job>-r<restart>.json: one file per start of a task (written once,
     then completed by record_end), so `sweep-status` can show tasks that started again."""
-    ctx = grading.job_context()
+    ctx = slurm.job_context()
     job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or "local"
     d = run_dir / "starts"
     d.mkdir(exist_ok=True)

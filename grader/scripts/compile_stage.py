@@ -28,7 +28,7 @@ stage file cannot bring about, never from what the compiler printed (a stage fil
 that: #error, #pragma message, static_assert, a string with a newline in it): machine_cause() says
 how. Then OBJ.error (JSON: the cause) is written instead of OBJ.failed and the script exits 1: the
 build stops with the cause named, and a grading on the cluster records `error`, which the next sweep
-grades again (cluster/grading.py).
+grades again (cluster/toolchain.py).
 
 --confine DIR:DIR... (the Makefile's CONFINE=, which the cluster passes when it grades) runs the
 compiler confined with Landlock (confine.py): it may read only these directories and the system

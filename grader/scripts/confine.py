@@ -1,6 +1,6 @@
 """Confines a compile to the files it may read and write, with Linux Landlock (5.13+).
 
-compile_stage.py --confine uses it when the cluster grades (cluster/grading.py passes CONFINE=): the
+compile_stage.py --confine uses it when the cluster grades (cluster/toolchain.py passes CONFINE=): the
 compiler of a stage file, and every program it starts, may then read only the directories it is
 given (the hand-in's scratch copy, the stage API headers, the CUDA toolkit, a host compiler installed
 elsewhere: host_compiler_home) and the system compiler's own files (SYSTEM_COMPILER_PATHS), and write only its build directory and a private TMPDIR. An

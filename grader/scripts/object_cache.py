@@ -18,7 +18,7 @@ bytes, and the names in the source's folder (what an __has_include could have as
 object of the key whose every input holds for this source now; it is copied with its dependency file
 written. A miss runs the command and stores the object with its inputs, atomically. Nothing is ever
 reused across a change of any byte a compile read. OBJECT_CACHE= (empty) turns it off.
-cluster/grading.py keeps its own cache of a grading's objects the same way (find, keep).
+cluster/toolchain.py keeps its own cache of a grading's objects the same way (find, keep).
 A compile may leave files beside its object that belong to it (compile_stage.py's <object>.warnings:
 what the compiler warned about): run_cached(sidecars=...) keeps them with the object and puts them
 back on a hit, so a reused object comes with what its compile said.

@@ -6,8 +6,8 @@ share (a full disk is the machine's `error`, retried forever); a hand-in of many
 their whole compile limit ends its compiles within one compile_wall_seconds, not one per file (a
 grading job past its Slurm time limit leaves no outcome and is graded again by every sweep); and a
 grading that waits for another's compile of a file both hand in (the stub of a stage neither did)
-waits a bounded time (grading.LOCK_WAIT_SECONDS), though the other's make holds that lock through all
-of its own compiles. No GPU needed: these compile only (grading.Toolchain.compile_only)."""
+waits a bounded time (toolchain.LOCK_WAIT_SECONDS), though the other's make holds that lock through all
+of its own compiles. No GPU needed: these compile only (toolchain.Toolchain.compile_only)."""
 import datetime as dt
 import json
 import os
@@ -22,7 +22,7 @@ import pytest
 from support.cluster_helpers import ROOT, write_config
 from support.cluster_helpers import config  # noqa: F401  (cluster/ on sys.path)
 
-import grading  # noqa: E402
+import toolchain  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
                                 reason="needs nvcc (the CUDA toolkit) to compile stage files")
@@ -66,7 +66,7 @@ def test_a_stage_file_that_writes_past_the_largest_file_does_not_compile_and_fil
     tiled = STUB + f'// {secrets.token_hex(8)}\nasm(".pushsection .data\\n.fill 0x2000000,1,0x5a\\n.popsection");\n'
     sub = hand_in(tmp_path, "fill", {"tiled.cu": tiled})
     build = tmp_path / "fill-build"
-    broken = grading.Toolchain(cfg).compile_only(sub, build, tmp_path / "fill.log")
+    broken = toolchain.Toolchain(cfg).compile_only(sub, build, tmp_path / "fill.log")
     assert broken == ["tiled.cu"], broken
     first = verdicts_of(build)["tiled"]["first_error"]
     assert "assembler" in first and "no file larger than 8 MiB" in first, first
@@ -78,13 +78,13 @@ def test_a_stage_file_that_writes_past_the_largest_file_does_not_compile_and_fil
 def test_a_hand_in_of_many_endless_files_ends_its_compiles_within_one_wall_limit(tmp_path, monkeypatch):
     """Four files, each a compile that never ends, one compile at a time: together they are stopped
     at the hand-in's one wall limit (5 s), not at four of them; each is its student's failure."""
-    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")  # grading.jobs(): one compile at a time
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")  # toolchain.jobs(): one compile at a time
     wall = 5
     cfg = limited_course(tmp_path, "many", cpu=60, wall=wall)
     files = {f"endless{i}.cu": ENDLESS + f"// {secrets.token_hex(8)}\n" for i in range(4)}
     sub = hand_in(tmp_path, "many", files)
     build = tmp_path / "many-build"
-    broken = grading.Toolchain(cfg).compile_only(sub, build, tmp_path / "many.log")
+    broken = toolchain.Toolchain(cfg).compile_only(sub, build, tmp_path / "many.log")
     assert broken == sorted(files), broken
     firsts = [v["first_error"] for v in verdicts_of(build).values()]
     assert all("limit" in f for f in firsts), firsts
@@ -99,7 +99,7 @@ def test_a_grading_waits_a_bounded_time_for_another_gradings_compile_of_a_file_b
     """Mallory's hand-in holds the stub everyone hands in and a file that never ends: her make holds
     the stub's lock in the object cache until its last compile ends. Alice's grading of the same stub
     waits LOCK_WAIT_SECONDS for it, then compiles it herself, while mallory's compiles still run."""
-    monkeypatch.setattr(grading, "LOCK_WAIT_SECONDS", 1, raising=False)
+    monkeypatch.setattr(toolchain, "LOCK_WAIT_SECONDS", 1, raising=False)
     cfg = limited_course(tmp_path, "shared", cpu=60, wall=15)
     stub = STUB + f"// {secrets.token_hex(8)}: a stub no cache holds yet\n"
     mallory = hand_in(tmp_path, "mallory", {"tiled.cu": stub, "endless.cu": ENDLESS})
@@ -116,14 +116,14 @@ def test_a_grading_waits_a_bounded_time_for_another_gradings_compile_of_a_file_b
             mallory_let_go.set()
 
     def mallory_grading():
-        grading.Toolchain(cfg).compile_only(mallory, tmp_path / "mallory-build", tmp_path / "mallory.log",
+        toolchain.Toolchain(cfg).compile_only(mallory, tmp_path / "mallory-build", tmp_path / "mallory.log",
                                             on_line=mallory_line)
 
     thread = threading.Thread(target=mallory_grading, daemon=True)
     thread.start()
     try:
         assert endless_started.wait(600), "mallory's make never started its endless compile"
-        broken = grading.Toolchain(cfg).compile_only(alice, tmp_path / "alice-build", tmp_path / "alice.log")
+        broken = toolchain.Toolchain(cfg).compile_only(alice, tmp_path / "alice-build", tmp_path / "alice.log")
         assert broken == []
         assert list((tmp_path / "alice-build").rglob("tiled.o"))
         assert not mallory_let_go.is_set(), "alice's grading waited until mallory's let go of the lock"
@@ -141,7 +141,7 @@ def test_an_object_is_never_reused_for_a_hand_in_whose_extra_file_it_did_not_rea
     for who in ("FIRST", "SECOND"):
         sub = hand_in(tmp_path, who, {"tiled.cu": tiled, "tiled.cu.cu": f"// PAYLOAD-OF-{who}\n"})
         build = tmp_path / f"{who}-build"
-        assert grading.Toolchain(cfg).compile_only(sub, build, tmp_path / f"{who}.log") == []
+        assert toolchain.Toolchain(cfg).compile_only(sub, build, tmp_path / f"{who}.log") == []
         (obj,) = build.rglob("stages/tiled.o")
         held = [w for w in ("FIRST", "SECOND") if f"PAYLOAD-OF-{w}".encode() in obj.read_bytes()]
         assert held == [who], f"{who.lower()} hand-in's object holds the bytes of: {held}"
@@ -153,8 +153,8 @@ def test_a_students_own_cache_is_theirs_alone_whatever_the_umask(tmp_path, monke
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     old = os.umask(0)
     try:
-        assert grading._writable_dir(grading.private_cache() / "objects")
+        assert toolchain._writable_dir(toolchain.private_cache() / "objects")
     finally:
         os.umask(old)
-    for d in (grading.private_cache(), grading.private_cache() / "objects"):
+    for d in (toolchain.private_cache(), toolchain.private_cache() / "objects"):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, (d, oct(d.stat().st_mode))

@@ -6,7 +6,7 @@ a staff file) compiles in a plain build but not in the cluster's, and the studen
 file and line; a clean file still compiles confined. Where Landlock is unavailable nothing is compiled
 unconfined: the grading is an `error` that names the cause and the setting. A layout where something
 staff-only lies where the sandbox may read is refused when course.toml is read.
-No GPU needed: these compile only (grading.Toolchain.compile_only, as the hand-in check does)."""
+No GPU needed: these compile only (toolchain.Toolchain.compile_only, as the hand-in check does)."""
 import datetime as dt
 import json
 import os
@@ -24,6 +24,7 @@ from support.cluster_helpers import config  # noqa: F401  (cluster/ on sys.path)
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
 import confine  # noqa: E402
 import grading  # noqa: E402
+import toolchain  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
                                 reason="needs nvcc (the CUDA toolkit) to compile stage files")
@@ -56,7 +57,7 @@ def compile_hand_in(cfg, tmp_path, tiled: str, name: str):
     shutil.copyfile(ROOT / "student" / "naive.cu", sub / "naive.cu")
     (sub / "tiled.cu").write_text(tiled)
     build = tmp_path / f"{name}-build"
-    broken = grading.Toolchain(cfg).compile_only(sub, build, tmp_path / f"{name}.log")
+    broken = toolchain.Toolchain(cfg).compile_only(sub, build, tmp_path / f"{name}.log")
     verdicts = {p.name.split(".")[0]: json.loads(p.read_text()) for p in build.rglob("*.o.failed")}
     return broken, verdicts
 
@@ -197,7 +198,7 @@ def test_hand_ins_with_the_same_stage_file_share_no_object_built_from_another_fi
         (sub / "tiled.cu").write_text(tiled)
         (sub / "helper.cu").write_text(helper.format(which))
         build, log = tmp_path / f"{name}-build", tmp_path / f"{name}.log"
-        assert grading.Toolchain(cfg).compile_only(sub, build, log) == []
+        assert toolchain.Toolchain(cfg).compile_only(sub, build, log) == []
         (obj,) = build.rglob("stages/tiled.o")
         return obj.read_bytes(), "tiled.cu" in log.read_text()
 
@@ -242,8 +243,8 @@ def test_compile_stage_never_compiles_unconfined_when_asked_to_confine(tmp_path,
 
 
 def test_outcomes_say_when_builds_are_not_confined(tmp_path):
-    assert grading.confinement_note(course(tmp_path, False)).startswith("off ([cluster] confine_builds = false)")
-    assert grading.confinement_note(course(tmp_path, True)).startswith(f"on (Linux Landlock ABI {confine.abi()})")
+    assert toolchain.confinement_note(course(tmp_path, False)).startswith("off ([cluster] confine_builds = false)")
+    assert toolchain.confinement_note(course(tmp_path, True)).startswith(f"on (Linux Landlock ABI {confine.abi()})")
 
 
 @pytest.mark.parametrize("key, where", [
@@ -296,7 +297,7 @@ def test_a_local_build_is_not_confined_and_confine_reaches_each_stage_compile(tm
     """`make check` as a student runs it compiles as before (no CONFINE: no --confine); CONFINE=, which
     the cluster passes, reaches every stage compile and the stamp its objects depend on (a build
     confined after an unconfined one compiles again)."""
-    obj = Path(grading.make_vars(ROOT, tmp_path, ROOT / "student", "")["SUB_BUILD"]) / "stages" / "naive.o"
+    obj = Path(toolchain.make_vars(ROOT, tmp_path, ROOT / "student", "")["SUB_BUILD"]) / "stages" / "naive.o"
 
     def dry_run(*extra):
         r = subprocess.run(["make", "-n", "-B", f"BUILD={tmp_path}", "SUBMISSION=student", "OBJECT_CACHE=", *extra,

@@ -24,6 +24,7 @@ from support.cluster_helpers import ROOT, config, stand_in_tool, wait_for, write
 import compile_stage  # noqa: E402  (grader/scripts, on sys.path through cluster/)
 import confine  # noqa: E402
 import grading  # noqa: E402
+import toolchain  # noqa: E402
 
 DUE = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
 REAL_NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
@@ -192,9 +193,9 @@ def grade(cfg, tmp_path, monkeypatch, bin_dir=None) -> dict:
     starting with the stand-ins in bin_dir."""
     if bin_dir is not None:
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    tools = grading.Toolchain(cfg)
+    tools = toolchain.Toolchain(cfg)
     trusted = cfg.trusted_cache_dir / tools.name
-    v = grading.make_vars(cfg.grader_dir, trusted, Path("/nonexistent-submission"), tools.arch)
+    v = toolchain.make_vars(cfg.grader_dir, trusted, Path("/nonexistent-submission"), tools.arch)
     for f in [*v["GRADER_TRUSTED"].split(), v["REF_LIB"], trusted / "COMPLETE"]:
         Path(f).parent.mkdir(parents=True, exist_ok=True)
         Path(f).touch()
@@ -240,7 +241,7 @@ def test_what_make_prints_of_the_disk_is_no_machine_error_when_the_disk_has_room
 
 
 def test_a_grading_without_make_is_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(grading, "MAKE", [str(tmp_path / "no-make"), *grading.MAKE[1:]])
+    monkeypatch.setattr(toolchain, "MAKE", [str(tmp_path / "no-make"), *toolchain.MAKE[1:]])
     out = tmp_path / "out"
     out.mkdir()
     outcome = grading.grade_into(course(tmp_path), hand_in(tmp_path), out, {"student": "s01"}, say=lambda *_: None)
@@ -248,7 +249,7 @@ def test_a_grading_without_make_is_an_error(tmp_path, monkeypatch):
 
 
 def test_a_grading_whose_trusted_build_vanished_is_an_error(tmp_path, monkeypatch):
-    """A newer trusted build pruned the one this grading links (grading._prune_trusted)."""
+    """A newer trusted build pruned the one this grading links (toolchain._prune_trusted)."""
     cfg = course(tmp_path)
     stand_in_tool(tmp_path / "bin", "make", shutil.which("make"), "print-cluster-vars",
                   f"rm -rf {cfg.trusted_cache_dir}/trusted-*/grader; echo 'cp: cannot stat ...'; exit 2")
@@ -267,7 +268,7 @@ def test_the_trusted_build_is_readable_and_runnable_by_everyone_whatever_the_bui
     """A TA builds the trusted grader with the staff's umask (007); a student's feedback grading then runs
     its programs (gemmlab-config) and reads its libraries: everyone may, nobody may write them."""
     cfg = course(tmp_path)
-    tools = grading.Toolchain(cfg, say=lambda *_: None)
+    tools = toolchain.Toolchain(cfg, say=lambda *_: None)
 
     def built_by_staff(cmd, cwd, log, env=None):  # what make leaves under umask 007: nothing for others
         build = Path(next(a for a in cmd if a.startswith("BUILD=")).split("=", 1)[1])
@@ -276,7 +277,7 @@ def test_the_trusted_build_is_readable_and_runnable_by_everyone_whatever_the_bui
             Path(target).write_bytes(b"")
             os.chmod(target, 0o770 if "config" in Path(target).name else 0o660)
         return 0
-    monkeypatch.setattr(grading, "run_logged", built_by_staff)
+    monkeypatch.setattr(toolchain, "run_logged", built_by_staff)
     trusted = tools.trusted(tmp_path / "trusted.log")
     for p in [trusted, *trusted.rglob("*")]:
         mode = p.stat().st_mode & 0o777

@@ -19,7 +19,8 @@ import pytest
 from support import private_accounts
 from support.cluster_helpers import PYTHON, ROOT, TOOL, as_user_env, config, dropbox, hand_in_dir, stand_in_make, wait_for
 
-import scratch  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
+import course_state  # noqa: E402  (cluster/, on sys.path through cluster_helpers)
+import scratch  # noqa: E402
 
 ANN, BEN, CLASS_GROUP, STAFF = "glab_ann", "glab_ben", "glab_class", "glab_staff"
 
@@ -150,6 +151,9 @@ def test_a_classmate_cannot_read_a_gradings_scratch_while_it_builds(accounts):
         os.chmod(path, 0o644)
         cfg = config.load(path)
         dropbox.setup_dirs(cfg)
+        # published as the staff publish a course: ann's grading finds the trusted build by the digest the
+        # state names, never by reading the reference sources (another test's setup may close them to her)
+        course_state.publish(cfg, {"measurement": {}, "rubric": {}})
         src = hand_in_dir(base / "src", "stub")
         (src / "naive.cu").write_text((src / "naive.cu").read_text() + "// ann's own work\n")
         attempt = dropbox.store_attempt(cfg, ANN, dropbox.collect(cfg, src, None))  # stored as root, given to ann

@@ -176,9 +176,9 @@ print(json.dumps(out))
 KEY = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-import course_state, grading
+import course_state, toolchain
 state = course_state.state_from_pointer(sys.argv[2])
-tools = grading.Toolchain(state.config(), say=lambda *a: None)
+tools = toolchain.Toolchain(state.config(), say=lambda *a: None)
 print(tools.key, tools.find_trusted())
 """
 
@@ -212,8 +212,8 @@ def test_a_student_reads_nothing_of_the_class_and_grading_still_finds_its_build(
     # the trusted build is found by the key the staff published, though its sources are closed
     mine = subprocess.run(["runuser", "-u", ALICE, "--", sys.executable, "-c", KEY, str(ROOT / "cluster"), str(path)],
                           capture_output=True, text=True)
-    import grading  # noqa: E402  (cluster/, on sys.path through staff_class)
-    staff = grading.Toolchain(cfg, say=lambda *a: None)
+    import toolchain  # noqa: E402
+    staff = toolchain.Toolchain(cfg, say=lambda *a: None)
     assert mine.returncode == 0, mine.stderr
     assert mine.stdout.split() == [staff.key, str(staff.find_trusted())], (mine.stdout, mine.stderr)
     # and alice hands in

@@ -16,7 +16,7 @@ import pytest
 
 from support.cluster_helpers import ROOT, config, write_config
 
-import grading  # noqa: E402
+import toolchain  # noqa: E402
 import stage_sass  # noqa: E402  (grader/scripts, on sys.path through cluster/)
 
 ARCH = "sm_80"
@@ -33,11 +33,11 @@ def trusted_make_call(tmp_path, monkeypatch) -> list[str]:
     """The make command Toolchain.trusted runs for a course whose GPU is ARCH (caught, not run)."""
     path = write_config(tmp_path, "local", dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc), arch=ARCH)
     path.write_text(re.sub(r'(?m)^trusted_cache = .*$', f'trusted_cache = "{tmp_path / "trusted"}"', path.read_text()))
-    tools = grading.Toolchain(config.load(path), say=lambda *_: None)
+    tools = toolchain.Toolchain(config.load(path), say=lambda *_: None)
     assert tools.arch == ARCH
     calls = []
-    monkeypatch.setattr(grading, "run_logged", lambda cmd, cwd, log, env=None: calls.append([str(c) for c in cmd]) or 2)
-    with pytest.raises(grading.BuildError):
+    monkeypatch.setattr(toolchain, "run_logged", lambda cmd, cwd, log, env=None: calls.append([str(c) for c in cmd]) or 2)
+    with pytest.raises(toolchain.BuildError):
         tools.trusted(tmp_path / "trusted.log")
     assert len(calls) == 1, calls
     return calls[0]
@@ -63,7 +63,7 @@ def test_the_trusted_build_carries_no_ptx_of_the_reference(tmp_path, monkeypatch
     # Every reference file of the library is compiled by the same command (make's dry run of it, in a
     # build directory of its own where nothing is built yet).
     fresh = tmp_path / "dry-run"
-    lib = grading.make_vars(ROOT, fresh, Path("/nonexistent-submission"), ARCH, settings)["REF_LIB"]
+    lib = toolchain.make_vars(ROOT, fresh, Path("/nonexistent-submission"), ARCH, settings)["REF_LIB"]
     dry = subprocess.run([cmd[0], f"BUILD={fresh}", *settings, "-n", lib], cwd=ROOT, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stderr
     compiles = {m.group(1): line.replace(m.group(1), "FILE").replace(f"{Path(m.group(1)).stem}.o", "FILE.o")

@@ -26,6 +26,7 @@ import sweep_work  # noqa: E402  (cluster/staff/)
 import sweeps  # noqa: E402
 import gradebook  # noqa: E402
 import grading  # noqa: E402
+import toolchain  # noqa: E402
 import attempts  # noqa: E402
 import which_counts  # noqa: E402
 import slurm  # noqa: E402
@@ -277,9 +278,9 @@ def test_gpu_changed_compares_only_grades_that_ran_on_a_gpu():
 def test_the_gpu_slurm_allocated_is_read_from_scontrol():
     text = ("JobId=7 JobName=g\n   JOB_GRES=gpu:h100:1\n     Nodes=gpu07 CPU_IDs=0-1 Mem=0 "
             "GRES=gpu:h100:1(IDX:3)\n   TresPerNode=gres:gpu:h100:1\n")
-    assert grading.gpu_from_scontrol(text) == {"gres": "gpu:h100:1", "type": "h100"}
-    assert grading.gpu_from_scontrol("   TresPerNode=gres:gpu:1\n") == {"gres": "gpu:1", "type": ""}
-    assert grading.gpu_from_scontrol("JobId=7 JobName=cpu-only\n   JOB_GRES=(null)\n") == {}
+    assert slurm.gpu_from_scontrol(text) == {"gres": "gpu:h100:1", "type": "h100"}
+    assert slurm.gpu_from_scontrol("   TresPerNode=gres:gpu:1\n") == {"gres": "gpu:1", "type": ""}
+    assert slurm.gpu_from_scontrol("JobId=7 JobName=cpu-only\n   JOB_GRES=(null)\n") == {}
 
 
 
@@ -295,8 +296,8 @@ def test_a_busy_controller_is_asked_again_for_the_gpu_of_a_job(tmp_path, monkeyp
                     "echo \"JobId=${JOB:-7} JobName=g\"; echo '   JOB_GRES=gpu:h100:1'\n" % (log, log))
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
-    monkeypatch.setattr(grading, "SCONTROL_RETRY_WAITS", (0, 0, 0, 0))
-    ask = grading.slurm_gpu.__wrapped__  # not the per-process cache
+    monkeypatch.setattr(slurm, "SCONTROL_RETRY_WAITS", (0, 0, 0, 0))
+    ask = slurm.slurm_gpu.__wrapped__  # not the per-process cache
     assert ask("7") == {"gres": "gpu:h100:1", "type": "h100"} and len(log.read_text().split()) == 3
     log.unlink()
     monkeypatch.setenv("FAILS", "99")
@@ -311,9 +312,9 @@ def test_a_job_whose_gres_lost_its_node_line_takes_the_nodes_gpu_type(tmp_path, 
     """A job Slurm requeued as it started can come back with no per-node GRES line (slurmctld logs
     "gres/gpu: job N dealloc ... bad node_offset"): scontrol then says gres:gpu:1 with no type. The
     node's own GPU type stands in where the node has exactly one; with two, or none, it stays empty."""
-    assert grading.node_gpu_types("NodeName=n3 Arch=x86_64\n   Gres=gpu:h100:2(S:0-1)\n") == {"h100"}
-    assert grading.node_gpu_types("   Gres=gpu:h100:1,gpu:a100:1\n") == {"h100", "a100"}
-    assert grading.node_gpu_types("   Gres=gpu:2\n") == set() and grading.node_gpu_types("   Gres=(null)\n") == set()
+    assert slurm.node_gpu_types("NodeName=n3 Arch=x86_64\n   Gres=gpu:h100:2(S:0-1)\n") == {"h100"}
+    assert slurm.node_gpu_types("   Gres=gpu:h100:1,gpu:a100:1\n") == {"h100", "a100"}
+    assert slurm.node_gpu_types("   Gres=gpu:2\n") == set() and slurm.node_gpu_types("   Gres=(null)\n") == set()
     fake = tmp_path / "bin" / "scontrol"
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\ncase \"$2\" in\n job) echo 'JobId=9 JobName=g'; echo '   JOB_GRES=(null)'; "
@@ -324,10 +325,10 @@ def test_a_job_whose_gres_lost_its_node_line_takes_the_nodes_gpu_type(tmp_path, 
     monkeypatch.setenv("SLURMD_NODENAME", "glmn-n3")
     for node_gres, want in (("gpu:h100:2(S:0)", "h100"), ("gpu:h100:1,gpu:a100:1", ""), ("gpu:2", "")):
         monkeypatch.setenv("NODE_GRES", node_gres)
-        grading.slurm_gpu.cache_clear()
-        gpu = grading.job_context()["gpu"]
+        slurm.slurm_gpu.cache_clear()
+        gpu = slurm.job_context()["gpu"]
         assert gpu["gres"] == "gpu:1" and gpu.get("type", "") == want, (node_gres, gpu)
-    grading.slurm_gpu.cache_clear()
+    slurm.slurm_gpu.cache_clear()
 
 def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     """A sweep task that Slurm starts again (requeued after its node failed) or that a later run
@@ -345,7 +346,7 @@ def test_a_task_started_again_is_graded_once(tmp_path, monkeypatch, capsys):
     def stand_in_grade(cfg, files, out, meta, say=print):  # what grade_into writes, without a build
         graded.append(meta["run"])  # a grade on a GPU: no_gpu would be graded again (the next test)
         return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in",
-                                         **grading.job_context()))
+                                         **slurm.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT"):
         monkeypatch.delenv(var, raising=False)
@@ -407,7 +408,7 @@ def test_a_sweep_grades_no_gpu_and_error_again(tmp_path, monkeypatch, capsys, ea
 
     def stand_in_grade(cfg, files, out, meta, say=print):
         return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status=status[meta["student"]],
-                                         message="stand-in", **grading.job_context()))
+                                         message="stand-in", **slurm.job_context()))
     monkeypatch.setattr(grading, "grade_into", stand_in_grade)
     for var in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(var, raising=False)
@@ -464,7 +465,7 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
     import threading
     from types import SimpleNamespace
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
-    tc = grading.Toolchain.__new__(grading.Toolchain)
+    tc = toolchain.Toolchain.__new__(toolchain.Toolchain)
     tc.cfg = SimpleNamespace(trusted_cache_dir=tmp_path / "staff-cache")
 
     tc.root = tmp_path
@@ -482,13 +483,13 @@ def test_gradings_of_the_same_file_at_once_compile_it_once(tmp_path, monkeypatch
     # The order of events, whatever the load: the first holds the locks, then the second asks for them,
     # then the first compiles (each wait's 60 s only bound a hang).
     first_holds, second_asks = threading.Event(), threading.Event()
-    real_lock_by = grading._lock_by
+    real_lock_by = toolchain._lock_by
 
     def lock_by(lock, give_up):
         if threading.current_thread().name == "second":
             second_asks.set()
         return real_lock_by(lock, give_up)
-    monkeypatch.setattr(grading, "_lock_by", lock_by)
+    monkeypatch.setattr(toolchain, "_lock_by", lock_by)
 
     def grade(name):
         if name == "second":

@@ -24,6 +24,8 @@ sys.path.insert(0, str(ROOT / "cluster"))
 
 import config  # noqa: E402
 import grading  # noqa: E402
+import toolchain  # noqa: E402
+import slurm  # noqa: E402
 import compile_stage  # noqa: E402  (grader/scripts/, on sys.path through grading)
 import confine  # noqa: E402
 from records import parse_iso  # noqa: E402
@@ -75,7 +77,7 @@ def test_an_outcome_where_no_private_scratch_can_be_made_is_the_machines_error(t
                                     "gpu", "build_confinement")} == {
         **meta, "schema": grading.OUTCOME_SCHEMA, "host": host, "job_id": "", "array_task": "",
         "node": host.split(".")[0], "restarts": 0, "gpu": {"visible_devices": ""},
-        "build_confinement": grading.confinement_note(cfg)}
+        "build_confinement": toolchain.confinement_note(cfg)}
     assert parse_iso(outcome["started"]) <= parse_iso(outcome["finished"])
     assert json.loads((out / "outcome.json").read_text()) == outcome
     assert sorted(p.name for p in out.iterdir()) == ["outcome.json"]
@@ -83,13 +85,13 @@ def test_an_outcome_where_no_private_scratch_can_be_made_is_the_machines_error(t
 
 # ---- who failed: the machine or the hand-in ------------------------------------------------------
 def test_a_build_error_is_the_machines_unless_it_says_otherwise():
-    e = grading.BuildError("no nvcc")
+    e = toolchain.BuildError("no nvcc")
     assert (str(e), e.log_tail, e.submission_fault) == ("no nvcc", "", False)
-    assert grading.BuildError("does not build", "tail", submission_fault=True).submission_fault
+    assert toolchain.BuildError("does not build", "tail", submission_fault=True).submission_fault
 
 
 def test_a_failed_make_with_nothing_of_the_machines_is_the_hand_ins(tmp_path):
-    assert grading.machine_failure(2, tmp_path) is None
+    assert toolchain.machine_failure(2, tmp_path) is None
 
 
 def test_a_compile_the_machine_stopped_is_named_with_its_file_and_cause(tmp_path):
@@ -97,7 +99,7 @@ def test_a_compile_the_machine_stopped_is_named_with_its_file_and_cause(tmp_path
     stages.mkdir(parents=True)
     (stages / f"tiled.o{compile_stage.ERROR_SUFFIX}").write_text(json.dumps({"shown": "tiled.cu", "cause": "ptxas was killed"}))
     (stages / f"naive.o{compile_stage.ERROR_SUFFIX}").write_text(json.dumps({"source": "/s/naive.cu", "cause": "no space"}))
-    assert grading.machine_failure(2, tmp_path) == ("a stage file could not be compiled, and not because of the hand-in: "
+    assert toolchain.machine_failure(2, tmp_path) == ("a stage file could not be compiled, and not because of the hand-in: "
                                                     "/s/naive.cu: no space; tiled.cu: ptxas was killed")
 
 
@@ -108,7 +110,7 @@ def test_a_compile_the_machine_stopped_is_named_with_its_file_and_cause(tmp_path
            f"{socket.gethostname()} while it ran"),
 ])
 def test_a_make_the_machine_stopped_is_named(tmp_path, rc, oom, why):
-    assert grading.machine_failure(rc, tmp_path, oom) == why
+    assert toolchain.machine_failure(rc, tmp_path, oom) == why
 
 
 # ---- where a grading runs ------------------------------------------------------------------------
@@ -116,7 +118,7 @@ def test_job_context_outside_slurm_names_this_host_and_the_visible_gpus(monkeypa
     for var in ("SLURM_JOB_ID", "SLURMD_NODENAME", "SLURM_RESTART_COUNT"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
-    assert grading.job_context() == {"node": socket.gethostname().split(".")[0], "restarts": 0,
+    assert slurm.job_context() == {"node": socket.gethostname().split(".")[0], "restarts": 0,
                                      "gpu": {"visible_devices": "2,3"}}
 
 
@@ -125,7 +127,7 @@ def test_job_context_in_a_requeued_job_names_the_node_and_its_restarts(monkeypat
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setenv("SLURMD_NODENAME", "gpu07")
     monkeypatch.setenv("SLURM_RESTART_COUNT", "2")
-    assert grading.job_context() == {"node": "gpu07", "restarts": 2, "gpu": {"visible_devices": ""}}
+    assert slurm.job_context() == {"node": "gpu07", "restarts": 2, "gpu": {"visible_devices": ""}}
 
 
 @pytest.mark.parametrize("text, gpu", [
@@ -135,7 +137,7 @@ def test_job_context_in_a_requeued_job_names_the_node_and_its_restarts(monkeypat
     ("JobId=9 JobName=cpu\n", {}),
 ])
 def test_the_gpu_of_a_job_is_read_from_any_of_scontrols_fields(text, gpu):
-    assert grading.gpu_from_scontrol(text) == gpu
+    assert slurm.gpu_from_scontrol(text) == gpu
 
 
 @pytest.mark.parametrize("text, types", [
@@ -146,12 +148,12 @@ def test_the_gpu_of_a_job_is_read_from_any_of_scontrols_fields(text, gpu):
     ("NodeName=cpu01\n", set()),
 ])
 def test_a_nodes_gpu_types_are_read_from_its_gres(text, types):
-    assert grading.node_gpu_types(text) == types
+    assert slurm.node_gpu_types(text) == types
 
 
 def test_no_node_has_no_gpu_type():
-    assert grading.node_gpu_type("") == ""
-    assert grading.slurm_gpu("") == {}
+    assert slurm.node_gpu_type("") == ""
+    assert slurm.slurm_gpu("") == {}
 
 
 def test_the_gpu_the_grader_measured_on_is_put_in_outcome_terms():
@@ -165,22 +167,22 @@ def test_the_gpu_the_grader_measured_on_is_put_in_outcome_terms():
 
 def test_jobs_follow_slurms_cpus_per_task(monkeypatch):
     monkeypatch.setenv("SLURM_CPUS_PER_TASK", "3")
-    assert grading.jobs() == 3
+    assert toolchain.jobs() == 3
     monkeypatch.delenv("SLURM_CPUS_PER_TASK")
-    assert grading.jobs() == min(os.cpu_count() or 1, 8)
+    assert toolchain.jobs() == min(os.cpu_count() or 1, 8)
 
 
 def test_compile_limits_are_the_courses_cells_compile_keys(tmp_path):
     cfg = course(tmp_path, rest="[cells]\ncompile_cpu_seconds = 7\ncompile_wall_seconds = 70\n"
                                 "compile_memory_mb = 700\ncompile_file_mb = 17")
-    assert grading.compile_limits(cfg) == confine.Limits(7, 70, 700, 17, until=0)
-    assert grading.compile_limits(cfg, until=1234).until == 1234
+    assert toolchain.compile_limits(cfg) == confine.Limits(7, 70, 700, 17, until=0)
+    assert toolchain.compile_limits(cfg, until=1234).until == 1234
 
 
 def test_the_confinement_note_says_how_the_hand_in_was_compiled(tmp_path):
-    off = grading.confinement_note(course(tmp_path, "confine_builds = false"))
+    off = toolchain.confinement_note(course(tmp_path, "confine_builds = false"))
     assert off.startswith("off ([cluster] confine_builds = false): the stage files were compiled unconfined")
-    on = grading.confinement_note(course(tmp_path))
+    on = toolchain.confinement_note(course(tmp_path))
     try:
         abi = confine.abi()
     except confine.Unavailable as e:
@@ -192,36 +194,36 @@ def test_the_confinement_note_says_how_the_hand_in_was_compiled(tmp_path):
 # ---- make's environment and logs ------------------------------------------------------------------
 def test_clean_env_drops_an_outer_makes_state(monkeypatch, tmp_path):
     monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "ccache"))
-    env = grading.clean_env({"MAKEFLAGS": "-j8", "MAKELEVEL": "1", "GEMMLAB_COMMAND": "make submit", "KEEP": "1",
+    env = toolchain.clean_env({"MAKEFLAGS": "-j8", "MAKELEVEL": "1", "GEMMLAB_COMMAND": "make submit", "KEEP": "1",
                              "CCACHE_DIR": str(tmp_path / "ccache")})
     assert env == {"KEEP": "1", "CCACHE_DIR": str(tmp_path / "ccache")}
 
 
 def test_the_compiler_cache_is_turned_off_where_it_cannot_be_written(tmp_path):
     (tmp_path / "a-file").write_text("")
-    env = grading.compiler_cache_env({"CCACHE_DIR": str(tmp_path / "a-file" / "ccache")})
+    env = toolchain.compiler_cache_env({"CCACHE_DIR": str(tmp_path / "a-file" / "ccache")})
     assert env["CCACHE_DISABLE"] == "1"
-    env = grading.compiler_cache_env({"CCACHE_DIR": str(tmp_path / "ccache")})
+    env = toolchain.compiler_cache_env({"CCACHE_DIR": str(tmp_path / "ccache")})
     assert "CCACHE_DISABLE" not in env and (tmp_path / "ccache").is_dir()
 
 
 def test_the_private_cache_follows_xdg_cache_home(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert grading.private_cache() == tmp_path / "xdg" / "gemmlab"
+    assert toolchain.private_cache() == tmp_path / "xdg" / "gemmlab"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert grading.private_cache() == tmp_path / "home" / ".cache" / "gemmlab"
+    assert toolchain.private_cache() == tmp_path / "home" / ".cache" / "gemmlab"
 
 
 def test_the_staffs_cache_comes_before_the_users_own(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert grading.cache_dirs(course(tmp_path)) == [tmp_path / "cache", tmp_path / "xdg" / "gemmlab"]
+    assert toolchain.cache_dirs(course(tmp_path)) == [tmp_path / "cache", tmp_path / "xdg" / "gemmlab"]
 
 
 def test_run_logged_writes_the_command_and_its_output_and_returns_its_status(tmp_path):
     log = tmp_path / "build.log"
     log.write_text("earlier\n")
-    rc = grading.run_logged([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(4)"],
+    rc = toolchain.run_logged([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(4)"],
                             tmp_path, log)
     assert rc == 4
     text = log.read_text()
@@ -230,15 +232,15 @@ def test_run_logged_writes_the_command_and_its_output_and_returns_its_status(tmp
 
 
 def test_a_program_that_cannot_be_started_is_the_machines(tmp_path):
-    with pytest.raises(grading.BuildError) as e:
-        grading.run_logged([str(tmp_path / "no-make")], tmp_path, tmp_path / "log")
+    with pytest.raises(toolchain.BuildError) as e:
+        toolchain.run_logged([str(tmp_path / "no-make")], tmp_path, tmp_path / "log")
     assert str(e.value).startswith(f"{tmp_path / 'no-make'} could not be started on {socket.gethostname()}: ")
     assert not e.value.submission_fault
 
 
 def test_run_streamed_hands_each_line_on_as_it_logs_it(tmp_path):
     lines = []
-    rc = grading.run_streamed([sys.executable, "-c", "print('  NVCC    tiled.cu'); print('  NVCC    naive.cu')"],
+    rc = toolchain.run_streamed([sys.executable, "-c", "print('  NVCC    tiled.cu'); print('  NVCC    naive.cu')"],
                               tmp_path, tmp_path / "log", lines.append)
     assert rc == 0 and lines == ["  NVCC    tiled.cu\n", "  NVCC    naive.cu\n"]
     assert (tmp_path / "log").read_text().endswith("  NVCC    tiled.cu\n  NVCC    naive.cu\n")
@@ -246,8 +248,8 @@ def test_run_streamed_hands_each_line_on_as_it_logs_it(tmp_path):
 
 def test_tail_is_the_last_lines_or_nothing(tmp_path):
     (tmp_path / "log").write_text("".join(f"line {i}\n" for i in range(100)))
-    assert grading.tail(tmp_path / "log", 3) == "line 97\nline 98\nline 99"
-    assert grading.tail(tmp_path / "none") == ""
+    assert toolchain.tail(tmp_path / "log", 3) == "line 97\nline 98\nline 99"
+    assert toolchain.tail(tmp_path / "none") == ""
 
 
 # ---- publishing a result --------------------------------------------------------------------------
@@ -290,33 +292,33 @@ def tree(base: Path) -> Path:
 
 def test_the_tree_digest_is_of_the_makefile_the_grader_and_the_reference(tmp_path):
     root = tree(tmp_path / "t")
-    first = grading.grader_tree_digest(root)
-    assert re.fullmatch(r"[0-9a-f]{64}", first) and grading.grader_tree_digest(tree(tmp_path / "copy")) == first
+    first = toolchain.grader_tree_digest(root)
+    assert re.fullmatch(r"[0-9a-f]{64}", first) and toolchain.grader_tree_digest(tree(tmp_path / "copy")) == first
     (root / "student" / "tiled.cu").write_text("// the student's\n")  # not the trusted tree's
     (root / "docs" / "b.md").write_text("# b\n")
-    assert grading.grader_tree_digest(root) == first
+    assert toolchain.grader_tree_digest(root) == first
     for rel in ("Makefile", "grader/include/stage.h", "grader/src/judge.cpp", "reference/tiled.cu"):
         before = (root / rel).read_text()
         (root / rel).write_text(before + "// changed\n")
-        assert grading.grader_tree_digest(root) != first, rel
+        assert toolchain.grader_tree_digest(root) != first, rel
         (root / rel).write_text(before)
     (root / "reference" / "tiled.cu").rename(root / "reference" / "naive.cu")  # the names count, too
-    assert grading.grader_tree_digest(root) != first
+    assert toolchain.grader_tree_digest(root) != first
 
 
 def test_the_trusted_tree_digest_of_a_course_is_its_grader_roots(tmp_path):
-    assert grading.trusted_tree_digest(course(tmp_path)) == grading.grader_tree_digest(ROOT)
+    assert toolchain.trusted_tree_digest(course(tmp_path)) == toolchain.grader_tree_digest(ROOT)
 
 
 def test_make_vars_of_no_gemm_lab_tree_is_a_build_error(tmp_path):
-    with pytest.raises(grading.BuildError) as e:
-        grading.make_vars(tmp_path, None, tmp_path / "sub", "")
+    with pytest.raises(toolchain.BuildError) as e:
+        toolchain.make_vars(tmp_path, None, tmp_path / "sub", "")
     assert str(e.value).startswith(f"could not read the Makefile's variables in {tmp_path}: ")
 
 
 def test_nvcc_missing_says_to_load_the_toolkit(tmp_path):
-    with pytest.raises(grading.BuildError) as e:
-        grading.nvcc_version(str(tmp_path / "nvcc"))
+    with pytest.raises(toolchain.BuildError) as e:
+        toolchain.nvcc_version(str(tmp_path / "nvcc"))
     assert str(e.value) == f"nvcc not found ({tmp_path / 'nvcc'}): load the CUDA toolkit (e.g. `module load cuda`)"
 
 
@@ -328,8 +330,8 @@ def toolchains(tmp_path_factory):
     for name, arch in (("a", ""), ("b", ""), ("c", "sm_80")):
         (base / name).mkdir()
         try:
-            made.append(grading.Toolchain(course(base / name, f'arch = "{arch}"'), say=lambda *_: None))
-        except grading.BuildError as e:
+            made.append(toolchain.Toolchain(course(base / name, f'arch = "{arch}"'), say=lambda *_: None))
+        except toolchain.BuildError as e:
             pytest.skip(f"needs the CUDA toolkit's nvcc (the Makefile's NVCC): {e}")
     return made
 
@@ -338,7 +340,7 @@ def test_the_toolchain_files_its_builds_under_its_arch_and_key(toolchains):
     t = toolchains[0]
     assert re.fullmatch(r"sm_\d+[a-z]?", t.arch) and re.fullmatch(r"[0-9a-f]{64}", t.key)
     assert t.name == f"trusted-{t.arch}-{t.key[:16]}"
-    assert t.tree == grading.grader_tree_digest(ROOT) and t.root == ROOT
+    assert t.tree == toolchain.grader_tree_digest(ROOT) and t.root == ROOT
     assert t.cuda_home == Path(t.nvcc).resolve().parents[1]
 
 

@@ -13,7 +13,7 @@ import pytest
 from support.paths import ROOT, STUBS
 
 sys.path.insert(0, str(ROOT / "cluster"))
-from grading import make_vars  # noqa: E402  (the cluster's reading of the Makefile's variables)
+from toolchain import make_vars  # noqa: E402  (the cluster's reading of the Makefile's variables)
 sys.path.insert(0, str(ROOT / "grader" / "scripts"))
 import registry  # noqa: E402  (the registry's stage names)
 
