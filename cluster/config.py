@@ -589,3 +589,34 @@ def load(path, root=None, files=None) -> ClusterConfig:
     if overlap:
         raise ConfigError(f"{_where(path, 'cluster', 'confine_builds')}: {overlap}")
     return cfg
+
+
+# ---- what of the course's file students may read ------------------------------------------------
+# Sections of course.toml that are the course staff's alone: the similarity check's thresholds (which
+# would tell a student how much to change a copied kernel), the LMS export, the leaderboard and the
+# extensions file. The handout's course.toml keeps the rest: the rubric, the cluster and the deadline.
+STAFF_SECTIONS = ("similarity", "export", "leaderboard", "extensions")
+
+
+def without_staff_sections(text: str) -> str:
+    """course.toml's text without STAFF_SECTIONS: each from its [header] (and the comments right above
+    it) to the next header."""
+    out, skipping, pending = [], False, []
+    for line in text.splitlines(keepends=True):
+        header = re.match(r"\s*\[+\s*([A-Za-z0-9_-]+)", line)
+        if header:
+            skipping = header.group(1) in STAFF_SECTIONS
+            if not skipping:
+                out += pending
+            pending = []
+            if not skipping:
+                out.append(line)
+            continue
+        if skipping:
+            continue
+        if line.lstrip().startswith("#") or not line.strip():
+            pending.append(line)  # comments above a header belong to the section that follows
+        else:
+            out += pending + [line]
+            pending = []
+    return "".join(out + pending)

@@ -44,11 +44,10 @@ import pwd
 import socket
 import stat
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from config import COURSE_DIR
+from config import COURSE_DIR, without_staff_sections
 from records import iso_seconds, now, read_json, write_atomic
 
 STATE_SCHEMA = "gemmlab.course-state/1"
@@ -503,13 +502,7 @@ def publish(cfg, rubric: dict, note: str = "") -> tuple[CourseState, bool]:
 def students_course_toml(text: str) -> str:
     """course.toml as students may read it: without the staff's sections (the similarity check's
     thresholds, the LMS export, the leaderboard, the extensions file), as the handout ships it."""
-    scripts = Path(__file__).resolve().parents[1] / "grader" / "scripts"
-    if not (scripts / "handout.py").is_file():
-        raise StateError(f"{scripts / 'handout.py'} is missing: publish from the course's trusted tree (an "
-                         "instructor's checkout), not from a handout")
-    sys.path.insert(0, str(scripts))
-    import handout  # noqa: E402  (the one list of the staff's sections: make handout's)
-    return handout.without_staff_sections(text)
+    return without_staff_sections(text)
 
 
 def describe_changes(before: CourseState | None, after: CourseState) -> list[str]:

@@ -42,8 +42,7 @@ from handout_checks import (TESTED_HERE, TESTED_HERE_READS, Report, broken_links
                             distinctive_reference_lines, safe_extract, same_report_tests, solution_error,
                             solution_matches)
 
-sys.path.insert(0, str(ROOT / "cluster"))
-import shared_dropbox  # noqa: E402  (what a drop box the staff can read is)
+import shared_dropbox  # noqa: E402  (cluster/, on the path through handout_files: what a drop box the staff can read is)
 from fingerprint import sha256_file as sha256  # noqa: E402  (grader/scripts: the one file hasher)
 import config as course_config  # noqa: E402  (how the course shows a moment: UTC and the course's time)
 
