@@ -128,6 +128,36 @@ def grade_into(cfg, files: dict[str, bytes], out: Path, meta: dict, say=print) -
         scratch_space.remove(scratch)
 
 
+def grade_checked(cfg, attempt, out: Path, meta: dict, student=None, digest=None, waived=False, say=print) -> dict:
+    """Grade one attempt into `out` (a fresh directory) if it is still the one to grade, else record why
+    not (`tampered`): both a feedback grading and a sweep's task grade this way. attempt: an
+    attempts.Attempt the caller read, or its path (read again here through the door: the bytes graded are
+    the bytes whose digest is compared). It is not graded where the door names a case, where it lies in
+    another student's folder than `student`, where its files no longer match its manifest, or where its
+    digest is not `digest` (the one the sweep planned); waived: the staff accepted its files as they are
+    (a decision), so only the digest they accepted is held to."""
+    import attempts as door  # the drop box's door (it imports nothing of grading's)
+    problem = ""
+    if isinstance(attempt, (str, Path)):
+        try:
+            attempt = door.one(cfg, Path(attempt))
+        except (door.Case, FileNotFoundError) as e:
+            attempt, problem = None, f"the attempt cannot be read: {e}"
+    a = attempt
+    if problem or a.problem:
+        problem = problem or a.problem
+    elif student is not None and a.student != student:
+        problem = f"the attempt lies in {a.student}'s directory, not {student}'s"
+    elif waived:
+        problem = "" if a.digest == digest else "the attempt changed since the staff accepted it"
+    else:
+        problem = a.verify() or ("" if digest is None or a.digest == digest
+                                 else "the attempt changed since the sweep planned it")
+    if problem:
+        return finish_outcome(out, dict(meta, schema=OUTCOME_SCHEMA, status="tampered", message=problem))
+    return grade_into(cfg, a.stage_bytes(), out, meta, say=say)
+
+
 def finish_outcome(out: Path, outcome: dict) -> dict:
     """Stamp `outcome` finished now and write it as <out>/outcome.json."""
     outcome["finished"] = iso(dt.datetime.now(dt.timezone.utc))

@@ -66,12 +66,7 @@ def grade_attempt(cfg, attempt_path: Path, into: Path | None = None) -> dict:
     tmp.mkdir()
     try:
         meta = dict(state_record(cfg), student=a.student, attempt=attempt_path.name, attempt_sha256=a.digest)
-        problem = a.verify()
-        if problem:
-            outcome = grading.finish_outcome(tmp, dict(meta, schema=grading.OUTCOME_SCHEMA, status="tampered",
-                                                message=problem))
-        else:
-            outcome = grading.grade_into(cfg, a.stage_bytes(), tmp, meta)
+        outcome = grading.grade_checked(cfg, a, tmp, meta)
         grading.publish(tmp, into)
         return outcome
     except BaseException:

@@ -370,3 +370,55 @@ def test_an_objects_key_is_its_toolchains_and_its_bytes_not_its_scratch_path(too
     assert keys(a, "grading-2", "// mine\n") == mine
     assert keys(a, "grading-3", "// theirs\n") != mine
     assert keys(sm80, "grading-4", "// mine\n") != mine
+
+
+# ---- grade_checked: what a feedback grading and a sweep's task both grade ----------------------------------
+def stored(tmp_path, student="alice"):
+    from support import staff_class
+    import dropbox  # noqa: E402
+    cfg = config.load(staff_class.write_config(tmp_path, roster=["alice", "bob"]))
+    path = dropbox.store_attempt(cfg, student, dropbox.collect(cfg, ROOT / "student", None))
+    (tmp_path / "out").mkdir()  # the fresh directory a caller grades into
+    return cfg, path
+
+
+@pytest.fixture
+def graded(monkeypatch):
+    """grade_into stood in for: what it was given (the build and the GPU are the flow tests')."""
+    given = []
+    def stand_in(cfg, files, out, meta, say=print):
+        given.append(files)
+        return grading.finish_outcome(out, dict(meta, schema=grading.OUTCOME_SCHEMA, status="graded", message="stand-in"))
+    monkeypatch.setattr(grading, "grade_into", stand_in)
+    return given
+
+
+def test_grade_checked_grades_the_attempt_planned(tmp_path, graded):
+    import attempts  # noqa: E402
+    cfg, path = stored(tmp_path)
+    a = attempts.one(cfg, path)
+    out = grading.grade_checked(cfg, path, tmp_path / "out", {}, student="alice", digest=a.digest)
+    assert out["status"] == "graded" and graded == [a.stage_bytes()]
+
+
+@pytest.mark.parametrize("student, digest, waived, changed, why", [
+    ("bob", None, False, False, "the attempt lies in alice's directory, not bob's"),
+    ("alice", "0" * 64, False, False, "the attempt changed since the sweep planned it"),
+    ("alice", None, False, True, "tiled.cu does not match its sha256 in the manifest"),
+    ("alice", "0" * 64, True, False, "the attempt changed since the staff accepted it"),
+])
+def test_grade_checked_records_why_an_attempt_is_not_graded(tmp_path, graded, student, digest, waived, changed, why):
+    cfg, path = stored(tmp_path)
+    if changed:
+        (path / "files" / "tiled.cu").write_text("// changed after it was stored\n")
+    out = grading.grade_checked(cfg, path, tmp_path / "out", {}, student=student, digest=digest, waived=waived)
+    assert (out["status"], out["message"]) == ("tampered", why) and graded == []
+    assert json.loads((tmp_path / "out" / "outcome.json").read_text())["status"] == "tampered"
+
+
+def test_grade_checked_of_an_attempt_that_is_gone_is_tampered_naming_why(tmp_path, graded):
+    import shutil
+    cfg, path = stored(tmp_path)
+    shutil.rmtree(path)
+    out = grading.grade_checked(cfg, path, tmp_path / "out", {}, student="alice")
+    assert out["status"] == "tampered" and out["message"].startswith("the attempt cannot be read: ") and graded == []
