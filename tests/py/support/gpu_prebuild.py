@@ -23,7 +23,9 @@ from pathlib import Path
 from .paths import ROOT
 
 GALLERY_BUILD = "build/gallery"
-HANDOUT_BASE = ROOT / "build" / "gpu-tests" / "handout"
+# One per pytest process: two workers that each build the handout (a run that spreads one file's tests over
+# workers) never remove and rebuild the same directory under each other.
+HANDOUT_BASE = ROOT / "build" / "gpu-tests" / f"handout-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
 
 _lock = threading.Lock()
 _pool = None
